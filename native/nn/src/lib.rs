@@ -1,0 +1,1 @@
+//! ferrodl-nn

@@ -1,0 +1,17 @@
+//! libferrodl: the JNI facade over the ferrodl engine.
+//!
+//! Only this crate knows about Java. Every exported function goes through
+//! [`boundary::guard`], which turns engine errors into the Java exceptions of the error table
+//! ([`errors`]) and catches panics, so no input from the JVM can crash it. Native objects are
+//! reached through typed handle registries ([`handles`]), never raw pointers.
+//! One module per Java class served (`org.ferrodl.jni.*`); nothing numeric lives here.
+
+mod arrays;
+pub mod boundary;
+pub mod errors;
+pub mod handles;
+mod native_dataset_codec;
+mod native_info;
+mod native_network;
+
+pub use native_info::build_info_json;
