@@ -33,3 +33,39 @@ clean:
 	cargo clean
 	$(MVN) -f jvm-bindings/pom.xml clean
 	rm -rf .build
+
+# ---- Spark example and real-cluster test ----
+PYTHON ?= python3
+EXAMPLE_JAR := spark-example/target/ferrodl-spark-example-0.1.0.jar
+EXAMPLE_PROVIDED_CP := spark-example/target/spark-provided.classpath
+EXAMPLE_ARGS ?=
+# the module openings Spark's own launcher passes on Java 17+ (plain `java` needs them spelled out)
+SPARK_JAVA_OPTS := -XX:+IgnoreUnrecognizedVMOptions \
+	--add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.lang.invoke=ALL-UNNAMED \
+	--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
+	--add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
+	--add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED \
+	--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED \
+	--add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/sun.nio.cs=ALL-UNNAMED \
+	--add-opens=java.base/sun.security.action=ALL-UNNAMED --add-opens=java.base/sun.util.calendar=ALL-UNNAMED \
+	-Djdk.reflect.useDirectMethodHandle=false -Dio.netty.tryReflectionSetAccessible=true
+
+# the Spark distribution the cluster test runs (pyspark's package directory is a full SPARK_HOME)
+spark-dist: $(SPARK_HOME)/bin/spark-submit
+
+$(SPARK_HOME)/bin/spark-submit:
+	mkdir -p $(SPARK_DIST)
+	$(PYTHON) -m pip install --no-deps --target $(SPARK_DIST) pyspark==$(SPARK_VERSION)
+
+# builds everything, then trains on an embedded local[*] Spark (Spark from Maven's provided
+# classpath, no installation needed). Options: make example EXAMPLE_ARGS="--epochs 3"
+example: jvm
+	SPARK_LOCAL_IP=127.0.0.1 java -Xmx2g $(SPARK_JAVA_OPTS) \
+		-cp "$(EXAMPLE_JAR):$$(cat $(EXAMPLE_PROVIDED_CP))" \
+		org.ferrodl.examples.MnistMlpExample $(EXAMPLE_ARGS)
+
+# a standalone master + two workers on 127.0.0.1, the example submitted with spark-submit
+test-cluster: jvm
+	tests/cluster/run-cluster-test.sh
+
+test: test-rust test-jvm test-cluster

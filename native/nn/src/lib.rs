@@ -1,1 +1,33 @@
-//! ferrodl-nn
+//! ferrodl-nn: configurations, layers, losses and `MultiLayerNetwork` (no JNI).
+//!
+//! Entry points: [`MultiLayerConfiguration::from_json`] then [`MultiLayerNetwork::new`]; see
+//! `docs/ARCHITECTURE.md` §2–§4 for the JSON shape, numerics and API contracts.
+
+pub mod activation;
+pub mod config;
+pub mod error;
+pub mod layers;
+pub mod loss;
+pub mod network;
+
+pub use config::{
+    Activation, DenseLayerConfig, LayerConfig, LossFunction, MultiLayerConfiguration, OutputLayerConfig,
+    UpdaterConfig, WeightInit,
+};
+pub use error::NnError;
+pub use layers::{DenseLayer, Layer, OutputLayer};
+pub use loss::LabelsMask;
+pub use network::MultiLayerNetwork;
+
+/// Re-exported so callers can name the element type (`MultiLayerNetwork<f64>` etc.).
+pub use ferrodl_tensor::Scalar;
+
+#[cfg(test)]
+mod send_check {
+    fn assert_send<T: Send>() {}
+    #[test]
+    fn network_is_send() {
+        assert_send::<crate::MultiLayerNetwork>();
+        assert_send::<crate::MultiLayerNetwork<f64>>();
+    }
+}

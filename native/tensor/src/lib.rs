@@ -1,1 +1,499 @@
-//! ferrodl-tensor
+//! ferrodl-tensor: the numeric floor of the engine.
+//!
+//! * [`Scalar`]: the element type (implemented for `f32` and `f64`) so that every layer is written
+//!   once and gradient checks can run in double precision.
+//! * [`gemm`]: row-major matrix products through `matrixmultiply`, with transposed operands
+//!   expressed as strides (no copies).
+//! * [`Rng`]: a seeded, platform-independent random generator (SplitMix64-seeded xoshiro256**,
+//!   Box–Muller normals) so one seed gives bit-identical parameters everywhere.
+//! * Row-wise helpers ([`add_row_vector`], [`column_sums`], [`softmax_rows`], ...) used by layers.
+//!
+//! All matrices are dense, row-major and contiguous: a `rows × cols` matrix is a slice of exactly
+//! `rows * cols` elements. Length mismatches are programming errors of the engine (user input is
+//! validated before it reaches this crate), so they are checked with `assert!` — the checks also
+//! keep the unsafe GEMM calls sound.
+
+use num_traits::{Float, FromPrimitive};
+use std::fmt::{Debug, Display};
+use std::iter::Sum;
+
+/// Element type of the engine: `f32` for training, `f64` for gradient checks.
+pub trait Scalar:
+    Float + FromPrimitive + Sum + Default + Debug + Display + Send + Sync + 'static
+{
+    /// Short name used in messages ("f32" / "f64").
+    const NAME: &'static str;
+
+    /// `c = alpha · A · B + beta · c` with explicit strides (elements, not bytes).
+    ///
+    /// # Safety
+    /// The strides and dimensions must describe memory inside `a`, `b` and `c`; `c` must not alias
+    /// `a` or `b`. The safe wrapper [`gemm`] guarantees this.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_raw(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: Self,
+        a: *const Self,
+        rsa: isize,
+        csa: isize,
+        b: *const Self,
+        rsb: isize,
+        csb: isize,
+        beta: Self,
+        c: *mut Self,
+        rsc: isize,
+        csc: isize,
+    );
+
+    /// Lossy conversion from `f64` (rounds to nearest for `f32`).
+    fn of(x: f64) -> Self;
+    /// Widening conversion to `f64`.
+    fn f64(self) -> f64;
+}
+
+impl Scalar for f32 {
+    const NAME: &'static str = "f32";
+
+    #[inline]
+    unsafe fn gemm_raw(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: f32,
+        a: *const f32,
+        rsa: isize,
+        csa: isize,
+        b: *const f32,
+        rsb: isize,
+        csb: isize,
+        beta: f32,
+        c: *mut f32,
+        rsc: isize,
+        csc: isize,
+    ) {
+        matrixmultiply::sgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)
+    }
+
+    #[inline]
+    fn of(x: f64) -> f32 {
+        x as f32
+    }
+
+    #[inline]
+    fn f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Scalar for f64 {
+    const NAME: &'static str = "f64";
+
+    #[inline]
+    unsafe fn gemm_raw(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: f64,
+        a: *const f64,
+        rsa: isize,
+        csa: isize,
+        b: *const f64,
+        rsb: isize,
+        csb: isize,
+        beta: f64,
+        c: *mut f64,
+        rsc: isize,
+        csc: isize,
+    ) {
+        matrixmultiply::dgemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)
+    }
+
+    #[inline]
+    fn of(x: f64) -> f64 {
+        x
+    }
+
+    #[inline]
+    fn f64(self) -> f64 {
+        self
+    }
+}
+
+/// Whether an operand of [`gemm`] is used as stored or transposed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Use the matrix as stored.
+    N,
+    /// Use the transpose of the stored matrix (expressed through strides, never copied).
+    T,
+}
+
+/// `C = alpha · op(A) · op(B) + beta · C` on row-major contiguous matrices.
+///
+/// `op(A)` is `m × k` and `op(B)` is `k × n`, so `A` is stored as `m × k` (`Op::N`) or `k × m`
+/// (`Op::T`), likewise `B` as `k × n` or `n × k`; `C` is `m × n`. With `beta == 0` the previous
+/// contents of `C` are ignored (they may be anything, even NaN).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm<T: Scalar>(
+    op_a: Op,
+    op_b: Op,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: &[T],
+    b: &[T],
+    beta: T,
+    c: &mut [T],
+) {
+    assert_eq!(a.len(), m * k, "gemm: A has {} elements, expected {m}x{k}", a.len());
+    assert_eq!(b.len(), k * n, "gemm: B has {} elements, expected {k}x{n}", b.len());
+    assert_eq!(c.len(), m * n, "gemm: C has {} elements, expected {m}x{n}", c.len());
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        // Empty inner dimension: the product is zero, only the beta term remains.
+        scale_in_place(c, beta);
+        return;
+    }
+    let (rsa, csa) = match op_a {
+        Op::N => (k as isize, 1),
+        Op::T => (1, m as isize),
+    };
+    let (rsb, csb) = match op_b {
+        Op::N => (n as isize, 1),
+        Op::T => (1, k as isize),
+    };
+    // SAFETY: the asserts above pin every slice to exactly the extent the strides address, and
+    // `c` is a unique borrow, so it cannot alias `a` or `b`.
+    unsafe {
+        T::gemm_raw(
+            m,
+            k,
+            n,
+            alpha,
+            a.as_ptr(),
+            rsa,
+            csa,
+            b.as_ptr(),
+            rsb,
+            csb,
+            beta,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        )
+    }
+}
+
+/// `x *= s` elementwise; `s == 0` writes exact zeros (clears NaN garbage too).
+pub fn scale_in_place<T: Scalar>(x: &mut [T], s: T) {
+    if s == T::zero() {
+        x.fill(T::zero());
+    } else if s != T::one() {
+        x.iter_mut().for_each(|v| *v = *v * s);
+    }
+}
+
+/// `y += alpha · x` elementwise.
+pub fn axpy<T: Scalar>(alpha: T, x: &[T], y: &mut [T]) {
+    assert_eq!(x.len(), y.len(), "axpy: length mismatch");
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi = *yi + alpha * xi;
+    }
+}
+
+/// Adds the `1 × cols` vector `row` to every row of the `rows × cols` matrix `mat`.
+pub fn add_row_vector<T: Scalar>(mat: &mut [T], cols: usize, row: &[T]) {
+    assert_eq!(row.len(), cols, "add_row_vector: row length mismatch");
+    if cols == 0 {
+        return;
+    }
+    assert_eq!(mat.len() % cols, 0, "add_row_vector: matrix is not a whole number of rows");
+    for r in mat.chunks_exact_mut(cols) {
+        for (v, &b) in r.iter_mut().zip(row) {
+            *v = *v + b;
+        }
+    }
+}
+
+/// Writes the column sums of the `rows × cols` matrix `mat` into `out` (`beta` scales the old
+/// contents of `out` first: 0 overwrites, 1 accumulates).
+pub fn column_sums<T: Scalar>(mat: &[T], cols: usize, beta: T, out: &mut [T]) {
+    assert_eq!(out.len(), cols, "column_sums: output length mismatch");
+    scale_in_place(out, beta);
+    if cols == 0 {
+        return;
+    }
+    assert_eq!(mat.len() % cols, 0, "column_sums: matrix is not a whole number of rows");
+    for r in mat.chunks_exact(cols) {
+        for (o, &v) in out.iter_mut().zip(r) {
+            *o = *o + v;
+        }
+    }
+}
+
+/// Numerically stable in-place softmax of every row of a `rows × cols` matrix.
+pub fn softmax_rows<T: Scalar>(mat: &mut [T], cols: usize) {
+    if cols == 0 {
+        return;
+    }
+    for r in mat.chunks_exact_mut(cols) {
+        // Subtracting the row maximum keeps exp() from overflowing; the result is unchanged.
+        let max = r.iter().copied().fold(T::neg_infinity(), T::max);
+        let mut sum = T::zero();
+        for v in r.iter_mut() {
+            *v = (*v - max).exp();
+            sum = sum + *v;
+        }
+        let inv = T::one() / sum;
+        r.iter_mut().for_each(|v| *v = *v * inv);
+    }
+}
+
+/// Sum of squares, accumulated in `f64` so long vectors do not lose precision in `f32`.
+pub fn sum_squares<T: Scalar>(x: &[T]) -> f64 {
+    x.iter().map(|v| v.f64() * v.f64()).sum()
+}
+
+/// Sum of absolute values, accumulated in `f64`.
+pub fn sum_abs<T: Scalar>(x: &[T]) -> f64 {
+    x.iter().map(|v| v.f64().abs()).sum()
+}
+
+/// Returns the position `(index)` of the first NaN or infinite value, if any.
+pub fn first_non_finite<T: Scalar>(x: &[T]) -> Option<usize> {
+    x.iter().position(|v| !v.is_finite())
+}
+
+/// Seeded pseudo-random generator: xoshiro256** whose 256-bit state is expanded from the 64-bit
+/// seed with SplitMix64 (the expansion its authors recommend).
+///
+/// Everything is integer arithmetic plus IEEE-754 `f64` operations in a fixed order, so a seed
+/// produces bit-identical streams on every platform. `libm`-style functions used by
+/// [`Rng::next_gaussian`] (`ln`, `sqrt`, `cos`, `sin`) are correctly rounded or nearly so on all
+/// supported targets; parameters are rounded to `f32` afterwards, which absorbs last-bit
+/// differences in practice.
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+    /// Second value of the last Box–Muller pair, handed out by the next `next_gaussian` call.
+    spare: Option<f64>,
+}
+
+impl Rng {
+    /// Creates a generator from a 64-bit seed (any value, including 0, is fine).
+    pub fn new(seed: u64) -> Self {
+        let mut sm = seed;
+        let mut s = [0u64; 4];
+        for v in &mut s {
+            *v = splitmix64(&mut sm);
+        }
+        // SplitMix64 output is never all-zero for four consecutive draws, but stay defensive:
+        // xoshiro must not start from the all-zero state.
+        if s == [0; 4] {
+            s[0] = 0x9E37_79B9_7F4A_7C15;
+        }
+        Rng { s, spare: None }
+    }
+
+    /// Next 64 uniformly distributed bits (xoshiro256**).
+    pub fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform in `[0, 1)` with 53 random bits.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next_f64()
+    }
+
+    /// Standard normal via Box–Muller. Each pair of uniforms yields two normals: the first is
+    /// returned, the second is kept and returned by the following call.
+    pub fn next_gaussian(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        // u1 in (0, 1] so ln(u1) is finite.
+        let u1 = 1.0 - self.next_f64();
+        let u2 = self.next_f64();
+        let r = (-2.0 * u1.ln()).sqrt();
+        let theta = 2.0 * std::f64::consts::PI * u2;
+        self.spare = Some(r * theta.sin());
+        r * theta.cos()
+    }
+
+    /// Uniform integer in `[0, n)` (`n > 0`), by rejection so there is no modulo bias.
+    pub fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0, "Rng::below(0)");
+        let zone = u64::MAX - (u64::MAX % n);
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+
+    /// Fills `out` with `N(0, std²)` samples, drawn in slice order.
+    pub fn fill_normal<T: Scalar>(&mut self, out: &mut [T], std: f64) {
+        for v in out {
+            *v = T::of(self.next_gaussian() * std);
+        }
+    }
+
+    /// Fills `out` with uniform samples in `[lo, hi)`, drawn in slice order.
+    pub fn fill_uniform<T: Scalar>(&mut self, out: &mut [T], lo: f64, hi: f64) {
+        for v in out {
+            *v = T::of(self.uniform(lo, hi));
+        }
+    }
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            }
+        }
+        c
+    }
+
+    fn transpose(x: &[f64], r: usize, c: usize) -> Vec<f64> {
+        let mut t = vec![0.0; r * c];
+        for i in 0..r {
+            for j in 0..c {
+                t[j * r + i] = x[i * c + j];
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn gemm_all_transpose_combinations_match_naive() {
+        let (m, k, n) = (5, 7, 3);
+        let mut rng = Rng::new(1);
+        let a: Vec<f64> = (0..m * k).map(|_| rng.next_gaussian()).collect();
+        let b: Vec<f64> = (0..k * n).map(|_| rng.next_gaussian()).collect();
+        let want = naive(&a, &b, m, k, n);
+        let at = transpose(&a, m, k);
+        let bt = transpose(&b, k, n);
+        for (oa, aa) in [(Op::N, &a), (Op::T, &at)] {
+            for (ob, bb) in [(Op::N, &b), (Op::T, &bt)] {
+                let mut c = vec![f64::NAN; m * n];
+                gemm(oa, ob, m, n, k, 1.0, aa, bb, 0.0, &mut c);
+                for (x, y) in c.iter().zip(&want) {
+                    assert!((x - y).abs() < 1e-12, "{oa:?}{ob:?}: {x} vs {y}");
+                }
+            }
+        }
+        // beta = 1 accumulates, in f32 too.
+        let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
+        let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
+        let mut c = vec![1.0f32; m * n];
+        gemm(Op::N, Op::N, m, n, k, 2.0, &a32, &b32, 1.0, &mut c);
+        for (x, y) in c.iter().zip(&want) {
+            assert!((*x as f64 - (1.0 + 2.0 * y)).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn gemm_empty_inner_dimension_scales_c() {
+        let mut c = vec![3.0f64; 4];
+        gemm(Op::N, Op::N, 2, 2, 0, 1.0, &[], &[], 0.5, &mut c);
+        assert_eq!(c, vec![1.5; 4]);
+    }
+
+    #[test]
+    fn rng_is_deterministic_and_seed_sensitive() {
+        let a: Vec<u64> = {
+            let mut r = Rng::new(42);
+            (0..8).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = Rng::new(42);
+            (0..8).map(|_| r.next_u64()).collect()
+        };
+        let c: Vec<u64> = {
+            let mut r = Rng::new(43);
+            (0..8).map(|_| r.next_u64()).collect()
+        };
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn splitmix64_matches_reference_value() {
+        // First output of SplitMix64 seeded with 0 is a widely published constant.
+        let mut s = 0u64;
+        assert_eq!(splitmix64(&mut s), 0xE220_A839_7B1D_CDAF);
+    }
+
+    #[test]
+    fn gaussian_moments_are_plausible() {
+        let mut r = Rng::new(7);
+        let n = 200_000;
+        let xs: Vec<f64> = (0..n).map(|_| r.next_gaussian()).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+        assert!(mean.abs() < 0.01, "mean {mean}");
+        assert!((var - 1.0).abs() < 0.02, "var {var}");
+        let u: f64 = (0..n).map(|_| r.next_f64()).sum::<f64>() / n as f64;
+        assert!((u - 0.5).abs() < 0.01);
+        for _ in 0..1000 {
+            assert!(r.below(7) < 7);
+        }
+    }
+
+    #[test]
+    fn row_helpers() {
+        let mut m = vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+        add_row_vector(&mut m, 3, &[1.0, 0.0, -1.0]);
+        assert_eq!(m, vec![2.0, 2.0, 2.0, 5.0, 5.0, 5.0]);
+        let mut s = vec![f64::NAN; 3];
+        column_sums(&m, 3, 0.0, &mut s);
+        assert_eq!(s, vec![7.0, 7.0, 7.0]);
+        column_sums(&m, 3, 1.0, &mut s);
+        assert_eq!(s, vec![14.0, 14.0, 14.0]);
+
+        let mut x = vec![1000.0f64, 1000.0, 0.0, 1.0, 2.0, 3.0];
+        softmax_rows(&mut x, 3);
+        assert!((x[0] - 0.5).abs() < 1e-12 && x[2] < 1e-300);
+        let row2: f64 = x[3..].iter().sum();
+        assert!((row2 - 1.0).abs() < 1e-12);
+        assert!((x[5] / x[4] - std::f64::consts::E).abs() < 1e-12);
+
+        assert_eq!(first_non_finite(&[1.0f32, f32::INFINITY]), Some(1));
+        assert_eq!(first_non_finite(&[1.0f32]), None);
+        assert_eq!(sum_squares(&[3.0f32, -4.0]), 25.0);
+        assert_eq!(sum_abs(&[3.0f32, -4.0]), 7.0);
+    }
+}

@@ -1,0 +1,94 @@
+package org.ferrodl.jni;
+
+/**
+ * Raw JNI entry points of a native multi-layer network. Users should use
+ * {@link org.ferrodl.nn.multilayer.MultiLayerNetwork}, which owns the handle.
+ *
+ * <p>A handle is an id in a typed registry on the native side: a stale, closed or forged handle
+ * gives a {@link org.ferrodl.exception.NativeStateException}, never a crash. Arrays are copied across
+ * the boundary. Thread-safety: every method may be called from any thread; calls on one handle are
+ * serialized by a per-handle lock on the native side.
+ *
+ * <p>Matrices are flat row-major {@code float[]} with explicit row and column counts.
+ */
+public final class NativeNetwork {
+    static {
+        NativeLoader.load();
+    }
+
+    private NativeNetwork() {
+    }
+
+    /**
+     * @param confJson a configuration as written by {@code MultiLayerConfiguration.toJson()}
+     * @return a new handle, never 0
+     */
+    public static native long create(String confJson);
+
+    /** @param h handle to release; an unknown handle is an error */
+    public static native void destroy(long h);
+
+    /** @param h handle @return number of parameters */
+    public static native long numParams(long h);
+
+    /** @param h handle @return a copy of the flat parameter vector */
+    public static native float[] params(long h);
+
+    /** @param h handle @param p new flat parameter vector of length {@code numParams} */
+    public static native void setParams(long h, float[] p);
+
+    /** @param h handle @return a copy of the flat updater state */
+    public static native float[] updaterState(long h);
+
+    /** @param h handle @param s new flat updater state */
+    public static native void setUpdaterState(long h, float[] s);
+
+    /**
+     * One training iteration on one minibatch.
+     *
+     * @param h handle
+     * @param f features, {@code rows × fCols}
+     * @param rows number of examples
+     * @param fCols feature columns
+     * @param l labels, {@code rows × lCols}
+     * @param lCols label columns
+     * @param lMask labels mask or null
+     * @param lMaskCols mask columns (1 or lCols), ignored when {@code lMask} is null
+     * @return the score of the minibatch before the update
+     */
+    public static native double fit(long h, float[] f, int rows, int fCols, float[] l, int lCols,
+                                    float[] lMask, int lMaskCols);
+
+    /**
+     * @param h handle
+     * @param f features, {@code rows × fCols}
+     * @param rows number of examples
+     * @param fCols feature columns
+     * @param train training-mode forward pass
+     * @return the output, {@code rows × nOut}
+     */
+    public static native float[] output(long h, float[] f, int rows, int fCols, boolean train);
+
+    /**
+     * @param h handle
+     * @param f features
+     * @param rows number of examples
+     * @param fCols feature columns
+     * @param l labels
+     * @param lCols label columns
+     * @param lMask labels mask or null
+     * @param lMaskCols mask columns
+     * @return the score (mean loss plus regularization)
+     */
+    public static native double score(long h, float[] f, int rows, int fCols, float[] l, int lCols,
+                                      float[] lMask, int lMaskCols);
+
+    /** @param h handle @return {@code [iteration, epoch]} */
+    public static native long[] counters(long h);
+
+    /** @param h handle @param iteration iteration counter @param epoch epoch counter */
+    public static native void setCounters(long h, long iteration, long epoch);
+
+    /** @param h handle @return the configuration JSON with current counters */
+    public static native String configurationJson(long h);
+}

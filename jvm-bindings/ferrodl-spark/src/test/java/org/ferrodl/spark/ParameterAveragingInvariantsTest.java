@@ -1,0 +1,154 @@
+package org.ferrodl.spark;
+
+import static org.ferrodl.spark.SparkTestSupport.conf;
+import static org.ferrodl.spark.SparkTestSupport.data;
+import static org.ferrodl.spark.SparkTestSupport.maxAbsDiff;
+import static org.ferrodl.spark.SparkTestSupport.net;
+import static org.ferrodl.spark.SparkTestSupport.sc;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.spark.api.java.JavaRDD;
+import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.learning.config.Adam;
+import org.ferrodl.linalg.learning.config.IUpdater;
+import org.ferrodl.linalg.learning.config.Nesterovs;
+import org.ferrodl.linalg.learning.config.Sgd;
+import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.spark.api.Repartition;
+import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+/** DESIGN.md §5 invariants 1–4 for ParameterAveragingTrainingMaster on local Spark. */
+class ParameterAveragingInvariantsTest {
+
+    /** Float rounding of ~100 f32 updates, with the average taken in double: 1e-5 is ample. */
+    private static final float TOL = 1e-5f;
+
+    static Stream<Arguments> updatersAndSaveUpdater() {
+        return Stream.of(
+                Arguments.of(new Sgd(0.1), true), Arguments.of(new Sgd(0.1), false),
+                Arguments.of(new Adam(0.01), true), Arguments.of(new Nesterovs(0.05, 0.9), true));
+    }
+
+    /**
+     * Invariant 1: one worker equals local training on the same data in the same order, across
+     * several averaging rounds (12 DataSets of 4 examples, batch 8, averaging every 2 minibatches:
+     * 3 splits). With saveUpdater=false only a stateless updater can match across rounds (the
+     * updater restarts after each averaging, as documented); see the single-round test below.
+     */
+    @ParameterizedTest
+    @MethodSource("updatersAndSaveUpdater")
+    void oneWorkerEqualsLocalTraining(IUpdater updater, boolean saveUpdater) {
+        MultiLayerConfiguration conf = conf(updater, 1e-3);
+        List<DataSet> dataSets = data(12, 4, 11);
+
+        MultiLayerNetwork local = net(conf);
+        for (int i = 0; i < dataSets.size(); i += 2) {
+            local.fit(DataSet.merge(dataSets.subList(i, i + 2)));
+        }
+
+        ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(1, 4)
+                .batchSizePerWorker(8).averagingFrequency(2).saveUpdater(saveUpdater)
+                .repartionData(Repartition.Never).build();
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf, tm);
+        MultiLayerNetwork trained = spark.fit(sc().parallelize(dataSets, 3));
+
+        float diff = maxAbsDiff(local.params().toFloatVector(), trained.params().toFloatVector());
+        assertTrue(diff <= TOL, "max |distributed - local| = " + diff);
+        assertEquals(6, trained.getIterationCount(), "iterations = minibatches per worker");
+        assertEquals(1, trained.getEpochCount(), "one epoch per fit call");
+        assertEquals(local.score(), spark.getScore(), 1e-6, "score = the single worker's last minibatch score");
+    }
+
+    /** Invariant 1 with saveUpdater=false and a stateful updater: exact when one averaging round covers the fit. */
+    @Test
+    void oneWorkerWithoutSavedUpdaterEqualsLocalTrainingWithinOneRound() {
+        MultiLayerConfiguration conf = conf(new Adam(0.01), 0);
+        List<DataSet> dataSets = data(6, 4, 12);
+        MultiLayerNetwork local = net(conf);
+        for (int i = 0; i < dataSets.size(); i += 2) {
+            local.fit(DataSet.merge(dataSets.subList(i, i + 2)));
+        }
+        ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(1, 4)
+                .batchSizePerWorker(8).averagingFrequency(3).saveUpdater(false)
+                .repartionData(Repartition.Never).build();
+        MultiLayerNetwork trained = new SparkDl4jMultiLayer(sc(), conf, tm).fit(sc().parallelize(dataSets, 2));
+        float diff = maxAbsDiff(local.params().toFloatVector(), trained.params().toFloatVector());
+        assertTrue(diff <= TOL, "max |distributed - local| = " + diff);
+    }
+
+    /**
+     * Invariant 2: plain SGD averaged every step over N equal shards equals one local step on the
+     * whole batch (the mean of N gradients of equal-size shards is the full-batch gradient).
+     */
+    @ParameterizedTest
+    @MethodSource("workerCounts")
+    void sgdAveragingEqualsOneFullBatchStep(int workers) {
+        MultiLayerConfiguration conf = conf(new Sgd(0.5), 1e-2);
+        List<DataSet> dataSets = data(workers * 2, 5, 21 + workers);
+
+        MultiLayerNetwork local = net(conf);
+        local.fit(DataSet.merge(dataSets));
+
+        ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(workers, 5)
+                .batchSizePerWorker(10).averagingFrequency(1).rngSeed(99).build();
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf, tm);
+        MultiLayerNetwork trained = spark.fit(sc().parallelize(dataSets, 3));
+
+        float diff = maxAbsDiff(local.params().toFloatVector(), trained.params().toFloatVector());
+        assertTrue(diff <= TOL, workers + " workers: max |averaged - full batch| = " + diff);
+        assertEquals(1, trained.getIterationCount());
+    }
+
+    static Stream<Integer> workerCounts() {
+        return Stream.of(2, 3, 4);
+    }
+
+    /**
+     * Invariant 3: getScore() is the mean over workers of each worker's last minibatch score. With
+     * one minibatch per worker from the initial parameters, worker w's score is the initial
+     * network's score on shard w (contiguous shares with Repartition.Never).
+     */
+    @Test
+    void scoreIsMeanOfWorkersLastMinibatchScores() {
+        MultiLayerConfiguration conf = conf(new Sgd(0.1), 1e-3);
+        List<DataSet> dataSets = data(3, 6, 31);
+        MultiLayerNetwork initial = net(conf);
+        double expected = 0;
+        for (DataSet shard : dataSets) {
+            expected += initial.score(shard) / dataSets.size();
+        }
+        ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(3, 6)
+                .batchSizePerWorker(6).averagingFrequency(1).repartionData(Repartition.Never).build();
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf, tm);
+        spark.fit(sc().parallelize(dataSets, 2));
+        assertEquals(expected, spark.getScore(), 1e-6);
+        assertTrue(Double.isFinite(spark.getScore()));
+    }
+
+    /** Invariant 4: iterations grow by minibatches per worker, epochs by one per fit call. */
+    @Test
+    void countersGrowByMinibatchesPerWorkerAndOneEpochPerFit() {
+        MultiLayerConfiguration conf = conf(new Adam(0.01), 0);
+        ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(2, 4)
+                .batchSizePerWorker(4).averagingFrequency(3).rngSeed(5).build();
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf, tm);
+        // 16 objects of 4 examples, 2 workers × 3 minibatches per split: splits of 6, 6, 4 objects
+        // -> minibatches per worker 3 + 3 + 2 = 8 per fit.
+        JavaRDD<DataSet> rdd = sc().parallelize(data(16, 4, 41), 4);
+        spark.fit(rdd);
+        assertEquals(8, spark.getNetwork().getIterationCount());
+        assertEquals(1, spark.getNetwork().getEpochCount());
+        spark.fit(rdd);
+        assertEquals(16, spark.getNetwork().getIterationCount());
+        assertEquals(2, spark.getNetwork().getEpochCount());
+    }
+}

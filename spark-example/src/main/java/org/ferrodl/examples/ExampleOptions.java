@@ -1,0 +1,205 @@
+package org.ferrodl.examples;
+
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Locale;
+
+/** Command-line options of {@link MnistMlpExample}; {@link #parse} rejects bad input with a one-line message. */
+public final class ExampleOptions {
+    /** Training masters the example knows; "shared" (gradient sharing) comes with a later issue. */
+    public static final List<String> TRAINING_MASTERS = List.of("paramavg");
+
+    // Defaults measured to reach >= 0.94 test accuracy on an embedded local[*] Spark with 2 cores
+    // (see spark-example/README.md for the numbers).
+    public static final int DEFAULT_EPOCHS = 8;
+    public static final int DEFAULT_BATCH_SIZE = 32;
+    public static final int DEFAULT_AVERAGING_FREQUENCY = 5;
+    public static final double DEFAULT_LEARNING_RATE = 1e-3;
+    public static final long DEFAULT_SEED = 12345L;
+
+    /** Spark master URL; null: the one spark-submit set, else an embedded {@code local[*]}. */
+    public String master;
+    /** folder with the four IDX .gz files; null: the copy inside the jar */
+    public Path dataDir;
+    public int epochs = DEFAULT_EPOCHS;
+    public int batchSize = DEFAULT_BATCH_SIZE;
+    /** number of parallel workers; 0: Spark's default parallelism */
+    public int workers = 0;
+    public int averagingFrequency = DEFAULT_AVERAGING_FREQUENCY;
+    public double learningRate = DEFAULT_LEARNING_RATE;
+    public long seed = DEFAULT_SEED;
+    public String trainingMaster = "paramavg";
+    public boolean help;
+
+    /** A bad command line; the message is one line, ready to print. */
+    public static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        public UsageException(String message) {
+            super(message);
+        }
+    }
+
+    public static String usage() {
+        return String.join(System.lineSeparator(),
+                "Usage: spark-submit [spark options] ferrodl-spark-example-<version>.jar [options]",
+                "       java -cp <this jar>:<spark jars> " + MnistMlpExample.class.getName() + " [options]",
+                "",
+                "Trains an MLP 784-500-100-10 (ReLU, softmax + MCXENT, Adam) on 7,996 MNIST digits with",
+                "SparkDl4jMultiLayer and parameter averaging, then evaluates it on 2,004 test digits and prints",
+                "  FINAL test_accuracy=<a> train_examples=<n> epochs=<e> seconds=<s>",
+                "",
+                "Options (--name value or --name=value):",
+                "  --master URL               Spark master; default: the one spark-submit set, else local[*]",
+                "  --data-dir DIR             folder with train-/test-images-idx3-ubyte.gz and",
+                "                             train-/test-labels-idx1-ubyte.gz; default: the copy in the jar",
+                "  --epochs N                 training epochs (default " + DEFAULT_EPOCHS + ")",
+                "  --batch-size N             minibatch size per worker (default " + DEFAULT_BATCH_SIZE + ")",
+                "  --workers N                parallel workers; default: Spark's default parallelism",
+                "  --averaging-frequency N    minibatches each worker fits between averagings (default "
+                        + DEFAULT_AVERAGING_FREQUENCY + ")",
+                "  --learning-rate X          Adam learning rate (default " + DEFAULT_LEARNING_RATE + ")",
+                "  --seed N                   seed of initialisation, shuffling and workers (default "
+                        + DEFAULT_SEED + ")",
+                "  --training-master NAME     one of: " + String.join(", ", TRAINING_MASTERS)
+                        + " (default paramavg)",
+                "  --help                     print this text and exit",
+                "",
+                "Exit status: 0 success, 2 bad command line, 1 any other failure (bad data files, Spark errors).");
+    }
+
+    public static ExampleOptions parse(String... args) throws UsageException {
+        ExampleOptions o = new ExampleOptions();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (arg.equals("--help") || arg.equals("-h")) {
+                o.help = true;
+                continue;
+            }
+            if (!arg.startsWith("--")) {
+                throw new UsageException("unexpected argument '" + arg + "' (options start with --; see --help)");
+            }
+            String name;
+            String value;
+            int eq = arg.indexOf('=');
+            if (eq >= 0) {
+                name = arg.substring(0, eq);
+                value = arg.substring(eq + 1);
+            } else {
+                name = arg;
+                if (!isKnown(name)) {
+                    throw unknown(name);
+                }
+                if (i + 1 >= args.length) {
+                    throw new UsageException(name + " needs a value (see --help)");
+                }
+                value = args[++i];
+            }
+            switch (name) {
+                case "--master":
+                    if (value.isBlank()) {
+                        throw new UsageException("--master must not be empty");
+                    }
+                    o.master = value;
+                    break;
+                case "--data-dir":
+                    o.dataDir = directory(name, value);
+                    break;
+                case "--epochs":
+                    o.epochs = positiveInt(name, value);
+                    break;
+                case "--batch-size":
+                    o.batchSize = positiveInt(name, value);
+                    break;
+                case "--workers":
+                    o.workers = positiveInt(name, value);
+                    break;
+                case "--averaging-frequency":
+                    o.averagingFrequency = positiveInt(name, value);
+                    break;
+                case "--learning-rate":
+                    o.learningRate = positiveDouble(name, value);
+                    break;
+                case "--seed":
+                    o.seed = parseLong(name, value);
+                    break;
+                case "--training-master":
+                    String tm = value.trim().toLowerCase(Locale.ROOT);
+                    if (!TRAINING_MASTERS.contains(tm)) {
+                        throw new UsageException("--training-master: unknown value '" + value + "'; valid: "
+                                + String.join(", ", TRAINING_MASTERS)
+                                + " (shared, gradient sharing, is not available yet)");
+                    }
+                    o.trainingMaster = tm;
+                    break;
+                default:
+                    throw unknown(name);
+            }
+        }
+        return o;
+    }
+
+    private static boolean isKnown(String name) {
+        switch (name) {
+            case "--master": case "--data-dir": case "--epochs": case "--batch-size": case "--workers":
+            case "--averaging-frequency": case "--learning-rate": case "--seed": case "--training-master":
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    private static UsageException unknown(String name) {
+        return new UsageException("unknown option '" + name + "' (see --help)");
+    }
+
+    private static int positiveInt(String name, String value) throws UsageException {
+        int v;
+        try {
+            v = Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException(name + " must be a positive integer, got '" + value + "'");
+        }
+        if (v <= 0) {
+            throw new UsageException(name + " must be a positive integer, got " + v);
+        }
+        return v;
+    }
+
+    private static double positiveDouble(String name, String value) throws UsageException {
+        double v;
+        try {
+            v = Double.parseDouble(value.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException(name + " must be a positive number, got '" + value + "'");
+        }
+        if (!(v > 0) || Double.isInfinite(v)) {
+            throw new UsageException(name + " must be a positive finite number, got " + value);
+        }
+        return v;
+    }
+
+    private static long parseLong(String name, String value) throws UsageException {
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException(name + " must be an integer (64-bit), got '" + value + "'");
+        }
+    }
+
+    private static Path directory(String name, String value) throws UsageException {
+        Path p;
+        try {
+            p = Paths.get(value);
+        } catch (InvalidPathException e) {
+            throw new UsageException(name + ": invalid path '" + value + "'");
+        }
+        if (!Files.isDirectory(p)) {
+            throw new UsageException(name + ": '" + value + "' is not a directory");
+        }
+        return p;
+    }
+}

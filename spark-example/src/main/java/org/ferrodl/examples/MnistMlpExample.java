@@ -1,0 +1,168 @@
+package org.ferrodl.examples;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Locale;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.ferrodl.evaluation.classification.Evaluation;
+import org.ferrodl.linalg.activations.Activation;
+import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.learning.config.Adam;
+import org.ferrodl.linalg.lossfunctions.LossFunctions;
+import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.layers.DenseLayer;
+import org.ferrodl.nn.conf.layers.OutputLayer;
+import org.ferrodl.nn.weights.WeightInit;
+import org.ferrodl.spark.api.TrainingMaster;
+import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
+
+/**
+ * MNIST on Spark with ferrodl: an MLP 784-500-100-10 trained with {@link SparkDl4jMultiLayer} and
+ * {@link ParameterAveragingTrainingMaster}, evaluated on the held-out digits.
+ *
+ * <p>Run it with {@code spark-submit --master spark://host:7077 ferrodl-spark-example-<v>.jar --workers 2},
+ * or without any Spark installation through {@code make example} (an embedded {@code local[*]} Spark).
+ * Output on stdout: one line per epoch, then the parseable
+ * {@code FINAL test_accuracy=... train_examples=... epochs=... seconds=...}.
+ */
+public final class MnistMlpExample {
+    static final int EXIT_USAGE = 2;
+    static final int EXIT_FAILURE = 1;
+    /** examples per DataSet of the test RDD (evaluation only; independent of the training batch size) */
+    static final int EVAL_BATCH = 256;
+    static final double L2 = 1e-4;
+
+    private MnistMlpExample() {
+    }
+
+    public static void main(String[] args) {
+        int status = run(args, System.out, System.err);
+        if (status != 0) {
+            System.exit(status);
+        }
+    }
+
+    /** Everything main does, with the exit status returned instead of exiting (testable). */
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        ExampleOptions opts;
+        try {
+            opts = ExampleOptions.parse(args);
+        } catch (ExampleOptions.UsageException e) {
+            err.println("MnistMlpExample: error: " + e.getMessage());
+            return EXIT_USAGE;
+        }
+        if (opts.help) {
+            out.println(ExampleOptions.usage());
+            return 0;
+        }
+        try {
+            train(opts, out);
+            return 0;
+        } catch (IOException e) {
+            err.println("MnistMlpExample: error: " + e.getMessage());
+            return EXIT_FAILURE;
+        } catch (RuntimeException e) {
+            err.println("MnistMlpExample: error: " + e);
+            e.printStackTrace(err);
+            return EXIT_FAILURE;
+        }
+    }
+
+    /** The network of this example. */
+    static MultiLayerConfiguration networkConfiguration(double learningRate, long seed) {
+        return new NeuralNetConfiguration.Builder()
+                .seed(seed)
+                .updater(new Adam(learningRate))
+                .weightInit(WeightInit.RELU)
+                .l2(L2)
+                .list()
+                .layer(new DenseLayer.Builder().nIn(MnistData.PIXELS).nOut(500)
+                        .activation(Activation.RELU).build())
+                .layer(new DenseLayer.Builder().nIn(500).nOut(100)
+                        .activation(Activation.RELU).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(100)
+                        .nOut(MnistData.NUM_CLASSES).activation(Activation.SOFTMAX).build())
+                .build();
+    }
+
+    /** Spark configuration: --master wins, then what spark-submit set, then an embedded local[*]. */
+    static SparkConf sparkConf(ExampleOptions opts) {
+        SparkConf conf = new SparkConf();
+        if (opts.master != null) {
+            conf.setMaster(opts.master);
+        } else if (!conf.contains("spark.master")) {
+            conf.setMaster("local[*]");
+        }
+        conf.setIfMissing("spark.app.name", "ferrodl MNIST MLP example");
+        conf.setIfMissing("spark.ui.enabled", "false");
+        return conf;
+    }
+
+    static void train(ExampleOptions opts, PrintStream out) throws IOException {
+        // read the data before starting Spark, so that bad files fail fast and clearly
+        MnistData train = MnistData.load(opts.dataDir, "train");
+        MnistData test = MnistData.load(opts.dataDir, "test");
+
+        SparkConf conf = sparkConf(opts);
+        try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+            if (!conf.contains("spark.log.level")) {
+                // keep the driver's console readable; executors keep their own (INFO) logging
+                sc.setLogLevel("WARN");
+            }
+            int workers = opts.workers > 0 ? opts.workers : Math.max(1, sc.defaultParallelism());
+            out.printf(Locale.ROOT, "ferrodl MNIST MLP 784-500-100-10: master=%s workers=%d batch-size=%d "
+                            + "averaging-frequency=%d epochs=%d learning-rate=%s seed=%d training-master=%s "
+                            + "train=%d test=%d data=%s%n",
+                    sc.master(), workers, opts.batchSize, opts.averagingFrequency, opts.epochs,
+                    opts.learningRate, opts.seed, opts.trainingMaster, train.count, test.count,
+                    opts.dataDir == null ? "jar:" + MnistData.RESOURCE_DIR : opts.dataDir);
+
+            TrainingMaster tm = trainingMaster(opts, workers);
+            SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(sc,
+                    networkConfiguration(opts.learningRate, opts.seed), tm);
+
+            long t0 = System.nanoTime();
+            for (int epoch = 1; epoch <= opts.epochs; epoch++) {
+                long e0 = System.nanoTime();
+                // a fresh shuffle per epoch; the batches are built on the driver and distributed
+                List<DataSet> batches = train.toDataSets(opts.batchSize, train.shuffledOrder(opts.seed + epoch));
+                JavaRDD<DataSet> rdd = sc.parallelize(batches, workers);
+                sparkNet.fit(rdd);
+                double secs = (System.nanoTime() - e0) / 1e9;
+                out.printf(Locale.ROOT, "epoch %d/%d score=%.5f examples/s=%.0f seconds=%.2f%n",
+                        epoch, opts.epochs, sparkNet.getScore(), train.count / secs, secs);
+                out.flush();
+            }
+
+            JavaRDD<DataSet> testRdd = sc.parallelize(test.toDataSets(EVAL_BATCH, null), workers);
+            Evaluation eval = sparkNet.evaluate(testRdd);
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            out.printf(Locale.ROOT, "FINAL test_accuracy=%.4f train_examples=%d epochs=%d seconds=%.1f%n",
+                    eval.accuracy(), train.count, opts.epochs, seconds);
+            out.flush();
+        }
+    }
+
+    static TrainingMaster trainingMaster(ExampleOptions opts, int workers) {
+        switch (opts.trainingMaster) {
+            case "paramavg":
+                return new ParameterAveragingTrainingMaster.Builder(workers, opts.batchSize)
+                        .batchSizePerWorker(opts.batchSize)
+                        .averagingFrequency(opts.averagingFrequency)
+                        .workerPrefetchNumBatches(2)
+                        .aggregationDepth(2)
+                        .saveUpdater(true)
+                        .rngSeed(opts.seed)
+                        .build();
+            default:
+                // ExampleOptions.parse only lets known names through
+                throw new IllegalStateException("training master " + opts.trainingMaster);
+        }
+    }
+}

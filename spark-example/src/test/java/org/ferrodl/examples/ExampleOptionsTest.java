@@ -1,0 +1,83 @@
+package org.ferrodl.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ExampleOptionsTest {
+
+    @Test
+    void defaults() throws Exception {
+        ExampleOptions o = ExampleOptions.parse();
+        assertNull(o.master);
+        assertNull(o.dataDir);
+        assertEquals(ExampleOptions.DEFAULT_EPOCHS, o.epochs);
+        assertEquals(ExampleOptions.DEFAULT_BATCH_SIZE, o.batchSize);
+        assertEquals(0, o.workers);
+        assertEquals("paramavg", o.trainingMaster);
+        assertFalse(o.help);
+    }
+
+    @Test
+    void parsesEveryOption(@TempDir Path dir) throws Exception {
+        ExampleOptions o = ExampleOptions.parse("--master", "local[2]", "--data-dir", dir.toString(),
+                "--epochs=3", "--batch-size", "16", "--workers", "4", "--averaging-frequency", "2",
+                "--learning-rate", "0.005", "--seed=-7", "--training-master", "PARAMAVG");
+        assertEquals("local[2]", o.master);
+        assertEquals(dir, o.dataDir);
+        assertEquals(3, o.epochs);
+        assertEquals(16, o.batchSize);
+        assertEquals(4, o.workers);
+        assertEquals(2, o.averagingFrequency);
+        assertEquals(0.005, o.learningRate);
+        assertEquals(-7L, o.seed);
+        assertEquals("paramavg", o.trainingMaster);
+        assertTrue(ExampleOptions.parse("--help").help);
+    }
+
+    private static String usageError(String... args) {
+        return assertThrows(ExampleOptions.UsageException.class, () -> ExampleOptions.parse(args)).getMessage();
+    }
+
+    @Test
+    void badValuesGiveOneLineMessages() {
+        assertTrue(usageError("--epochs", "0").contains("--epochs must be a positive integer"));
+        assertTrue(usageError("--batch-size", "x").contains("'x'"));
+        assertTrue(usageError("--learning-rate", "NaN").contains("--learning-rate"));
+        assertTrue(usageError("--learning-rate", "-1").contains("--learning-rate"));
+        assertTrue(usageError("--seed", "1.5").contains("--seed"));
+        assertTrue(usageError("--workers").contains("needs a value"));
+        assertTrue(usageError("--frobnicate", "1").contains("unknown option '--frobnicate'"));
+        assertTrue(usageError("stray").contains("unexpected argument"));
+        assertTrue(usageError("--data-dir", "/nonexistent/dir/for/sure").contains("not a directory"));
+        String tm = usageError("--training-master", "shared");
+        assertTrue(tm.contains("valid: paramavg"), tm);
+        for (String m : new String[] {tm, usageError("--epochs", "-3")}) {
+            assertFalse(m.contains("\n"), m);
+        }
+    }
+
+    @Test
+    void runExitsWithTwoOnBadArgumentsAndZeroOnHelp() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        assertEquals(2, MnistMlpExample.run(new String[] {"--epochs", "zero"}, o, e));
+        String msg = err.toString(StandardCharsets.UTF_8);
+        assertTrue(msg.startsWith("MnistMlpExample: error: --epochs"), msg);
+        assertEquals(1, msg.strip().lines().count(), msg);
+        assertEquals(0, MnistMlpExample.run(new String[] {"--help"}, o, e));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("--training-master"));
+    }
+}

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# Real-cluster test: a Spark standalone master and two workers (separate JVMs on 127.0.0.1, one core
+# each), the example uber-jar submitted with spark-submit --workers 2. Passes when the final test
+# accuracy reaches MIN_ACCURACY and both workers' executors logged ferrodl-worker lines, i.e. both
+# took part in training.
+#
+# Usage: tests/cluster/run-cluster-test.sh [extra example options...]
+# Environment: MIN_ACCURACY (0.94), SUBMIT_TIMEOUT seconds (600), REGISTER_TIMEOUT seconds (90),
+#              EXAMPLE_JAR (the uber-jar to submit), KEEP_TMP=1 keeps the temp dir (logs, work dirs), PYTHON (python3), JAVA_HOME as usual.
+# Needs: the uber-jar (make jvm), python3 + pip for the Spark distribution on a fresh machine.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+SPARK_VERSION="4.2.0"
+SPARK_DIST="$ROOT/.build/spark-dist"
+export SPARK_HOME="$SPARK_DIST/pyspark"
+JAR="${EXAMPLE_JAR:-$ROOT/spark-example/target/ferrodl-spark-example-0.1.0.jar}"
+MIN_ACCURACY="${MIN_ACCURACY:-0.94}"
+SUBMIT_TIMEOUT="${SUBMIT_TIMEOUT:-600}"
+REGISTER_TIMEOUT="${REGISTER_TIMEOUT:-90}"
+PYTHON="${PYTHON:-python3}"
+
+export SPARK_LOCAL_IP=127.0.0.1
+export SPARK_DAEMON_MEMORY=512m
+# no SPARK_CONF_DIR of the user's leaks into the test
+unset SPARK_CONF_DIR SPARK_MASTER_HOST SPARK_WORKER_DIR || true
+
+log() { printf '[cluster-test] %s\n' "$*" >&2; }
+
+PIDS=()        # every daemon this script started
+TMP=""
+RESULT="FAIL"
+FAIL_REASON="aborted before the test ran"
+
+# PIDs of the children (and their children) of a process, e.g. executors under a worker
+descendants() {
+  local kid
+  for kid in $(pgrep -P "$1" 2>/dev/null || true); do
+    descendants "$kid"
+    echo "$kid"
+  done
+}
+
+stop_all() {
+  local all=() p
+  for p in "${PIDS[@]+"${PIDS[@]}"}"; do
+    # collect executors before their worker goes away
+    all+=($(descendants "$p") "$p")
+  done
+  for p in "${all[@]+"${all[@]}"}"; do
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  local deadline=$((SECONDS + 15))
+  for p in "${all[@]+"${all[@]}"}"; do
+    while kill -0 "$p" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+    if kill -0 "$p" 2>/dev/null; then
+      log "PID $p did not stop on TERM; sending KILL"
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+  done
+  for p in "${PIDS[@]+"${PIDS[@]}"}"; do
+    wait "$p" 2>/dev/null || true
+  done
+  PIDS=()
+}
+
+print_logs() {
+  [[ -n "$TMP" && -d "$TMP" ]] || return 0
+  local f
+  for f in "$TMP"/logs/*.log; do
+    [[ -f "$f" ]] || continue
+    echo "----- $(basename "$f") (last 60 lines) -----" >&2
+    tail -n 60 "$f" >&2 || true
+  done
+  while IFS= read -r f; do
+    echo "----- executor ${f#"$TMP"/} (last 40 lines) -----" >&2
+    tail -n 40 "$f" >&2 || true
+  done < <(find "$TMP" -path '*/work-*/*' -name stderr 2>/dev/null)
+}
+
+on_exit() {
+  local rc=$?
+  set +e
+  stop_all
+  if [[ "$RESULT" == "PASS" ]]; then
+    echo "cluster: 1 passed, 0 failed"
+  else
+    log "FAILED: $FAIL_REASON"
+    print_logs
+    echo "cluster: 0 passed, 1 failed"
+    rc=1
+  fi
+  if [[ -n "$TMP" && -d "$TMP" ]]; then
+    if [[ "${KEEP_TMP:-0}" == "1" ]]; then
+      log "kept $TMP"
+    else
+      rm -rf "$TMP"
+    fi
+  fi
+  exit "$rc"
+}
+trap on_exit EXIT
+trap 'FAIL_REASON="interrupted"; exit 130' INT TERM
+
+fail() {
+  FAIL_REASON="$*"
+  exit 1
+}
+
+# ---- Spark distribution (pyspark's package directory is a complete SPARK_HOME) ----
+if [[ ! -x "$SPARK_HOME/bin/spark-submit" ]]; then
+  log "installing pyspark==$SPARK_VERSION into $SPARK_DIST (Spark distribution for the test)"
+  mkdir -p "$SPARK_DIST"
+  "$PYTHON" -m pip install --quiet --no-deps --target "$SPARK_DIST" "pyspark==$SPARK_VERSION" \
+    || fail "pip install pyspark==$SPARK_VERSION failed"
+fi
+[[ -x "$SPARK_HOME/bin/spark-class" ]] || fail "$SPARK_HOME/bin/spark-class missing: broken Spark distribution in $SPARK_DIST"
+[[ -f "$JAR" ]] || fail "example jar $JAR missing: build it first (make jvm)"
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/ferrodl-cluster.XXXXXX")"
+mkdir -p "$TMP/logs"
+
+# ---- free ports, chosen now (the OS hands out unused ones; all distinct) ----
+read -r MASTER_PORT MASTER_UI_PORT W1_UI_PORT W2_UI_PORT < <(
+  "$PYTHON" - <<'EOF'
+import socket
+socks = []
+for _ in range(4):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks:
+    s.close()
+EOF
+) || fail "could not pick free ports"
+MASTER_URL="spark://127.0.0.1:$MASTER_PORT"
+log "master $MASTER_URL (ui $MASTER_UI_PORT), temp dir $TMP"
+
+start_daemon() { # name, then the spark-class arguments
+  local name="$1"
+  shift
+  "$SPARK_HOME/bin/spark-class" "$@" >"$TMP/logs/$name.log" 2>&1 &
+  PIDS+=($!)
+  log "started $name (PID $!)"
+}
+
+start_daemon master org.apache.spark.deploy.master.Master \
+  --host 127.0.0.1 --port "$MASTER_PORT" --webui-port "$MASTER_UI_PORT"
+
+# the master must listen before workers try to register
+deadline=$((SECONDS + REGISTER_TIMEOUT))
+until grep -q "Starting Spark master at" "$TMP/logs/master.log" 2>/dev/null; do
+  kill -0 "${PIDS[0]}" 2>/dev/null || fail "the master exited during start-up (see master.log)"
+  ((SECONDS < deadline)) || fail "the master did not start within ${REGISTER_TIMEOUT}s"
+  sleep 0.5
+done
+
+for i in 1 2; do
+  ui_var="W${i}_UI_PORT"
+  mkdir -p "$TMP/work-$i"
+  start_daemon "worker-$i" org.apache.spark.deploy.worker.Worker \
+    --host 127.0.0.1 --cores 1 --memory 1536m --webui-port "${!ui_var}" \
+    --work-dir "$TMP/work-$i" "$MASTER_URL"
+done
+
+# ---- wait (bounded) until both workers registered with the master ----
+while :; do
+  registered=0
+  for i in 1 2; do
+    grep -q "Successfully registered with master" "$TMP/logs/worker-$i.log" 2>/dev/null \
+      && registered=$((registered + 1))
+  done
+  ((registered == 2)) && break
+  for p in "${PIDS[@]}"; do
+    kill -0 "$p" 2>/dev/null || fail "a Spark daemon (PID $p) exited before both workers registered"
+  done
+  ((SECONDS < deadline)) || fail "only $registered of 2 workers registered with $MASTER_URL within ${REGISTER_TIMEOUT}s"
+  sleep 0.5
+done
+log "both workers registered after ${SECONDS}s"
+
+# ---- submit the example ----
+SUBMIT_LOG="$TMP/logs/spark-submit.log"
+log "spark-submit (timeout ${SUBMIT_TIMEOUT}s): $JAR --workers 2 $*"
+t0=$SECONDS
+set +e
+timeout --kill-after=20 "$SUBMIT_TIMEOUT" "$SPARK_HOME/bin/spark-submit" \
+  --master "$MASTER_URL" \
+  --deploy-mode client \
+  --driver-memory 1g \
+  --executor-memory 1g \
+  --conf spark.ui.enabled=false \
+  --conf spark.cores.max=2 \
+  --conf spark.scheduler.minRegisteredResourcesRatio=1.0 \
+  --conf spark.scheduler.maxRegisteredResourcesWaitingTime=60s \
+  --conf spark.executorEnv.RAYON_NUM_THREADS=1 \
+  --conf spark.driver.host=127.0.0.1 \
+  "$JAR" --workers 2 "$@" 2>&1 | tee "$SUBMIT_LOG" | grep --line-buffered -E '^(ferrodl MNIST|epoch |FINAL |MnistMlpExample)'
+statuses=("${PIPESTATUS[@]}")
+set -e
+submit_rc=${statuses[0]}
+log "spark-submit finished with exit status $submit_rc after $((SECONDS - t0))s"
+((submit_rc != 124 && submit_rc != 137)) || fail "spark-submit did not finish within ${SUBMIT_TIMEOUT}s"
+((submit_rc == 0)) || fail "spark-submit exited with status $submit_rc"
+
+# ---- assertions ----
+final_line="$(grep -E '^FINAL test_accuracy=' "$SUBMIT_LOG" | tail -n 1 || true)"
+[[ -n "$final_line" ]] || fail "no 'FINAL test_accuracy=' line in the spark-submit output"
+accuracy="$(sed -E 's/^FINAL test_accuracy=([0-9.]+).*/\1/' <<<"$final_line")"
+awk -v a="$accuracy" -v m="$MIN_ACCURACY" 'BEGIN { exit !(a + 0 >= m + 0) }' \
+  || fail "test accuracy $accuracy is below $MIN_ACCURACY ($final_line)"
+
+for i in 1 2; do
+  lines=0
+  while IFS= read -r f; do
+    n="$(grep -c 'ferrodl-worker executor=' "$f" || true)"
+    lines=$((lines + n))
+  done < <(find "$TMP/work-$i" -name stderr -type f)
+  ((lines > 0)) || fail "worker $i: no 'ferrodl-worker' line in its executors' stderr (under $TMP/work-$i): it did not train"
+  log "worker $i: $lines ferrodl-worker lines in its executors' stderr"
+done
+
+log "$final_line"
+RESULT="PASS"
