@@ -17,10 +17,14 @@ public final class NativeDataSetCodec {
     /**
      * Encodes a DataSet. Arrays are flat C-order data with their shapes; masks may be null.
      *
-     * @param f features @param fShape features shape
-     * @param l labels @param lShape labels shape
-     * @param fm features mask or null @param fmShape its shape or null
-     * @param lm labels mask or null @param lmShape its shape or null
+     * @param f features
+     * @param fShape features shape
+     * @param l labels
+     * @param lShape labels shape
+     * @param fm features mask or null
+     * @param fmShape its shape or null
+     * @param lm labels mask or null
+     * @param lmShape its shape or null
      * @return the encoded bytes
      */
     public static native byte[] encode(float[] f, long[] fShape, float[] l, long[] lShape,

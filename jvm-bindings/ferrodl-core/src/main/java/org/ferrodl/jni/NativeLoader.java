@@ -188,6 +188,17 @@ public final class NativeLoader {
         } catch (UnsatisfiedLinkError e) {
             libraryPathError = e.getMessage();
         }
+        return loadFromResource(platform, classLoader, libraryPathError);
+    }
+
+    /**
+     * Second step of {@link #loadLibrary}: extracts the class-path resource for {@code platform} into
+     * a new temporary directory and loads it.
+     *
+     * @param libraryPathError why the {@code java.library.path} step failed, for the message
+     * @return a description of where the library came from
+     */
+    static String loadFromResource(Platform platform, ClassLoader classLoader, String libraryPathError) {
         String resource = platform.resourcePath();
         ClassLoader cl = classLoader != null ? classLoader : ClassLoader.getSystemClassLoader();
         try (InputStream in = cl.getResourceAsStream(resource)) {

@@ -28,19 +28,34 @@ public final class NativeNetwork {
     /** @param h handle to release; an unknown handle is an error */
     public static native void destroy(long h);
 
-    /** @param h handle @return number of parameters */
+    /**
+     * @param h handle
+     * @return number of parameters
+     */
     public static native long numParams(long h);
 
-    /** @param h handle @return a copy of the flat parameter vector */
+    /**
+     * @param h handle
+     * @return a copy of the flat parameter vector
+     */
     public static native float[] params(long h);
 
-    /** @param h handle @param p new flat parameter vector of length {@code numParams} */
+    /**
+     * @param h handle
+     * @param p new flat parameter vector of length {@code numParams}
+     */
     public static native void setParams(long h, float[] p);
 
-    /** @param h handle @return a copy of the flat updater state */
+    /**
+     * @param h handle
+     * @return a copy of the flat updater state
+     */
     public static native float[] updaterState(long h);
 
-    /** @param h handle @param s new flat updater state */
+    /**
+     * @param h handle
+     * @param s new flat updater state
+     */
     public static native void setUpdaterState(long h, float[] s);
 
     /**
@@ -83,12 +98,22 @@ public final class NativeNetwork {
     public static native double score(long h, float[] f, int rows, int fCols, float[] l, int lCols,
                                       float[] lMask, int lMaskCols);
 
-    /** @param h handle @return {@code [iteration, epoch]} */
+    /**
+     * @param h handle
+     * @return {@code [iteration, epoch]}
+     */
     public static native long[] counters(long h);
 
-    /** @param h handle @param iteration iteration counter @param epoch epoch counter */
+    /**
+     * @param h handle
+     * @param iteration iteration counter
+     * @param epoch epoch counter
+     */
     public static native void setCounters(long h, long iteration, long epoch);
 
-    /** @param h handle @return the configuration JSON with current counters */
+    /**
+     * @param h handle
+     * @return the configuration JSON with current counters
+     */
     public static native String configurationJson(long h);
 }

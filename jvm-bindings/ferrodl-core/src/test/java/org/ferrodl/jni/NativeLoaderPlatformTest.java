@@ -6,9 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.net.URLClassLoader;
 import org.ferrodl.exception.NativeLibraryUnavailableException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Platform resolution and the failure message; needs no native library. */
 class NativeLoaderPlatformTest {
@@ -38,7 +42,7 @@ class NativeLoaderPlatformTest {
         // an empty class loader: no resource for any platform
         ClassLoader empty = new URLClassLoader(new URL[0], null);
         NativeLibraryUnavailableException e = assertThrows(NativeLibraryUnavailableException.class,
-                () -> NativeLoader.loadLibrary(fake, empty));
+                () -> NativeLoader.loadFromResource(fake, empty, "no ferrodl in java.library.path"));
         String m = e.getMessage();
         assertTrue(m.contains("os.name=Linux"), m);
         assertTrue(m.contains("os.arch=sparcv9"), m);
@@ -46,6 +50,20 @@ class NativeLoaderPlatformTest {
         assertTrue(m.contains("ferrodl-native-linux-sparcv9"), m);
         assertTrue(m.contains("org/ferrodl/native/linux-sparcv9/libferrodl.so"), m);
         assertTrue(m.contains("java.library.path"), m);
+    }
+
+    @Test
+    void brokenResourceIsExtractedThenRejectedWithAClearMessage(@TempDir Path root) throws Exception {
+        NativeLoader.Platform fake = NativeLoader.resolve("Linux", "fakearch");
+        Path lib = root.resolve("org/ferrodl/native/linux-fakearch/libferrodl.so");
+        Files.createDirectories(lib.getParent());
+        Files.write(lib, "not an ELF file".getBytes(StandardCharsets.UTF_8));
+        ClassLoader cl = new URLClassLoader(new URL[] {root.toUri().toURL()}, null);
+        NativeLibraryUnavailableException e = assertThrows(NativeLibraryUnavailableException.class,
+                () -> NativeLoader.loadFromResource(fake, cl, "not on java.library.path"));
+        String m = e.getMessage();
+        assertTrue(m.contains("was found but could not be loaded"), m);
+        assertTrue(m.contains("ferrodl-native-linux-fakearch"), m);
     }
 
     @Test

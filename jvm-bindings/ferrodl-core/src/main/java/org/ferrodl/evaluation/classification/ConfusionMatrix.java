@@ -79,7 +79,10 @@ public class ConfusionMatrix implements Serializable {
         return counts[index(actual, predicted)];
     }
 
-    /** @param actual a class @return the number of examples whose actual class is {@code actual} */
+    /**
+     * @param actual a class
+     * @return the number of examples whose actual class is {@code actual}
+     */
     public long getActualTotal(int actual) {
         long s = 0;
         for (int p = 0; p < numClasses; p++) {
@@ -88,7 +91,10 @@ public class ConfusionMatrix implements Serializable {
         return s;
     }
 
-    /** @param predicted a class @return the number of examples predicted as {@code predicted} */
+    /**
+     * @param predicted a class
+     * @return the number of examples predicted as {@code predicted}
+     */
     public long getPredictedTotal(int predicted) {
         long s = 0;
         for (int a = 0; a < numClasses; a++) {

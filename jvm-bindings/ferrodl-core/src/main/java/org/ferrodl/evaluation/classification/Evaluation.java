@@ -167,22 +167,34 @@ public class Evaluation implements Serializable {
         return numRowCounter;
     }
 
-    /** @param c class @return true positives of class c */
+    /**
+     * @param c class
+     * @return true positives of class c
+     */
     public long truePositives(int c) {
         return confusion == null ? 0 : confusion.getCount(c, c);
     }
 
-    /** @param c class @return false positives of class c (predicted c, actually another class) */
+    /**
+     * @param c class
+     * @return false positives of class c (predicted c, actually another class)
+     */
     public long falsePositives(int c) {
         return confusion == null ? 0 : confusion.getPredictedTotal(c) - confusion.getCount(c, c);
     }
 
-    /** @param c class @return false negatives of class c (actually c, predicted another class) */
+    /**
+     * @param c class
+     * @return false negatives of class c (actually c, predicted another class)
+     */
     public long falseNegatives(int c) {
         return confusion == null ? 0 : confusion.getActualTotal(c) - confusion.getCount(c, c);
     }
 
-    /** @param c class @return true negatives of class c */
+    /**
+     * @param c class
+     * @return true negatives of class c
+     */
     public long trueNegatives(int c) {
         return numRowCounter - truePositives(c) - falsePositives(c) - falseNegatives(c);
     }
@@ -231,19 +243,28 @@ public class Evaluation implements Serializable {
         }
     }
 
-    /** @param c class @return TP / (TP + FP) of class c; 0 when c was never predicted */
+    /**
+     * @param c class
+     * @return TP / (TP + FP) of class c; 0 when c was never predicted
+     */
     public double precision(int c) {
         checkClass(c);
         return Math.max(0.0, precisionOrUndefined(c));
     }
 
-    /** @param c class @return TP / (TP + FN) of class c; 0 when c never occurs in the labels */
+    /**
+     * @param c class
+     * @return TP / (TP + FN) of class c; 0 when c never occurs in the labels
+     */
     public double recall(int c) {
         checkClass(c);
         return Math.max(0.0, recallOrUndefined(c));
     }
 
-    /** @param c class @return harmonic mean of precision(c) and recall(c); 0 where undefined or both 0 */
+    /**
+     * @param c class
+     * @return harmonic mean of precision(c) and recall(c); 0 where undefined or both 0
+     */
     public double f1(int c) {
         checkClass(c);
         return Math.max(0.0, f1OrUndefined(c));
@@ -264,17 +285,26 @@ public class Evaluation implements Serializable {
         return numClasses == 2 ? f1(1) : f1(EvaluationAveraging.Macro);
     }
 
-    /** @param averaging macro or micro @return averaged precision over all classes */
+    /**
+     * @param averaging macro or micro
+     * @return averaged precision over all classes
+     */
     public double precision(EvaluationAveraging averaging) {
         return average(averaging, 0);
     }
 
-    /** @param averaging macro or micro @return averaged recall over all classes */
+    /**
+     * @param averaging macro or micro
+     * @return averaged recall over all classes
+     */
     public double recall(EvaluationAveraging averaging) {
         return average(averaging, 1);
     }
 
-    /** @param averaging macro or micro @return averaged F1 over all classes */
+    /**
+     * @param averaging macro or micro
+     * @return averaged F1 over all classes
+     */
     public double f1(EvaluationAveraging averaging) {
         return average(averaging, 2);
     }

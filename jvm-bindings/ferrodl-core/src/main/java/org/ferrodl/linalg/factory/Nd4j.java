@@ -75,37 +75,59 @@ public final class Nd4j {
         return new NDArray(f, r, c);
     }
 
-    /** @param values elements @return a rank-1 array */
+    /**
+     * @param values elements
+     * @return a rank-1 array
+     */
     public static INDArray createFromArray(float... values) {
         return create(values);
     }
 
-    /** @param values elements @return a rank-1 array */
+    /**
+     * @param values elements
+     * @return a rank-1 array
+     */
     public static INDArray createFromArray(double... values) {
         return create(values);
     }
 
-    /** @param values rows @return a matrix */
+    /**
+     * @param values rows
+     * @return a matrix
+     */
     public static INDArray createFromArray(float[][] values) {
         return create(values);
     }
 
-    /** @param values rows @return a matrix */
+    /**
+     * @param values rows
+     * @return a matrix
+     */
     public static INDArray createFromArray(double[][] values) {
         return create(values);
     }
 
-    /** @param shape shape @return an array of zeros */
+    /**
+     * @param shape shape
+     * @return an array of zeros
+     */
     public static INDArray zeros(long... shape) {
         return new NDArray(new float[(int) NDArray.lengthOf(shape)], shape);
     }
 
-    /** @param shape shape @return an array of ones */
+    /**
+     * @param shape shape
+     * @return an array of ones
+     */
     public static INDArray ones(long... shape) {
         return valueArrayOf(shape, 1.0);
     }
 
-    /** @param shape shape @param value fill value @return an array filled with {@code value} */
+    /**
+     * @param shape shape
+     * @param value fill value
+     * @return an array filled with {@code value}
+     */
     public static INDArray valueArrayOf(long[] shape, double value) {
         float[] f = new float[(int) NDArray.lengthOf(shape)];
         Arrays.fill(f, (float) value);

@@ -124,61 +124,91 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         public Builder() {
         }
 
-        /** @param seed random seed of parameter initialization @return this builder */
+        /**
+         * @param seed random seed of parameter initialization
+         * @return this builder
+         */
         public Builder seed(long seed) {
             this.seed = seed;
             return this;
         }
 
-        /** @param updater default updater of every layer @return this builder */
+        /**
+         * @param updater default updater of every layer
+         * @return this builder
+         */
         public Builder updater(IUpdater updater) {
             this.updater = Objects.requireNonNull(updater, "updater");
             return this;
         }
 
-        /** @param biasUpdater default updater of every layer's biases @return this builder */
+        /**
+         * @param biasUpdater default updater of every layer's biases
+         * @return this builder
+         */
         public Builder biasUpdater(IUpdater biasUpdater) {
             this.biasUpdater = biasUpdater;
             return this;
         }
 
-        /** @param weightInit default weight initialization @return this builder */
+        /**
+         * @param weightInit default weight initialization
+         * @return this builder
+         */
         public Builder weightInit(WeightInit weightInit) {
             this.weightInit = Objects.requireNonNull(weightInit, "weightInit");
             return this;
         }
 
-        /** @param activation default activation @return this builder */
+        /**
+         * @param activation default activation
+         * @return this builder
+         */
         public Builder activation(Activation activation) {
             this.activation = Objects.requireNonNull(activation, "activation");
             return this;
         }
 
-        /** @param biasInit default bias initial value @return this builder */
+        /**
+         * @param biasInit default bias initial value
+         * @return this builder
+         */
         public Builder biasInit(double biasInit) {
             this.biasInit = biasInit;
             return this;
         }
 
-        /** @param l1 default L1 coefficient of weights @return this builder */
+        /**
+         * @param l1 default L1 coefficient of weights
+         * @return this builder
+         */
         public Builder l1(double l1) {
             this.l1 = l1;
             return this;
         }
 
-        /** @param l2 default L2 coefficient of weights @return this builder */
+        /**
+         * @param l2 default L2 coefficient of weights
+         * @return this builder
+         */
         public Builder l2(double l2) {
             this.l2 = l2;
             return this;
         }
 
-        /** @param l1Bias default L1 coefficient of biases @return this builder */
+        /**
+         * @param l1Bias default L1 coefficient of biases
+         * @return this builder
+         */
         public Builder l1Bias(double l1Bias) {
             this.l1Bias = l1Bias;
             return this;
         }
 
-        /** @param l2Bias default L2 coefficient of biases @return this builder */
+        /**
+         * @param l2Bias default L2 coefficient of biases
+         * @return this builder
+         */
         public Builder l2Bias(double l2Bias) {
             this.l2Bias = l2Bias;
             return this;

@@ -160,28 +160,52 @@ public interface INDArray extends Serializable {
     /** @return the mean of all elements */
     Number meanNumber();
 
-    /** @param other same shape @return a new array {@code this + other} */
+    /**
+     * @param other same shape
+     * @return a new array {@code this + other}
+     */
     INDArray add(INDArray other);
 
-    /** @param other same shape @return this array after {@code this += other} */
+    /**
+     * @param other same shape
+     * @return this array after {@code this += other}
+     */
     INDArray addi(INDArray other);
 
-    /** @param other same shape @return a new array {@code this - other} */
+    /**
+     * @param other same shape
+     * @return a new array {@code this - other}
+     */
     INDArray sub(INDArray other);
 
-    /** @param other same shape @return this array after {@code this -= other} */
+    /**
+     * @param other same shape
+     * @return this array after {@code this -= other}
+     */
     INDArray subi(INDArray other);
 
-    /** @param scalar factor @return a new array {@code this * scalar} */
+    /**
+     * @param scalar factor
+     * @return a new array {@code this * scalar}
+     */
     INDArray mul(Number scalar);
 
-    /** @param scalar factor @return this array after {@code this *= scalar} */
+    /**
+     * @param scalar factor
+     * @return this array after {@code this *= scalar}
+     */
     INDArray muli(Number scalar);
 
-    /** @param scalar divisor @return a new array {@code this / scalar} */
+    /**
+     * @param scalar divisor
+     * @return a new array {@code this / scalar}
+     */
     INDArray div(Number scalar);
 
-    /** @param scalar divisor @return this array after {@code this /= scalar} */
+    /**
+     * @param scalar divisor
+     * @return this array after {@code this /= scalar}
+     */
     INDArray divi(Number scalar);
 
     /**

@@ -190,55 +190,82 @@ public abstract class BaseLayer extends Layer {
         /** Biases' updater. */
         protected IUpdater biasUpdater;
 
-        /** @param activation activation function @return this builder */
+        /**
+         * @param activation activation function
+         * @return this builder
+         */
         public T activation(Activation activation) {
             this.activation = activation;
             return self();
         }
 
-        /** @param weightInit weight initialization @return this builder */
+        /**
+         * @param weightInit weight initialization
+         * @return this builder
+         */
         public T weightInit(WeightInit weightInit) {
             this.weightInit = weightInit;
             return self();
         }
 
-        /** @param biasInit initial value of every bias @return this builder */
+        /**
+         * @param biasInit initial value of every bias
+         * @return this builder
+         */
         public T biasInit(double biasInit) {
             this.biasInit = biasInit;
             return self();
         }
 
-        /** @param l1 L1 coefficient for weights @return this builder */
+        /**
+         * @param l1 L1 coefficient for weights
+         * @return this builder
+         */
         public T l1(double l1) {
             this.l1 = l1;
             return self();
         }
 
-        /** @param l2 L2 coefficient for weights @return this builder */
+        /**
+         * @param l2 L2 coefficient for weights
+         * @return this builder
+         */
         public T l2(double l2) {
             this.l2 = l2;
             return self();
         }
 
-        /** @param l1Bias L1 coefficient for biases @return this builder */
+        /**
+         * @param l1Bias L1 coefficient for biases
+         * @return this builder
+         */
         public T l1Bias(double l1Bias) {
             this.l1Bias = l1Bias;
             return self();
         }
 
-        /** @param l2Bias L2 coefficient for biases @return this builder */
+        /**
+         * @param l2Bias L2 coefficient for biases
+         * @return this builder
+         */
         public T l2Bias(double l2Bias) {
             this.l2Bias = l2Bias;
             return self();
         }
 
-        /** @param updater updater of the weights (and biases unless biasUpdater is set) @return this builder */
+        /**
+         * @param updater updater of the weights (and biases unless biasUpdater is set)
+         * @return this builder
+         */
         public T updater(IUpdater updater) {
             this.updater = updater;
             return self();
         }
 
-        /** @param biasUpdater updater of the biases @return this builder */
+        /**
+         * @param biasUpdater updater of the biases
+         * @return this builder
+         */
         public T biasUpdater(IUpdater biasUpdater) {
             this.biasUpdater = biasUpdater;
             return self();

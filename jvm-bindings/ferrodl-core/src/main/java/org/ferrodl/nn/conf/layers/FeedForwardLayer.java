@@ -89,24 +89,36 @@ public abstract class FeedForwardLayer extends BaseLayer {
         /** Bias on/off. */
         protected Boolean hasBias;
 
-        /** @param nIn number of inputs @return this builder */
+        /**
+         * @param nIn number of inputs
+         * @return this builder
+         */
         public T nIn(long nIn) {
             this.nIn = nIn;
             return self();
         }
 
-        /** @param nOut number of outputs @return this builder */
+        /**
+         * @param nOut number of outputs
+         * @return this builder
+         */
         public T nOut(long nOut) {
             this.nOut = nOut;
             return self();
         }
 
-        /** @param units number of outputs (same as {@link #nOut(long)}) @return this builder */
+        /**
+         * @param units number of outputs (same as {@link #nOut(long)})
+         * @return this builder
+         */
         public T units(long units) {
             return nOut(units);
         }
 
-        /** @param hasBias whether the layer has a bias vector (default true) @return this builder */
+        /**
+         * @param hasBias whether the layer has a bias vector (default true)
+         * @return this builder
+         */
         public T hasBias(boolean hasBias) {
             this.hasBias = hasBias;
             return self();

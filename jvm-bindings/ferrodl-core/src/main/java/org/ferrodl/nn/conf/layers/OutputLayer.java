@@ -69,7 +69,10 @@ public class OutputLayer extends FeedForwardLayer {
             this.lossFunction = lossFunction;
         }
 
-        /** @param lossFunction the loss function @return this builder */
+        /**
+         * @param lossFunction the loss function
+         * @return this builder
+         */
         public Builder lossFunction(LossFunction lossFunction) {
             this.lossFunction = lossFunction;
             return this;
