@@ -37,7 +37,8 @@ clean:
 # ---- Spark example and real-cluster test ----
 PYTHON ?= python3
 EXAMPLE_JAR := spark-example/target/ferrodl-spark-example-0.1.0.jar
-EXAMPLE_PROVIDED_CP := spark-example/target/spark-provided.classpath
+# Spark's own runtime classpath, resolved by Maven from a standalone pom (Spark's dependency versions)
+EXAMPLE_SPARK_CP := spark-example/target/spark-runtime.classpath
 EXAMPLE_ARGS ?=
 # the module openings Spark's own launcher passes on Java 17+ (plain `java` needs them spelled out)
 SPARK_JAVA_OPTS := -XX:+IgnoreUnrecognizedVMOptions \
@@ -57,11 +58,13 @@ $(SPARK_HOME)/bin/spark-submit:
 	mkdir -p $(SPARK_DIST)
 	$(PYTHON) -m pip install --no-deps --target $(SPARK_DIST) pyspark==$(SPARK_VERSION)
 
-# builds everything, then trains on an embedded local[*] Spark (Spark from Maven's provided
-# classpath, no installation needed). Options: make example EXAMPLE_ARGS="--epochs 3"
+# builds everything, then trains on an embedded local[*] Spark (Spark's classpath resolved by
+# Maven, no installation needed). Options: make example EXAMPLE_ARGS="--epochs 3"
 example: jvm
+	$(MVN) -f spark-example/spark-classpath.pom.xml dependency:build-classpath \
+		-Dspark.version=$(SPARK_VERSION) -Dmdep.outputFile=$(ROOT)/$(EXAMPLE_SPARK_CP)
 	SPARK_LOCAL_IP=127.0.0.1 java -Xmx2g $(SPARK_JAVA_OPTS) \
-		-cp "$(EXAMPLE_JAR):$$(cat $(EXAMPLE_PROVIDED_CP))" \
+		-cp "$(EXAMPLE_JAR):$$(cat $(EXAMPLE_SPARK_CP))" \
 		org.ferrodl.examples.MnistMlpExample $(EXAMPLE_ARGS)
 
 # a standalone master + two workers on 127.0.0.1, the example submitted with spark-submit

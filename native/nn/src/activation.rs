@@ -12,7 +12,14 @@ pub const LEAKY_RELU_ALPHA: f64 = 0.01;
 
 impl Activation {
     /// All names accepted in JSON, for messages.
-    pub const NAMES: [&'static str; 6] = ["IDENTITY", "RELU", "LEAKYRELU", "TANH", "SIGMOID", "SOFTMAX"];
+    pub const NAMES: [&'static str; 6] = [
+        "IDENTITY",
+        "RELU",
+        "LEAKYRELU",
+        "TANH",
+        "SIGMOID",
+        "SOFTMAX",
+    ];
 
     /// `true` when the activation acts on each element independently (everything but SOFTMAX).
     pub fn is_elementwise(self) -> bool {

@@ -124,7 +124,9 @@ pub enum UpdaterConfig {
 impl Default for UpdaterConfig {
     /// The reference's default updater: Sgd with learning rate 1e-3.
     fn default() -> Self {
-        UpdaterConfig::Sgd(SgdConfig { learning_rate: default_sgd_lr() })
+        UpdaterConfig::Sgd(SgdConfig {
+            learning_rate: default_sgd_lr(),
+        })
     }
 }
 
@@ -132,23 +134,28 @@ impl UpdaterConfig {
     /// The engine-side updater.
     pub fn to_updater(&self) -> AnyUpdater {
         match self {
-            UpdaterConfig::Sgd(c) => AnyUpdater::Sgd(Sgd { learning_rate: c.learning_rate }),
+            UpdaterConfig::Sgd(c) => AnyUpdater::Sgd(Sgd {
+                learning_rate: c.learning_rate,
+            }),
             UpdaterConfig::Adam(c) => AnyUpdater::Adam(Adam {
                 learning_rate: c.learning_rate,
                 beta1: c.beta1,
                 beta2: c.beta2,
                 epsilon: c.epsilon,
             }),
-            UpdaterConfig::Nesterovs(c) => {
-                AnyUpdater::Nesterovs(Nesterovs { learning_rate: c.learning_rate, momentum: c.momentum })
-            }
+            UpdaterConfig::Nesterovs(c) => AnyUpdater::Nesterovs(Nesterovs {
+                learning_rate: c.learning_rate,
+                momentum: c.momentum,
+            }),
         }
     }
 
     /// Checks value ranges; `what` names the place for the message (e.g. `layer 0 (DenseLayer) updater`).
     fn validate(&self, what: &str) -> Result<(), NnError> {
         let bad = |field: &str, v: f64, rule: &str| {
-            Err(NnError::InvalidConfig(format!("{what}: {field}={v} is invalid ({rule})")))
+            Err(NnError::InvalidConfig(format!(
+                "{what}: {field}={v} is invalid ({rule})"
+            )))
         };
         let lr = match self {
             UpdaterConfig::Sgd(c) => c.learning_rate,
@@ -366,8 +373,9 @@ impl MultiLayerConfiguration {
         }
         let mut layers = Vec::with_capacity(raw.layers.len());
         for (i, v) in raw.layers.into_iter().enumerate() {
-            let layer = LayerConfig::deserialize(v)
-                .map_err(|e| NnError::InvalidConfig(format!("invalid configuration JSON: layer {i}: {e}")))?;
+            let layer = LayerConfig::deserialize(v).map_err(|e| {
+                NnError::InvalidConfig(format!("invalid configuration JSON: layer {i}: {e}"))
+            })?;
             layers.push(layer);
         }
         let conf = MultiLayerConfiguration {
@@ -399,7 +407,9 @@ impl MultiLayerConfiguration {
             ));
         }
         if self.layers.is_empty() {
-            return err("the configuration has no layers (the last layer must be an OutputLayer)".into());
+            return err(
+                "the configuration has no layers (the last layer must be an OutputLayer)".into(),
+            );
         }
         let last = self.layers.len() - 1;
         for (i, layer) in self.layers.iter().enumerate() {
@@ -442,13 +452,23 @@ impl MultiLayerConfiguration {
                      use SIGMOID for a single output or nOut >= 2"
                 ));
             }
-            for (field, v) in [("l1", d.l1), ("l2", d.l2), ("l1Bias", d.l1_bias), ("l2Bias", d.l2_bias)] {
+            for (field, v) in [
+                ("l1", d.l1),
+                ("l2", d.l2),
+                ("l1Bias", d.l1_bias),
+                ("l2Bias", d.l2_bias),
+            ] {
                 if !(v.is_finite() && v >= 0.0) {
-                    return err(format!("{who}: {field}={v} is invalid (must be a finite number >= 0)"));
+                    return err(format!(
+                        "{who}: {field}={v} is invalid (must be a finite number >= 0)"
+                    ));
                 }
             }
             if !d.bias_init.is_finite() {
-                return err(format!("{who}: biasInit={} is invalid (must be finite)", d.bias_init));
+                return err(format!(
+                    "{who}: biasInit={} is invalid (must be finite)",
+                    d.bias_init
+                ));
             }
             d.updater.validate(&format!("{who} updater"))?;
             d.bias_updater.validate(&format!("{who} biasUpdater"))?;

@@ -11,8 +11,8 @@ pub mod loss;
 pub mod network;
 
 pub use config::{
-    Activation, DenseLayerConfig, LayerConfig, LossFunction, MultiLayerConfiguration, OutputLayerConfig,
-    UpdaterConfig, WeightInit,
+    Activation, DenseLayerConfig, LayerConfig, LossFunction, MultiLayerConfiguration,
+    OutputLayerConfig, UpdaterConfig, WeightInit,
 };
 pub use error::NnError;
 pub use layers::{DenseLayer, Layer, OutputLayer};

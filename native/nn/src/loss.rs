@@ -36,7 +36,10 @@ impl LossFunction {
     pub const NAMES: [&'static str; 3] = ["MCXENT", "NEGATIVELOGLIKELIHOOD", "MSE"];
 
     fn is_cross_entropy(self) -> bool {
-        matches!(self, LossFunction::Mcxent | LossFunction::NegativeLogLikelihood)
+        matches!(
+            self,
+            LossFunction::Mcxent | LossFunction::NegativeLogLikelihood
+        )
     }
 
     /// Sum over all examples of the (masked) per-example loss, accumulated in f64.
@@ -49,7 +52,11 @@ impl LossFunction {
         cols: usize,
     ) -> f64 {
         let mut total = 0.0f64;
-        for (r, (orow, yrow)) in output.chunks_exact(cols).zip(labels.chunks_exact(cols)).enumerate() {
+        for (r, (orow, yrow)) in output
+            .chunks_exact(cols)
+            .zip(labels.chunks_exact(cols))
+            .enumerate()
+        {
             for (c, (&o, &y)) in orow.iter().zip(yrow).enumerate() {
                 let m = mask_at(mask, r, c).f64();
                 if m == 0.0 {
@@ -72,6 +79,7 @@ impl LossFunction {
     ///
     /// Softmax with cross entropy uses the fused form `dz_j = a_j·Σ_k m_k y_k − m_j y_j` (which is
     /// `a − y` for one-hot labels): it avoids dividing by tiny probabilities.
+    #[allow(clippy::too_many_arguments)]
     pub fn delta<T: Scalar>(
         self,
         activation: Activation,

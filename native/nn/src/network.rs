@@ -44,7 +44,11 @@ pub struct MultiLayerNetwork<T: Scalar = f32> {
 
 /// Picks layer `i` out of the split storage (a free function so callers can borrow other fields
 /// mutably at the same time).
-fn layer_at<'a, T: Scalar>(hidden: &'a [Box<dyn Layer<T>>], output: &'a OutputLayer, i: usize) -> &'a dyn Layer<T> {
+fn layer_at<'a, T: Scalar>(
+    hidden: &'a [Box<dyn Layer<T>>],
+    output: &'a OutputLayer,
+    i: usize,
+) -> &'a dyn Layer<T> {
     if i < hidden.len() {
         hidden[i].as_ref()
     } else {
@@ -62,12 +66,13 @@ fn describe_value(v: f64) -> &'static str {
     }
 }
 
-/// Fails with the row and column of the first NaN/infinite value of a `? × cols` matrix.
+/// Fails with the row and column of the first NaN/infinite value of a `? × cols` matrix;
+/// `what` is the subject with its verb ("features contain").
 fn check_finite<T: Scalar>(what: &str, data: &[T], cols: usize) -> Result<(), NnError> {
     match ferrodl_tensor::first_non_finite(data) {
         None => Ok(()),
         Some(i) => Err(NnError::InvalidInput(format!(
-            "{what} contain {} at row {}, column {}",
+            "{what} {} at row {}, column {}",
             describe_value(data[i].f64()),
             i / cols,
             i % cols
@@ -96,7 +101,9 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             }
         }
         // validate() guarantees exactly one OutputLayer, in last position.
-        let output = output.ok_or_else(|| NnError::InvalidConfig("the last layer must be an OutputLayer".into()))?;
+        let output = output.ok_or_else(|| {
+            NnError::InvalidConfig("the last layer must be an OutputLayer".into())
+        })?;
 
         let mut ranges = Vec::with_capacity(n);
         let mut offset = 0;
@@ -169,7 +176,9 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     }
 
     pub fn set_updater_state(&mut self, s: &[T]) -> Result<(), NnError> {
-        self.optimizer.set_state(s).map_err(|e| NnError::InvalidInput(e.to_string()))
+        self.optimizer
+            .set_state(s)
+            .map_err(|e| NnError::InvalidInput(e.to_string()))
     }
 
     /// Number of input columns (nIn of the first layer).
@@ -219,7 +228,9 @@ impl<T: Scalar> MultiLayerNetwork<T> {
 
     fn check_rows(rows: usize) -> Result<(), NnError> {
         if rows == 0 {
-            return Err(NnError::InvalidInput("rows must be at least 1 (the minibatch is empty)".into()));
+            return Err(NnError::InvalidInput(
+                "rows must be at least 1 (the minibatch is empty)".into(),
+            ));
         }
         Ok(())
     }
@@ -252,16 +263,23 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     }
 
     /// Shape of a flat array given only its row count: infers columns, then checks them.
-    fn check_flat(&self, what: &str, len: usize, rows: usize, expected_cols: usize) -> Result<(), NnError> {
+    fn check_flat(
+        &self,
+        what: &str,
+        len: usize,
+        rows: usize,
+        expected_cols: usize,
+    ) -> Result<(), NnError> {
         Self::check_rows(rows)?;
         if len == rows * expected_cols {
             return Ok(());
         }
-        if len % rows == 0 {
+        let cols = len / rows;
+        if cols * rows == len {
             // A whole number of rows: report the width the caller actually has.
             return match what {
-                "features" => self.check_features_shape(rows, len / rows),
-                _ => self.check_labels_shape(rows, len / rows),
+                "features" => self.check_features_shape(rows, cols),
+                _ => self.check_labels_shape(rows, cols),
             };
         }
         Err(NnError::Shape(format!(
@@ -273,14 +291,19 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     /// Full check of a features array (shape, then NaN/infinite values with row and column).
     pub fn check_features(&self, features: &[T], rows: usize) -> Result<(), NnError> {
         self.check_flat("features", features.len(), rows, self.n_in())?;
-        check_finite("features", features, self.n_in())
+        check_finite("features contain", features, self.n_in())
     }
 
     /// Full check of labels and the optional labels mask.
-    pub fn check_labels(&self, labels: &[T], rows: usize, mask: Option<(&[T], usize)>) -> Result<(), NnError> {
+    pub fn check_labels(
+        &self,
+        labels: &[T],
+        rows: usize,
+        mask: Option<(&[T], usize)>,
+    ) -> Result<(), NnError> {
         let n_out = self.n_out();
         self.check_flat("labels", labels.len(), rows, n_out)?;
-        check_finite("labels", labels, n_out)?;
+        check_finite("labels contain", labels, n_out)?;
         if let Some((m, cols)) = mask {
             if cols != 1 && cols != n_out {
                 return Err(NnError::Shape(format!(
@@ -295,7 +318,7 @@ impl<T: Scalar> MultiLayerNetwork<T> {
                     rows * cols
                 )));
             }
-            check_finite("labels mask", m, cols)?;
+            check_finite("labels mask contains", m, cols)?;
         }
         Ok(())
     }
@@ -322,13 +345,21 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             let (before, rest) = self.acts.split_at_mut(i);
             let input: &[T] = if i == 0 { features } else { &before[i - 1] };
             let layer = layer_at(&self.hidden, &self.output, i);
-            layer.forward(&self.params[self.ranges[i].clone()], input, rows, &mut rest[0]);
+            layer.forward(
+                &self.params[self.ranges[i].clone()],
+                input,
+                rows,
+                &mut rest[0],
+            );
         }
     }
 
     fn regularization_score(&self) -> f64 {
         (0..self.num_layers())
-            .map(|i| layer_at(&self.hidden, &self.output, i).regularization_score(&self.params[self.ranges[i].clone()]))
+            .map(|i| {
+                layer_at(&self.hidden, &self.output, i)
+                    .regularization_score(&self.params[self.ranges[i].clone()])
+            })
             .sum()
     }
 
@@ -336,7 +367,11 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     fn score_from_acts(&self, labels: &[T], rows: usize, mask: Option<&LabelsMask<'_, T>>) -> f64 {
         let out = &self.acts[self.num_layers() - 1];
         let data = self.output.score_sum(out, labels, mask);
-        let data = if self.conf.mini_batch { data / rows as f64 } else { data };
+        let data = if self.conf.mini_batch {
+            data / rows as f64
+        } else {
+            data
+        };
         data + self.regularization_score()
     }
 
@@ -358,14 +393,30 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         Ok(score)
     }
 
-    fn backward(&mut self, features: &[T], labels: &[T], rows: usize, mask: Option<&LabelsMask<'_, T>>) {
+    fn backward(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        mask: Option<&LabelsMask<'_, T>>,
+    ) {
         let n = self.num_layers();
         let last = n - 1;
         // miniBatch=true: the score is a mean over examples, so is the gradient; with
         // miniBatch=false both are sums (the reference's meaning of the flag).
-        let scale = if self.conf.mini_batch { T::one() / T::of(rows as f64) } else { T::one() };
+        let scale = if self.conf.mini_batch {
+            T::one() / T::of(rows as f64)
+        } else {
+            T::one()
+        };
         let n_out = self.n_out();
-        self.output.loss_delta(&self.acts[last], labels, mask, scale, &mut self.delta[..rows * n_out]);
+        self.output.loss_delta(
+            &self.acts[last],
+            labels,
+            mask,
+            scale,
+            &mut self.delta[..rows * n_out],
+        );
         for i in (0..n).rev() {
             let layer = layer_at(&self.hidden, &self.output, i);
             let (w_in, w_out) = (layer.n_in(), layer.n_out());
@@ -377,7 +428,9 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             let delta = &mut self.delta[..rows * w_out];
             if i == last {
                 // The loss already produced dL/dz (possibly fused with softmax).
-                self.output.dense().backward_from_preactivation(params, input, rows, delta, grads, grad_input);
+                self.output
+                    .dense()
+                    .backward_from_preactivation(params, input, rows, delta, grads, grad_input);
             } else {
                 layer.backward(params, input, &self.acts[i], rows, delta, grads, grad_input);
             }
@@ -396,7 +449,8 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
         let score = self.compute_gradient_and_score(features, labels, rows, labels_mask)?;
-        self.optimizer.step(&mut self.grads, self.conf.iteration_count);
+        self.optimizer
+            .step(&mut self.grads, self.conf.iteration_count);
         for (p, &u) in self.params.iter_mut().zip(&self.grads) {
             *p = *p - u;
         }
@@ -426,5 +480,43 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
         self.forward(features, rows);
         Ok(self.score_from_acts(labels, rows, mask.as_ref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> MultiLayerNetwork<f32> {
+        let json = r#"{"formatVersion":1,"seed":3,"layers":[
+            {"type":"DenseLayer","nIn":3,"nOut":5,"activation":"RELU"},
+            {"type":"OutputLayer","nIn":5,"nOut":2,"activation":"SOFTMAX","lossFunction":"MCXENT"}]}"#;
+        MultiLayerNetwork::new(MultiLayerConfiguration::from_json(json).unwrap()).unwrap()
+    }
+
+    fn buffer_ptrs(net: &MultiLayerNetwork<f32>) -> Vec<*const f32> {
+        let mut v: Vec<*const f32> = net.acts.iter().map(|a| a.as_ptr()).collect();
+        v.push(net.delta.as_ptr());
+        v.push(net.delta_next.as_ptr());
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn buffers_are_reused_across_iterations() {
+        let mut net = tiny();
+        let x = [0.5f32; 12];
+        let y = [1.0f32, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0];
+        net.fit(&x, &y, 4, None).unwrap();
+        let before = buffer_ptrs(&net);
+        let params_ptr = net.params.as_ptr();
+        for _ in 0..5 {
+            net.fit(&x, &y, 4, None).unwrap();
+        }
+        // A smaller batch fits in the existing capacity too.
+        net.fit(&x[..6], &y[..4], 2, None).unwrap();
+        // delta and delta_next are swapped each layer, hence the sorted comparison.
+        assert_eq!(buffer_ptrs(&net), before);
+        assert_eq!(net.params.as_ptr(), params_ptr);
     }
 }

@@ -12,10 +12,19 @@ mod common;
 
 use common::*;
 use ferrodl_nn::MultiLayerNetwork;
-use ferrodl_testutil::{binary_mask, check_gradient, normal_matrix, one_hot, uniform_matrix, GradCheckConfig, Rng};
+use ferrodl_testutil::{
+    binary_mask, check_gradient, normal_matrix, one_hot, uniform_matrix, GradCheckConfig, Rng,
+};
 use serde_json::{json, Value};
 
-const ACTIVATIONS: [&str; 6] = ["IDENTITY", "RELU", "LEAKYRELU", "TANH", "SIGMOID", "SOFTMAX"];
+const ACTIVATIONS: [&str; 6] = [
+    "IDENTITY",
+    "RELU",
+    "LEAKYRELU",
+    "TANH",
+    "SIGMOID",
+    "SOFTMAX",
+];
 
 #[derive(Clone, Copy, Debug)]
 enum Mask {
@@ -49,14 +58,22 @@ fn run_check(layers: Vec<Value>, mini_batch: bool, mask: Mask, seed: u64) {
     let m = match mask {
         Mask::None => None,
         // Every other example masked out entirely.
-        Mask::PerExample => Some(((0..rows).map(|r| if r % 2 == 0 { 1.0 } else { 0.0 }).collect(), 1)),
+        Mask::PerExample => Some((
+            (0..rows)
+                .map(|r| if r % 2 == 0 { 1.0 } else { 0.0 })
+                .collect(),
+            1,
+        )),
         Mask::PerOutput => Some((binary_mask(&mut rng, rows, n_out, 0.6), n_out)),
     };
     let mref = m.as_ref().map(|(d, c)| (d.as_slice(), *c));
     let score = net.compute_gradient_and_score(&x, &y, rows, mref).unwrap();
     assert!(score.is_finite());
     let analytic = net.gradient().to_vec();
-    assert!(analytic.iter().any(|g| g.abs() > 1e-6), "gradient is all zero");
+    assert!(
+        analytic.iter().any(|g| g.abs() > 1e-6),
+        "gradient is all zero"
+    );
     let report = check_gradient(
         &mut p,
         &analytic,
@@ -71,7 +88,12 @@ fn run_check(layers: Vec<Value>, mini_batch: bool, mask: Mask, seed: u64) {
 
     // Negative control: a 1e-4 relative error in one entry must be caught.
     let mut wrong = analytic.clone();
-    let k = wrong.iter().enumerate().max_by(|a, b| a.1.abs().total_cmp(&b.1.abs())).unwrap().0;
+    let k = wrong
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+        .unwrap()
+        .0;
     wrong[k] *= 1.0 + 1e-4;
     let report = check_gradient(
         &mut p,
@@ -82,20 +104,34 @@ fn run_check(layers: Vec<Value>, mini_batch: bool, mask: Mask, seed: u64) {
         },
         GradCheckConfig::default(),
     );
-    assert_eq!(report.failures.len(), 1, "negative control not detected: {report}");
+    assert_eq!(
+        report.failures.len(),
+        1,
+        "negative control not detected: {report}"
+    );
 }
 
 #[test]
 fn every_activation_in_a_hidden_layer() {
     for (i, a) in ACTIVATIONS.iter().enumerate() {
-        run_check(vec![dense(4, 3, a), output(3, 2, "IDENTITY", "MSE")], true, Mask::None, 10 + i as u64);
+        run_check(
+            vec![dense(4, 3, a), output(3, 2, "IDENTITY", "MSE")],
+            true,
+            Mask::None,
+            10 + i as u64,
+        );
     }
 }
 
 #[test]
 fn every_activation_in_the_output_layer_with_mse() {
     for (i, a) in ACTIVATIONS.iter().enumerate() {
-        run_check(vec![dense(3, 4, "TANH"), output(4, 3, a, "MSE")], true, Mask::None, 20 + i as u64);
+        run_check(
+            vec![dense(3, 4, "TANH"), output(4, 3, a, "MSE")],
+            true,
+            Mask::None,
+            20 + i as u64,
+        );
     }
 }
 
@@ -110,7 +146,10 @@ fn every_loss_with_and_without_masks() {
         ("TANH", "MSE"),
     ];
     for (i, (act, loss)) in cases.iter().enumerate() {
-        for (j, mask) in [Mask::None, Mask::PerExample, Mask::PerOutput].into_iter().enumerate() {
+        for (j, mask) in [Mask::None, Mask::PerExample, Mask::PerOutput]
+            .into_iter()
+            .enumerate()
+        {
             run_check(
                 vec![dense(3, 4, "SIGMOID"), output(4, 3, act, loss)],
                 true,
@@ -123,7 +162,12 @@ fn every_loss_with_and_without_masks() {
 
 #[test]
 fn deep_stack_with_l1_l2_and_bias_variants() {
-    let mut layers = vec![dense(4, 5, "RELU"), dense(5, 4, "LEAKYRELU"), dense(4, 3, "TANH"), output(3, 3, "SOFTMAX", "MCXENT")];
+    let mut layers = vec![
+        dense(4, 5, "RELU"),
+        dense(5, 4, "LEAKYRELU"),
+        dense(4, 3, "TANH"),
+        output(3, 3, "SOFTMAX", "MCXENT"),
+    ];
     for (i, l) in layers.iter_mut().enumerate() {
         l["l1"] = json!(0.01 * (i + 1) as f64);
         l["l2"] = json!(0.02 * (i + 1) as f64);

@@ -23,7 +23,9 @@ fn score_matches_hand_computation_softmax_mcxent_with_l2() {
     // Row 0: z = [1, 2] + b = [1.5, 1.5] -> p = [0.5, 0.5], label class 0 -> ln 2.
     // Row 1: z = [3, 4] + b = [3.5, 3.5] -> p = [0.5, 0.5], label class 1 -> ln 2.
     // Mean ln 2, plus 0.5 * 0.1 * (1 + 4 + 9 + 16) = 1.5 (biases have l2Bias = 0).
-    let s = net.score(&[1.0, 0.0, 0.0, 1.0], &[1.0, 0.0, 0.0, 1.0], 2, None).unwrap();
+    let s = net
+        .score(&[1.0, 0.0, 0.0, 1.0], &[1.0, 0.0, 0.0, 1.0], 2, None)
+        .unwrap();
     assert!((s - (std::f64::consts::LN_2 + 1.5)).abs() < 1e-6, "{s}");
     // An unbalanced row: x = [2, 0] -> z = [2.5, 3.5], label class 0: -ln(e^2.5/(e^2.5+e^3.5)).
     let s = net.score(&[2.0, 0.0], &[1.0, 0.0], 1, None).unwrap();
@@ -42,14 +44,30 @@ fn score_matches_hand_computation_mse_with_masks() {
     // Per-example mask [1, 0]: (65 + 0) / 2 — the mean still divides by N.
     assert!((net.score(&x, &y, 2, Some((&[1.0, 0.0], 1))).unwrap() - 32.5).abs() < 1e-4);
     // Per-output mask [[1, 0], [0, 1]]: (49/2 + 81/2) / 2 = 32.5.
-    assert!((net.score(&x, &y, 2, Some((&[1.0, 0.0, 0.0, 1.0], 2))).unwrap() - 32.5).abs() < 1e-4);
+    assert!(
+        (net.score(&x, &y, 2, Some((&[1.0, 0.0, 0.0, 1.0], 2)))
+            .unwrap()
+            - 32.5)
+            .abs()
+            < 1e-4
+    );
     // Per-output mask [[1, 0], [1, 0]]: (49/2 + 49/2) / 2 = 24.5.
-    assert!((net.score(&x, &y, 2, Some((&[1.0, 0.0, 1.0, 0.0], 2))).unwrap() - 24.5).abs() < 1e-4);
+    assert!(
+        (net.score(&x, &y, 2, Some((&[1.0, 0.0, 1.0, 0.0], 2)))
+            .unwrap()
+            - 24.5)
+            .abs()
+            < 1e-4
+    );
 }
 
 #[test]
 fn output_is_rows_by_n_out_and_softmax_rows_sum_to_one() {
-    let mut net = MultiLayerNetwork::new(conf(5, vec![dense(3, 6, "RELU"), output(6, 4, "SOFTMAX", "MCXENT")])).unwrap();
+    let mut net = MultiLayerNetwork::new(conf(
+        5,
+        vec![dense(3, 6, "RELU"), output(6, 4, "SOFTMAX", "MCXENT")],
+    ))
+    .unwrap();
     let x = to_f32(&normal_matrix(&mut Rng::new(2), 7, 3));
     let out = net.output(&x, 7, false).unwrap();
     assert_eq!(out.len(), 7 * 4);
@@ -82,7 +100,10 @@ fn training_on_separable_data_reduces_score_tenfold() {
         json!({"type": "Nesterovs", "learningRate": 0.1, "momentum": 0.9}),
         json!({"type": "Sgd", "learningRate": 0.5}),
     ] {
-        let layers = with_updater(vec![dense(4, 8, "RELU"), output(8, 2, "SOFTMAX", "MCXENT")], updater.clone());
+        let layers = with_updater(
+            vec![dense(4, 8, "RELU"), output(8, 2, "SOFTMAX", "MCXENT")],
+            updater.clone(),
+        );
         let mut net = MultiLayerNetwork::new(conf(42, layers)).unwrap();
         let (x, y) = blobs(64, 3);
         let first = net.fit(&x, &y, 64, None).unwrap();
@@ -103,7 +124,11 @@ fn training_on_separable_data_reduces_score_tenfold() {
 
 #[test]
 fn counters_increment_per_fit_and_can_be_set() {
-    let mut net = MultiLayerNetwork::new(conf(1, vec![dense(4, 3, "TANH"), output(3, 2, "SOFTMAX", "MCXENT")])).unwrap();
+    let mut net = MultiLayerNetwork::new(conf(
+        1,
+        vec![dense(4, 3, "TANH"), output(3, 2, "SOFTMAX", "MCXENT")],
+    ))
+    .unwrap();
     let (x, y) = blobs(4, 1);
     assert_eq!((net.iteration_count(), net.epoch_count()), (0, 0));
     for i in 1..=3 {
@@ -121,12 +146,19 @@ fn counters_increment_per_fit_and_can_be_set() {
     assert_eq!(net.configuration().epoch_count, 8);
     assert_eq!(net.configuration().iteration_count, 100);
     let json = net.configuration().to_json();
-    assert!(json.contains("\"iterationCount\":100") && json.contains("\"epochCount\":8"), "{json}");
+    assert!(
+        json.contains("\"iterationCount\":100") && json.contains("\"epochCount\":8"),
+        "{json}"
+    );
 }
 
 #[test]
 fn params_round_trip_and_layout() {
-    let mut net = MultiLayerNetwork::new(conf(9, vec![dense(3, 4, "RELU"), output(4, 2, "SOFTMAX", "MCXENT")])).unwrap();
+    let mut net = MultiLayerNetwork::new(conf(
+        9,
+        vec![dense(3, 4, "RELU"), output(4, 2, "SOFTMAX", "MCXENT")],
+    ))
+    .unwrap();
     assert_eq!(net.num_params(), 3 * 4 + 4 + 4 * 2 + 2);
     assert_eq!(net.param_range(0), Some(0..16));
     assert_eq!(net.param_range(1), Some(16..26));
@@ -135,7 +167,10 @@ fn params_round_trip_and_layout() {
     net.set_params(&p).unwrap();
     assert_eq!(net.params(), &p[..]);
     let e = net.set_params(&p[1..]).unwrap_err();
-    assert_eq!(e, NnError::InvalidInput("params have 25 values but this network has 26 parameters".into()));
+    assert_eq!(
+        e,
+        NnError::InvalidInput("params have 25 values but this network has 26 parameters".into())
+    );
     // The layout is W then b: with W = 0 and b = [1, 2, 3, 4] the hidden layer outputs relu(b).
     let mut q = vec![0.0f32; 26];
     q[12..16].copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
@@ -187,7 +222,10 @@ fn updater_state_export_import_continues_identically() {
         json!({"type": "Adam", "learningRate": 0.01, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}),
         json!({"type": "Nesterovs", "learningRate": 0.05, "momentum": 0.9}),
     ] {
-        let layers = with_updater(vec![dense(4, 5, "TANH"), output(5, 2, "SOFTMAX", "MCXENT")], updater.clone());
+        let layers = with_updater(
+            vec![dense(4, 5, "TANH"), output(5, 2, "SOFTMAX", "MCXENT")],
+            updater.clone(),
+        );
         let mut a = MultiLayerNetwork::new(conf(11, layers.clone())).unwrap();
         let (x, y) = blobs(8, 4);
         for _ in 0..5 {
@@ -305,72 +343,139 @@ fn config_error(v: serde_json::Value) -> String {
 
 #[test]
 fn configuration_validation_errors() {
-    let m = config_error(conf_value(1, vec![dense(4, 3, "RELU"), output(5, 2, "SOFTMAX", "MCXENT")]));
-    assert_eq!(m, "layer 1 (OutputLayer): nIn=5 does not match nOut=3 of layer 0 (DenseLayer)");
+    let m = config_error(conf_value(
+        1,
+        vec![dense(4, 3, "RELU"), output(5, 2, "SOFTMAX", "MCXENT")],
+    ));
+    assert_eq!(
+        m,
+        "layer 1 (OutputLayer): nIn=5 does not match nOut=3 of layer 0 (DenseLayer)"
+    );
 
     let mut named = dense(4, 0, "RELU");
     named["name"] = json!("h1");
-    let m = config_error(conf_value(1, vec![named, output(0, 2, "SOFTMAX", "MCXENT")]));
-    assert_eq!(m, "layer 0 (DenseLayer \"h1\"): nOut=0 is invalid (must be at least 1)");
+    let m = config_error(conf_value(
+        1,
+        vec![named, output(0, 2, "SOFTMAX", "MCXENT")],
+    ));
+    assert_eq!(
+        m,
+        "layer 0 (DenseLayer \"h1\"): nOut=0 is invalid (must be at least 1)"
+    );
 
-    let m = config_error(conf_value(1, vec![dense(4, 3, "RELU"), output(3, 1, "SOFTMAX", "MCXENT")]));
-    assert!(m.starts_with("layer 1 (OutputLayer): activation SOFTMAX with nOut=1"), "{m}");
+    let m = config_error(conf_value(
+        1,
+        vec![dense(4, 3, "RELU"), output(3, 1, "SOFTMAX", "MCXENT")],
+    ));
+    assert!(
+        m.starts_with("layer 1 (OutputLayer): activation SOFTMAX with nOut=1"),
+        "{m}"
+    );
 
-    let m = config_error(conf_value(1, vec![dense(4, 3, "RELU"), dense(3, 2, "RELU")]));
+    let m = config_error(conf_value(
+        1,
+        vec![dense(4, 3, "RELU"), dense(3, 2, "RELU")],
+    ));
     assert_eq!(m, "layer 1 (DenseLayer): the last layer must be an OutputLayer (it defines the loss function)");
 
-    let m = config_error(conf_value(1, vec![output(4, 3, "SOFTMAX", "MCXENT"), output(3, 2, "SOFTMAX", "MCXENT")]));
-    assert!(m.starts_with("layer 0 (OutputLayer): an OutputLayer must be the last layer"), "{m}");
+    let m = config_error(conf_value(
+        1,
+        vec![
+            output(4, 3, "SOFTMAX", "MCXENT"),
+            output(3, 2, "SOFTMAX", "MCXENT"),
+        ],
+    ));
+    assert!(
+        m.starts_with("layer 0 (OutputLayer): an OutputLayer must be the last layer"),
+        "{m}"
+    );
 
     let mut l = dense(4, 3, "RELU");
     l["updater"] = json!({"type": "Sgd", "learningRate": -0.1});
     let m = config_error(conf_value(1, vec![l, output(3, 2, "SOFTMAX", "MCXENT")]));
-    assert_eq!(m, "layer 0 (DenseLayer) updater: learningRate=-0.1 is invalid (must be a finite number >= 0)");
+    assert_eq!(
+        m,
+        "layer 0 (DenseLayer) updater: learningRate=-0.1 is invalid (must be a finite number >= 0)"
+    );
 
     let mut l = output(4, 2, "SOFTMAX", "MCXENT");
     l["biasUpdater"] = json!({"type": "Adam", "learningRate": 0.1, "beta1": 1.5});
     let m = config_error(conf_value(1, vec![l]));
-    assert_eq!(m, "layer 0 (OutputLayer) biasUpdater: beta1=1.5 is invalid (must be in [0, 1))");
+    assert_eq!(
+        m,
+        "layer 0 (OutputLayer) biasUpdater: beta1=1.5 is invalid (must be in [0, 1))"
+    );
 
     let mut l = dense(4, 3, "RELU");
     l["l2"] = json!(-1e-4);
     let m = config_error(conf_value(1, vec![l, output(3, 2, "SOFTMAX", "MCXENT")]));
-    assert_eq!(m, "layer 0 (DenseLayer): l2=-0.0001 is invalid (must be a finite number >= 0)");
+    assert_eq!(
+        m,
+        "layer 0 (DenseLayer): l2=-0.0001 is invalid (must be a finite number >= 0)"
+    );
 
     let mut l = dense(4, 3, "RELU");
     l["l1Bias"] = json!(-2.0);
     let m = config_error(conf_value(1, vec![l, output(3, 2, "SOFTMAX", "MCXENT")]));
     assert!(m.contains("l1Bias=-2 is invalid"), "{m}");
 
-    let m = config_error(conf_value(1, vec![dense(4, 3, "RELU6"), output(3, 2, "SOFTMAX", "MCXENT")]));
-    assert!(m.contains("layer 0") && m.contains("unknown variant `RELU6`"), "{m}");
-    for name in ["IDENTITY", "RELU", "LEAKYRELU", "TANH", "SIGMOID", "SOFTMAX"] {
+    let m = config_error(conf_value(
+        1,
+        vec![dense(4, 3, "RELU6"), output(3, 2, "SOFTMAX", "MCXENT")],
+    ));
+    assert!(
+        m.contains("layer 0") && m.contains("unknown variant `RELU6`"),
+        "{m}"
+    );
+    for name in [
+        "IDENTITY",
+        "RELU",
+        "LEAKYRELU",
+        "TANH",
+        "SIGMOID",
+        "SOFTMAX",
+    ] {
         assert!(m.contains(name), "{m} should list {name}");
     }
 
     let m = config_error(conf_value(1, vec![output(3, 2, "SOFTMAX", "XENT")]));
-    assert!(m.contains("unknown variant `XENT`") && m.contains("NEGATIVELOGLIKELIHOOD"), "{m}");
+    assert!(
+        m.contains("unknown variant `XENT`") && m.contains("NEGATIVELOGLIKELIHOOD"),
+        "{m}"
+    );
 
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
     l["updater"] = json!({"type": "RmsProp", "learningRate": 0.1});
     let m = config_error(conf_value(1, vec![l]));
-    assert!(m.contains("unknown variant `RmsProp`") && m.contains("Nesterovs"), "{m}");
+    assert!(
+        m.contains("unknown variant `RmsProp`") && m.contains("Nesterovs"),
+        "{m}"
+    );
 
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
     l["weightInit"] = json!("UNIFORM");
     let m = config_error(conf_value(1, vec![l]));
-    assert!(m.contains("unknown variant `UNIFORM`") && m.contains("XAVIER"), "{m}");
+    assert!(
+        m.contains("unknown variant `UNIFORM`") && m.contains("XAVIER"),
+        "{m}"
+    );
 
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
     l["type"] = json!("ConvolutionLayer");
     let m = config_error(conf_value(1, vec![l]));
-    assert!(m.contains("unknown variant `ConvolutionLayer`") && m.contains("DenseLayer"), "{m}");
+    assert!(
+        m.contains("unknown variant `ConvolutionLayer`") && m.contains("DenseLayer"),
+        "{m}"
+    );
 
     // Unknown fields are errors at every level.
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
     l["dropOut"] = json!(0.5);
     let m = config_error(conf_value(1, vec![l]));
-    assert!(m.contains("layer 0") && m.contains("unknown field `dropOut`"), "{m}");
+    assert!(
+        m.contains("layer 0") && m.contains("unknown field `dropOut`"),
+        "{m}"
+    );
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
     l["updater"]["momentum"] = json!(0.9);
     let m = config_error(conf_value(1, vec![l]));
@@ -381,51 +486,92 @@ fn configuration_validation_errors() {
 
     let mut v = conf_value(1, vec![output(3, 2, "SOFTMAX", "MCXENT")]);
     v["formatVersion"] = json!(2);
-    assert_eq!(config_error(v), "unsupported configuration formatVersion 2 (this build reads 1)");
+    assert_eq!(
+        config_error(v),
+        "unsupported configuration formatVersion 2 (this build reads 1)"
+    );
 
     assert!(config_error(conf_value(1, vec![])).contains("no layers"));
     let e = MultiLayerConfiguration::from_json("{not json").unwrap_err();
-    assert!(e.to_string().starts_with("invalid configuration JSON"), "{e}");
+    assert!(
+        e.to_string().starts_with("invalid configuration JSON"),
+        "{e}"
+    );
     let m = config_error(json!({"formatVersion": 1, "layers": []}));
     assert!(m.contains("missing field `seed`"), "{m}");
 
     // A configuration built in Rust is validated by the network too.
-    let mut c = conf(1, vec![dense(4, 3, "RELU"), output(3, 2, "SOFTMAX", "MCXENT")]);
+    let mut c = conf(
+        1,
+        vec![dense(4, 3, "RELU"), output(3, 2, "SOFTMAX", "MCXENT")],
+    );
     if let ferrodl_nn::LayerConfig::OutputLayer(o) = &mut c.layers[1] {
         o.n_in = 7;
     }
-    assert!(matches!(MultiLayerNetwork::new(c), Err(NnError::InvalidConfig(_))));
+    assert!(matches!(
+        MultiLayerNetwork::new(c),
+        Err(NnError::InvalidConfig(_))
+    ));
 }
 
 #[test]
 fn input_validation_errors() {
-    let mut net = MultiLayerNetwork::new(conf(1, vec![dense(784, 10, "RELU"), output(10, 3, "SOFTMAX", "MCXENT")])).unwrap();
+    let mut net = MultiLayerNetwork::new(conf(
+        1,
+        vec![dense(784, 10, "RELU"), output(10, 3, "SOFTMAX", "MCXENT")],
+    ))
+    .unwrap();
     let x = vec![0.1f32; 2 * 784];
     let y = vec![1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0];
 
     let e = net.output(&vec![0.0; 2 * 780], 2, false).unwrap_err();
-    assert_eq!(e, NnError::Shape("features have 780 columns but layer 0 (DenseLayer) expects nIn=784".into()));
+    assert_eq!(
+        e,
+        NnError::Shape("features have 780 columns but layer 0 (DenseLayer) expects nIn=784".into())
+    );
     assert_eq!(net.check_features_shape(2, 780).unwrap_err(), e);
     let e = net.output(&vec![0.0; 100], 3, false).unwrap_err();
-    assert_eq!(e, NnError::Shape("features have 100 values, which is not 3 rows of 784 columns (2352 values)".into()));
+    assert_eq!(
+        e,
+        NnError::Shape(
+            "features have 100 values, which is not 3 rows of 784 columns (2352 values)".into()
+        )
+    );
     let e = net.output(&[], 0, false).unwrap_err();
-    assert_eq!(e, NnError::InvalidInput("rows must be at least 1 (the minibatch is empty)".into()));
+    assert_eq!(
+        e,
+        NnError::InvalidInput("rows must be at least 1 (the minibatch is empty)".into())
+    );
 
     let e = net.fit(&x, &y[..4], 2, None).unwrap_err();
-    assert_eq!(e, NnError::Shape("labels have 2 columns but the output layer, layer 1 (OutputLayer), has nOut=3".into()));
+    assert_eq!(
+        e,
+        NnError::Shape(
+            "labels have 2 columns but the output layer, layer 1 (OutputLayer), has nOut=3".into()
+        )
+    );
     assert_eq!(net.check_labels_shape(2, 2).unwrap_err(), e);
 
     let mut bad = x.clone();
     bad[784 + 17] = f32::NAN;
     let e = net.fit(&bad, &y, 2, None).unwrap_err();
-    assert_eq!(e, NnError::InvalidInput("features contain NaN at row 1, column 17".into()));
+    assert_eq!(
+        e,
+        NnError::InvalidInput("features contain NaN at row 1, column 17".into())
+    );
     bad[784 + 17] = f32::NEG_INFINITY;
     let e = net.output(&bad, 2, false).unwrap_err();
-    assert_eq!(e, NnError::InvalidInput("features contain -infinity at row 1, column 17".into()));
+    assert_eq!(
+        e,
+        NnError::InvalidInput("features contain -infinity at row 1, column 17".into())
+    );
     let mut bad_y = y.clone();
     bad_y[2] = f32::INFINITY;
     let e = net.score(&x, &bad_y, 2, None).unwrap_err();
-    assert_eq!(e, NnError::InvalidInput("labels contain +infinity at row 0, column 2".into()));
+    assert_eq!(
+        e,
+        NnError::InvalidInput("labels contain +infinity at row 0, column 2".into())
+    );
 
     let e = net.fit(&x, &y, 2, Some((&[1.0; 4], 2))).unwrap_err();
     assert_eq!(
@@ -433,9 +579,15 @@ fn input_validation_errors() {
         NnError::Shape("labels mask has 2 columns; it must have 1 (one value per example) or nOut=3 (one value per output)".into())
     );
     let e = net.fit(&x, &y, 2, Some((&[1.0; 5], 3))).unwrap_err();
-    assert_eq!(e, NnError::Shape("labels mask has 5 values but 2 rows × 3 columns need 6".into()));
+    assert_eq!(
+        e,
+        NnError::Shape("labels mask has 5 values but 2 rows × 3 columns need 6".into())
+    );
     let e = net.fit(&x, &y, 2, Some((&[1.0, f32::NAN], 1))).unwrap_err();
-    assert_eq!(e, NnError::InvalidInput("labels mask contain NaN at row 1, column 0".into()));
+    assert_eq!(
+        e,
+        NnError::InvalidInput("labels mask contains NaN at row 1, column 0".into())
+    );
 
     // Nothing above changed the network; valid calls still work, masks of both widths accepted.
     assert_eq!(net.iteration_count(), 0);
@@ -448,7 +600,11 @@ fn input_validation_errors() {
 
 #[test]
 fn changing_batch_size_between_calls_works() {
-    let mut net = MultiLayerNetwork::new(conf(2, vec![dense(4, 6, "SIGMOID"), output(6, 2, "SOFTMAX", "MCXENT")])).unwrap();
+    let mut net = MultiLayerNetwork::new(conf(
+        2,
+        vec![dense(4, 6, "SIGMOID"), output(6, 2, "SOFTMAX", "MCXENT")],
+    ))
+    .unwrap();
     let (x, y) = blobs(16, 5);
     let s16 = net.score(&x, &y, 16, None).unwrap();
     let s4 = net.score(&x[..16], &y[..8], 4, None).unwrap();

@@ -49,19 +49,29 @@ pub struct Nesterovs {
 
 impl Default for Sgd {
     fn default() -> Self {
-        Sgd { learning_rate: 1e-3 }
+        Sgd {
+            learning_rate: 1e-3,
+        }
     }
 }
 
 impl Default for Adam {
     fn default() -> Self {
-        Adam { learning_rate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8 }
+        Adam {
+            learning_rate: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            epsilon: 1e-8,
+        }
     }
 }
 
 impl Default for Nesterovs {
     fn default() -> Self {
-        Nesterovs { learning_rate: 0.1, momentum: 0.9 }
+        Nesterovs {
+            learning_rate: 0.1,
+            momentum: 0.9,
+        }
     }
 }
 
@@ -92,8 +102,14 @@ impl Updater for Adam {
         // Bias correction computed once per block in f64; powi needs i32, and beyond ~2^31
         // iterations both corrections are 1 to machine precision anyway.
         let t = iteration.saturating_add(1).min(i32::MAX as u64) as i32;
-        let alpha = self.learning_rate * (1.0 - self.beta2.powi(t)).sqrt() / (1.0 - self.beta1.powi(t));
-        let (b1, b2, eps, a) = (T::of(self.beta1), T::of(self.beta2), T::of(self.epsilon), T::of(alpha));
+        let alpha =
+            self.learning_rate * (1.0 - self.beta2.powi(t)).sqrt() / (1.0 - self.beta1.powi(t));
+        let (b1, b2, eps, a) = (
+            T::of(self.beta1),
+            T::of(self.beta2),
+            T::of(self.epsilon),
+            T::of(alpha),
+        );
         let (one_b1, one_b2) = (T::one() - b1, T::one() - b2);
         for ((g, mi), vi) in grad.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()) {
             *mi = b1 * *mi + one_b1 * *g;
@@ -171,7 +187,11 @@ pub struct StateLengthError {
 
 impl fmt::Display for StateLengthError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "updater state has {} values but this network needs {}", self.found, self.expected)
+        write!(
+            f,
+            "updater state has {} values but this network needs {}",
+            self.found, self.expected
+        )
     }
 }
 
@@ -199,10 +219,17 @@ impl<T: Scalar> Optimizer<T> {
         let mut offset = 0;
         for (params, updater) in blocks {
             let len = updater.state_len(params.len());
-            out.push(Block { params, state: offset..offset + len, updater });
+            out.push(Block {
+                params,
+                state: offset..offset + len,
+                updater,
+            });
             offset += len;
         }
-        Optimizer { blocks: out, state: vec![T::zero(); offset] }
+        Optimizer {
+            blocks: out,
+            state: vec![T::zero(); offset],
+        }
     }
 
     /// Total number of state values.
@@ -218,7 +245,10 @@ impl<T: Scalar> Optimizer<T> {
     /// Replaces the flat state vector; its length must match [`Optimizer::state_len`].
     pub fn set_state(&mut self, s: &[T]) -> Result<(), StateLengthError> {
         if s.len() != self.state.len() {
-            return Err(StateLengthError { expected: self.state.len(), found: s.len() });
+            return Err(StateLengthError {
+                expected: self.state.len(),
+                found: s.len(),
+            });
         }
         self.state.copy_from_slice(s);
         Ok(())
@@ -227,7 +257,11 @@ impl<T: Scalar> Optimizer<T> {
     /// Turns the full gradient vector into the full update vector, block by block.
     pub fn step(&mut self, grad: &mut [T], iteration: u64) {
         for b in &self.blocks {
-            b.updater.apply(&mut grad[b.params.clone()], &mut self.state[b.state.clone()], iteration);
+            b.updater.apply(
+                &mut grad[b.params.clone()],
+                &mut self.state[b.state.clone()],
+                iteration,
+            );
         }
     }
 }
@@ -256,7 +290,12 @@ mod tests {
 
     #[test]
     fn adam_first_three_steps_by_hand() {
-        let u = Adam { learning_rate: 0.01, beta1: 0.9, beta2: 0.999, epsilon: 1e-8 };
+        let u = Adam {
+            learning_rate: 0.01,
+            beta1: 0.9,
+            beta2: 0.999,
+            epsilon: 1e-8,
+        };
         let mut st = [0.0f64; 2];
         // Step 1 (t=1), g=2: m=0.2, v=0.004, alpha=0.01*sqrt(0.001)/0.1,
         // update = alpha*0.2/(sqrt(0.004)+1e-8).
@@ -285,7 +324,10 @@ mod tests {
 
     #[test]
     fn nesterovs_first_three_steps_by_hand() {
-        let u = Nesterovs { learning_rate: 0.1, momentum: 0.9 };
+        let u = Nesterovs {
+            learning_rate: 0.1,
+            momentum: 0.9,
+        };
         let mut v = [0.0f64];
         // Step 1, g=1: v = -0.1; update = 0.9*0 - 1.9*(-0.1) = 0.19.
         let mut g = [1.0];
@@ -311,7 +353,7 @@ mod tests {
         let sgd = AnyUpdater::Sgd(Sgd { learning_rate: 0.5 });
         // 3 params Adam, 2 params Sgd, 1 param Nesterovs.
         let mut opt = Optimizer::<f32>::new([(0..3, adam), (3..5, sgd), (5..6, nest)]);
-        assert_eq!(opt.state_len(), 3 * 2 + 0 + 1);
+        assert_eq!(opt.state_len(), 3 * 2 + 1); // Adam m+v, Sgd none, Nesterovs v
         let mut g = vec![1.0f32; 6];
         opt.step(&mut g, 0);
         // Adam m block (first 3) = 0.1, v block = 0.001, Nesterovs v = -0.1.
@@ -328,13 +370,30 @@ mod tests {
         assert_eq!(g1, g2);
         assert_eq!(opt.state(), other.state());
         let err = other.set_state(&[0.0; 3]).unwrap_err();
-        assert_eq!(err.to_string(), "updater state has 3 values but this network needs 7");
+        assert_eq!(
+            err.to_string(),
+            "updater state has 3 values but this network needs 7"
+        );
     }
 
     #[test]
     fn defaults_match_reference() {
         assert_eq!(Sgd::default().learning_rate, 1e-3);
-        assert_eq!(Adam::default(), Adam { learning_rate: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8 });
-        assert_eq!(Nesterovs::default(), Nesterovs { learning_rate: 0.1, momentum: 0.9 });
+        assert_eq!(
+            Adam::default(),
+            Adam {
+                learning_rate: 1e-3,
+                beta1: 0.9,
+                beta2: 0.999,
+                epsilon: 1e-8
+            }
+        );
+        assert_eq!(
+            Nesterovs::default(),
+            Nesterovs {
+                learning_rate: 0.1,
+                momentum: 0.9
+            }
+        );
     }
 }

@@ -23,7 +23,11 @@ pub struct GradCheckConfig {
 
 impl Default for GradCheckConfig {
     fn default() -> Self {
-        GradCheckConfig { eps: 1e-6, max_rel_error: 1e-6, min_abs_error: 1e-8 }
+        GradCheckConfig {
+            eps: 1e-6,
+            max_rel_error: 1e-6,
+            min_abs_error: 1e-8,
+        }
     }
 }
 
@@ -94,8 +98,15 @@ pub fn check_gradient(
     mut score: impl FnMut(&[f64]) -> f64,
     cfg: GradCheckConfig,
 ) -> GradCheckReport {
-    assert_eq!(params.len(), analytic.len(), "gradient length differs from parameter length");
-    let mut report = GradCheckReport { checked: params.len(), ..Default::default() };
+    assert_eq!(
+        params.len(),
+        analytic.len(),
+        "gradient length differs from parameter length"
+    );
+    let mut report = GradCheckReport {
+        checked: params.len(),
+        ..Default::default()
+    };
     for i in 0..params.len() {
         let orig = params[i];
         params[i] = orig + cfg.eps;
@@ -112,7 +123,12 @@ pub fn check_gradient(
         }
         report.max_rel_error = report.max_rel_error.max(rel);
         if rel > cfg.max_rel_error || !rel.is_finite() {
-            report.failures.push(GradMismatch { index: i, analytic: a, numeric, rel_error: rel });
+            report.failures.push(GradMismatch {
+                index: i,
+                analytic: a,
+                numeric,
+                rel_error: rel,
+            });
         }
     }
     report
@@ -140,8 +156,9 @@ pub fn one_hot(rng: &mut Rng, rows: usize, classes: usize) -> Vec<f64> {
 /// 0/1 mask of `rows × cols` where each entry is 1 with probability `p_one`; the first entry of
 /// every row is forced to 1 so no example is entirely masked out.
 pub fn binary_mask(rng: &mut Rng, rows: usize, cols: usize, p_one: f64) -> Vec<f64> {
-    let mut out: Vec<f64> =
-        (0..rows * cols).map(|_| if rng.next_f64() < p_one { 1.0 } else { 0.0 }).collect();
+    let mut out: Vec<f64> = (0..rows * cols)
+        .map(|_| if rng.next_f64() < p_one { 1.0 } else { 0.0 })
+        .collect();
     for r in 0..rows {
         out[r * cols] = 1.0;
     }

@@ -64,12 +64,34 @@ impl DenseLayer {
         let (w, _) = self.split(params);
         let (gw, gb) = grads.split_at_mut(self.n_weights());
         // dW = xᵀ·dz without materialising xᵀ.
-        gemm(Op::T, Op::N, n_in, n_out, rows, T::one(), input, dz, T::zero(), gw);
+        gemm(
+            Op::T,
+            Op::N,
+            n_in,
+            n_out,
+            rows,
+            T::one(),
+            input,
+            dz,
+            T::zero(),
+            gw,
+        );
         if self.conf.has_bias {
             column_sums(dz, n_out, T::zero(), gb);
         }
         if let Some(gx) = grad_input {
-            gemm(Op::N, Op::T, rows, n_in, n_out, T::one(), dz, w, T::zero(), gx);
+            gemm(
+                Op::N,
+                Op::T,
+                rows,
+                n_in,
+                n_out,
+                T::one(),
+                dz,
+                w,
+                T::zero(),
+                gx,
+            );
         }
     }
 }
@@ -117,7 +139,12 @@ impl<T: Scalar> Layer<T> for DenseLayer {
     }
 
     fn num_params(&self) -> usize {
-        self.n_weights() + if self.conf.has_bias { self.conf.n_out } else { 0 }
+        self.n_weights()
+            + if self.conf.has_bias {
+                self.conf.n_out
+            } else {
+                0
+            }
     }
 
     fn init_params(&self, params: &mut [T], rng: &mut Rng) {
@@ -129,7 +156,18 @@ impl<T: Scalar> Layer<T> for DenseLayer {
     fn forward(&self, params: &[T], input: &[T], rows: usize, output: &mut [T]) {
         let (n_in, n_out) = (self.conf.n_in, self.conf.n_out);
         let (w, b) = self.split(params);
-        gemm(Op::N, Op::N, rows, n_out, n_in, T::one(), input, w, T::zero(), output);
+        gemm(
+            Op::N,
+            Op::N,
+            rows,
+            n_out,
+            n_in,
+            T::one(),
+            input,
+            w,
+            T::zero(),
+            output,
+        );
         self.conf.activation.bias_forward_in_place(output, n_out, b);
     }
 
@@ -143,7 +181,9 @@ impl<T: Scalar> Layer<T> for DenseLayer {
         grads: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
-        self.conf.activation.backward_in_place(output, delta, self.conf.n_out);
+        self.conf
+            .activation
+            .backward_in_place(output, delta, self.conf.n_out);
         self.backward_from_preactivation(params, input, rows, delta, grads, grad_input);
     }
 
@@ -166,7 +206,10 @@ impl<T: Scalar> Layer<T> for DenseLayer {
         let nw = self.n_weights();
         let mut v = vec![(0..nw, self.conf.updater.to_updater())];
         if self.conf.has_bias {
-            v.push((nw..nw + self.conf.n_out, self.conf.bias_updater.to_updater()));
+            v.push((
+                nw..nw + self.conf.n_out,
+                self.conf.bias_updater.to_updater(),
+            ));
         }
         v
     }
@@ -181,7 +224,10 @@ pub struct OutputLayer {
 
 impl OutputLayer {
     pub fn new(conf: OutputLayerConfig) -> Self {
-        OutputLayer { loss: conf.loss_function, dense: DenseLayer::new(conf.dense()) }
+        OutputLayer {
+            loss: conf.loss_function,
+            dense: DenseLayer::new(conf.dense()),
+        }
     }
 
     pub fn loss_function(&self) -> LossFunction {
@@ -193,8 +239,14 @@ impl OutputLayer {
     }
 
     /// Sum over examples of the masked loss of `output` (this layer's activations).
-    pub fn score_sum<T: Scalar>(&self, output: &[T], labels: &[T], mask: Option<&LabelsMask<'_, T>>) -> f64 {
-        self.loss.score_sum(output, labels, mask, self.dense.conf.n_out)
+    pub fn score_sum<T: Scalar>(
+        &self,
+        output: &[T],
+        labels: &[T],
+        mask: Option<&LabelsMask<'_, T>>,
+    ) -> f64 {
+        self.loss
+            .score_sum(output, labels, mask, self.dense.conf.n_out)
     }
 
     /// Writes `scale · dL/dz` for this layer's pre-activations into `delta`.
@@ -206,7 +258,15 @@ impl OutputLayer {
         scale: T,
         delta: &mut [T],
     ) {
-        self.loss.delta(self.dense.activation(), output, labels, mask, self.dense.conf.n_out, scale, delta)
+        self.loss.delta(
+            self.dense.activation(),
+            output,
+            labels,
+            mask,
+            self.dense.conf.n_out,
+            scale,
+            delta,
+        )
     }
 }
 
@@ -239,7 +299,8 @@ impl<T: Scalar> Layer<T> for OutputLayer {
         grads: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
-        self.dense.backward(params, input, output, rows, delta, grads, grad_input)
+        self.dense
+            .backward(params, input, output, rows, delta, grads, grad_input)
     }
     fn regularization_score(&self, params: &[T]) -> f64 {
         self.dense.regularization_score(params)

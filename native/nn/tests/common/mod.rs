@@ -37,7 +37,8 @@ pub fn conf_value(seed: i64, layers: Vec<Value>) -> Value {
 }
 
 pub fn conf(seed: i64, layers: Vec<Value>) -> MultiLayerConfiguration {
-    MultiLayerConfiguration::from_json(&conf_value(seed, layers).to_string()).expect("valid test configuration")
+    MultiLayerConfiguration::from_json(&conf_value(seed, layers).to_string())
+        .expect("valid test configuration")
 }
 
 /// Sets the same updater on weights and biases of every layer.

@@ -12,8 +12,8 @@ public final class ExampleOptions {
     /** Training masters the example knows; "shared" (gradient sharing) comes with a later issue. */
     public static final List<String> TRAINING_MASTERS = List.of("paramavg");
 
-    // Defaults measured to reach >= 0.94 test accuracy on an embedded local[*] Spark with 2 cores
-    // (see spark-example/README.md for the numbers).
+    // Defaults chosen to reach >= 0.94 test accuracy on an embedded local[*] Spark with 2 cores
+    // (TODO: confirm with a measured run once the native engine builds; record it in the README).
     public static final int DEFAULT_EPOCHS = 8;
     public static final int DEFAULT_BATCH_SIZE = 32;
     public static final int DEFAULT_AVERAGING_FREQUENCY = 5;
