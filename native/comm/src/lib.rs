@@ -1,0 +1,1 @@
+//! ferrodl-comm: threshold encoding of parameter updates (Strom, Interspeech 2015), no JNI.

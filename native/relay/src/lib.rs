@@ -1,0 +1,1 @@
+//! ferrodl-relay: the driver-hosted TCP hub of gradient sharing, no JNI.
