@@ -4,7 +4,7 @@
 use crate::boundary::invalid;
 use crate::errors::FerroResult;
 use jni::objects::{JFloatArray, JLongArray};
-use jni::sys::jsize;
+use jni::sys::{jint, jsize};
 use jni::JNIEnv;
 
 /// Copies a non-null `float[]` into a Vec; `what` names the argument in errors.
@@ -74,4 +74,43 @@ pub fn check_matrix(data: &[f32], rows: i32, cols: i32, what: &str) -> FerroResu
         return invalid(format!("{what}: {} values do not form a {r} x {c} matrix", data.len()));
     }
     Ok((r, c))
+}
+
+/// Features, labels and optional labels mask of one call, copied out of Java.
+pub struct Batch {
+    pub features: Vec<f32>,
+    pub labels: Vec<f32>,
+    pub rows: usize,
+    pub mask: Option<(Vec<f32>, usize)>,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn read_batch(
+    env: &mut JNIEnv<'_>,
+    features: &JFloatArray<'_>,
+    rows: jint,
+    f_cols: jint,
+    labels: &JFloatArray<'_>,
+    l_cols: jint,
+    mask: &JFloatArray<'_>,
+    mask_cols: jint,
+) -> FerroResult<Batch> {
+    let features = read_floats(env, features, "features")?;
+    let (rows, _) = check_matrix(&features, rows, f_cols, "features")?;
+    let labels = read_floats(env, labels, "labels")?;
+    check_matrix(&labels, rows as i32, l_cols, "labels")?;
+    let mask = match read_optional_floats(env, mask, "labels mask")? {
+        Some(m) => {
+            let (_, cols) = check_matrix(&m, rows as i32, mask_cols, "labels mask")?;
+            Some((m, cols))
+        }
+        None => None,
+    };
+    Ok(Batch { features, labels, rows, mask })
+}
+
+impl Batch {
+    pub fn mask(&self) -> Option<(&[f32], usize)> {
+        self.mask.as_ref().map(|(m, c)| (m.as_slice(), *c))
+    }
 }

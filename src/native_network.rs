@@ -1,9 +1,8 @@
 //! `org.ferrodl.jni.NativeNetwork`: the multi-layer network behind a typed handle.
 //! Thread safety: each handle's network is behind its own mutex (see `handles`).
 
-use crate::arrays::{check_matrix, new_float_array, new_long_array, read_floats, read_optional_floats};
+use crate::arrays::{check_matrix, new_float_array, new_long_array, read_batch, read_floats};
 use crate::boundary::{guard, invalid};
-use crate::errors::FerroResult;
 use crate::handles::Registry;
 use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork};
 use jni::objects::{JClass, JFloatArray, JString};
@@ -14,45 +13,6 @@ use std::sync::OnceLock;
 fn networks() -> &'static Registry<MultiLayerNetwork> {
     static NETWORKS: OnceLock<Registry<MultiLayerNetwork>> = OnceLock::new();
     NETWORKS.get_or_init(|| Registry::new(0x4e, "network"))
-}
-
-/// Features, labels and optional labels mask of one call, copied out of Java.
-struct Batch {
-    features: Vec<f32>,
-    labels: Vec<f32>,
-    rows: usize,
-    mask: Option<(Vec<f32>, usize)>,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn read_batch(
-    env: &mut JNIEnv<'_>,
-    features: &JFloatArray<'_>,
-    rows: jint,
-    f_cols: jint,
-    labels: &JFloatArray<'_>,
-    l_cols: jint,
-    mask: &JFloatArray<'_>,
-    mask_cols: jint,
-) -> FerroResult<Batch> {
-    let features = read_floats(env, features, "features")?;
-    let (rows, _) = check_matrix(&features, rows, f_cols, "features")?;
-    let labels = read_floats(env, labels, "labels")?;
-    check_matrix(&labels, rows as i32, l_cols, "labels")?;
-    let mask = match read_optional_floats(env, mask, "labels mask")? {
-        Some(m) => {
-            let (_, cols) = check_matrix(&m, rows as i32, mask_cols, "labels mask")?;
-            Some((m, cols))
-        }
-        None => None,
-    };
-    Ok(Batch { features, labels, rows, mask })
-}
-
-impl Batch {
-    fn mask(&self) -> Option<(&[f32], usize)> {
-        self.mask.as_ref().map(|(m, c)| (m.as_slice(), *c))
-    }
 }
 
 #[no_mangle]

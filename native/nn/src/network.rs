@@ -448,14 +448,40 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
-        let score = self.compute_gradient_and_score(features, labels, rows, labels_mask)?;
-        self.optimizer
-            .step(&mut self.grads, self.conf.iteration_count);
+        let score = self.compute_update(features, labels, rows, labels_mask)?;
         for (p, &u) in self.params.iter_mut().zip(&self.grads) {
             *p = *p - u;
         }
+        Ok(score)
+    }
+
+    /// A training iteration that leaves the parameters alone: forward, backward and updater, then
+    /// the iteration counter + 1. [`update`](Self::update) then holds what `fit` would subtract.
+    /// Gradient sharing uses this: the update is threshold-encoded and only the encoded part is
+    /// applied (to every replica alike), the rest stays in the worker's residual.
+    pub fn compute_update(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        labels_mask: Option<(&[T], usize)>,
+    ) -> Result<f64, NnError> {
+        let score = self.compute_gradient_and_score(features, labels, rows, labels_mask)?;
+        self.optimizer
+            .step(&mut self.grads, self.conf.iteration_count);
         self.conf.iteration_count += 1;
         Ok(score)
+    }
+
+    /// The update of the last [`compute_update`](Self::compute_update) or `fit` (layout of `params()`).
+    pub fn update(&self) -> &[T] {
+        &self.grads
+    }
+
+    /// Mutable parameters, for applying updates that were computed elsewhere (e.g. decoded from
+    /// other workers' messages).
+    pub fn params_mut(&mut self) -> &mut [T] {
+        &mut self.params
     }
 
     /// Network output (`rows × nOut`) for `features`. `train` selects training-mode behaviour of
@@ -500,6 +526,28 @@ mod tests {
         v.push(net.delta_next.as_ptr());
         v.sort();
         v
+    }
+
+    #[test]
+    fn compute_update_then_subtract_equals_fit() {
+        let x = [0.5f32, -1.0, 2.0, 0.25, 0.0, -0.5];
+        let y = [1.0f32, 0.0, 0.0, 1.0];
+        let mut a = tiny();
+        let mut b = tiny();
+        for _ in 0..3 {
+            let sa = a.fit(&x, &y, 2, None).unwrap();
+            let before = b.params().to_vec();
+            let sb = b.compute_update(&x, &y, 2, None).unwrap();
+            assert_eq!(b.params(), &before[..], "compute_update must not touch the parameters");
+            let u = b.update().to_vec();
+            for (p, d) in b.params_mut().iter_mut().zip(&u) {
+                *p -= d;
+            }
+            assert_eq!(sa, sb);
+            assert_eq!(a.params(), b.params());
+            assert_eq!(a.iteration_count(), b.iteration_count());
+        }
+        assert_eq!(a.iteration_count(), 3);
     }
 
     #[test]

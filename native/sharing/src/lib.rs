@@ -1,0 +1,16 @@
+//! ferrodl-sharing: gradient-sharing training (SharedTrainingMaster) without JNI.
+//!
+//! [`WorkerNode`] and [`ReplicaTrainer`] run inside a Spark task: replicas train, threshold-encode
+//! their updates (ferrodl-comm) and exchange them through the driver's relay (ferrodl-relay).
+//! [`MasterCopy`] is the relay's state on the driver: the parameters, kept current by applying
+//! every message. See DESIGN.md §3 and docs/ARCHITECTURE.md.
+
+pub mod error;
+pub mod master;
+pub mod payload;
+pub mod worker;
+
+pub use error::SharingError;
+pub use master::MasterCopy;
+pub use payload::Snapshot;
+pub use worker::{NodeReport, ReplicaReport, ReplicaTrainer, StepRecord, WorkerConfig, WorkerNode};

@@ -1,0 +1,399 @@
+//! A worker node of gradient sharing: one relay connection shared by `replicas` network copies.
+//!
+//! Each replica trains on its own minibatches. After each step its update (the optimizer's output)
+//! goes through the replica's threshold encoder; only the encoded part is applied, to this replica
+//! at once, to the node's other replicas through their inboxes, and to every other node through
+//! the relay. What was not sent stays in the replica's residual. Messages from other nodes arrive on
+//! the relay client's reader thread and are decoded into every replica's inbox; a replica drains
+//! its inbox before each step. Thread safety: a `ReplicaTrainer` is used by one thread at a time;
+//! `WorkerNode` and the inboxes are shared by all of them and by the reader thread.
+
+use crate::error::SharingError;
+use crate::payload::{write_update, Snapshot};
+use ferrodl_comm::{EncodeStats, ThresholdEncoder};
+use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork};
+use ferrodl_relay::{ClientConfig, ClientStats, RelayClient, WorkerId};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// What the driver tells each worker (JSON written by the Java side).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// The network configuration JSON (docs/ARCHITECTURE.md §2).
+    pub network: String,
+    /// `host:port` of the driver's relay.
+    pub relay_address: String,
+    /// The per-fit secret, hex.
+    pub secret_hex: String,
+    pub partition: u32,
+    pub attempt: u32,
+    /// Network replicas trained by this node (workersPerNode).
+    pub replicas: usize,
+    pub threshold_algorithm: serde_json::Value,
+    pub residual_post_processor: serde_json::Value,
+    /// Threshold state carried over from the previous fit of this network (averaged over workers).
+    #[serde(default)]
+    pub threshold_state: Option<serde_json::Value>,
+    pub connect_timeout_ms: u64,
+    pub io_timeout_ms: u64,
+    pub queue_limit: usize,
+    pub max_message_bytes: usize,
+    /// Record threshold, sparsity and bytes of every step for the training statistics.
+    #[serde(default)]
+    pub collect_stats: bool,
+    /// Sleep this long after every step (the reference's debugLongerIterations).
+    #[serde(default)]
+    pub debug_longer_iterations_ms: u64,
+}
+
+/// Decodes a hex string (the secret).
+pub fn parse_hex(hex: &str) -> Result<Vec<u8>, SharingError> {
+    if hex.len() % 2 != 0 {
+        return Err(SharingError::Config("secretHex has an odd number of digits".into()));
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(&hex[i..i + 2], 16)
+                .map_err(|_| SharingError::Config(format!("secretHex is not hex at position {i}")))
+        })
+        .collect()
+}
+
+/// Updates received but not yet applied to one replica: their decoded sum.
+struct Inbox {
+    sum: Vec<f32>,
+    pending: u64,
+}
+
+/// State shared by a node's replicas and its relay reader thread.
+struct NodeShared {
+    inboxes: Vec<Mutex<Inbox>>,
+    /// The connection; taken out by `finish` (later sends fail with a clear error).
+    client: Mutex<Option<RelayClient>>,
+    /// The first malformed relayed message, reported by the next training step.
+    relayed_error: Mutex<Option<String>>,
+    received: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Everything behind these locks stays consistent if a holder panics (plain additions, an
+    // Option that is only taken), so a poisoned lock is still usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl NodeShared {
+    /// Adds a decoded message to every inbox except `skip`'s.
+    fn deliver(&self, encoded: &[u8], skip: Option<usize>) -> Result<(), ferrodl_comm::CodecError> {
+        for (i, inbox) in self.inboxes.iter().enumerate() {
+            if Some(i) == skip {
+                continue;
+            }
+            let mut inbox = lock(inbox);
+            ferrodl_comm::decode_add(encoded, 1.0, &mut inbox.sum)?;
+            inbox.pending += 1;
+        }
+        Ok(())
+    }
+
+    fn on_relayed(&self, payload: &[u8]) {
+        self.received.fetch_add(1, Ordering::Relaxed);
+        let result = crate::payload::read_update(payload)
+            .and_then(|(_, _, encoded)| self.deliver(encoded, None).map_err(SharingError::from));
+        if let Err(e) = result {
+            lock(&self.relayed_error).get_or_insert_with(|| format!("relayed update: {e}"));
+        }
+    }
+}
+
+/// The node: the relay connection and the state its replicas share.
+pub struct WorkerNode {
+    shared: Arc<NodeShared>,
+    partition: u32,
+    attempt: u32,
+    started_from: Snapshot,
+}
+
+/// One step as recorded for the training statistics.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRecord {
+    pub iteration: u64,
+    pub threshold: f32,
+    pub sparsity: f64,
+    pub bytes: usize,
+}
+
+/// What one replica reports at the end of its partition.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaReport {
+    pub replica: usize,
+    pub minibatches: u64,
+    pub examples: u64,
+    /// Score of the last minibatch (null when none was fitted).
+    pub last_score: Option<f64>,
+    pub iteration: u64,
+    pub epoch: u64,
+    pub threshold_state: serde_json::Value,
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    pub entries_sent: u64,
+    pub messages_applied_from_others: u64,
+    pub fit_millis: u64,
+    pub steps: Vec<StepRecord>,
+}
+
+/// What the node reports when it finishes.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeReport {
+    pub partition: u32,
+    pub attempt: u32,
+    /// Counters the node started from (downloaded from the driver).
+    pub start_iteration: u64,
+    pub start_epoch: u64,
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    pub messages_received: u64,
+    pub bytes_received: u64,
+}
+
+/// A replica: its network, encoder and reusable buffers. Used by one thread at a time.
+pub struct ReplicaTrainer {
+    index: usize,
+    shared: Arc<NodeShared>,
+    net: MultiLayerNetwork<f32>,
+    encoder: ThresholdEncoder,
+    encoded: Vec<u8>,
+    report: ReplicaReport,
+    collect_stats: bool,
+    sleep: Duration,
+}
+
+impl WorkerNode {
+    /// Builds `config.replicas` replicas from the broadcast parameters, connects to the relay and
+    /// replaces parameters and counters with the driver's current ones: a task that Spark re-runs
+    /// resumes where the fit is, not where it started.
+    pub fn connect(
+        config: &WorkerConfig,
+        params: &[f32],
+        updater_state: Option<&[f32]>,
+    ) -> Result<(WorkerNode, Vec<ReplicaTrainer>), SharingError> {
+        if config.replicas == 0 || config.replicas > 1024 {
+            return Err(SharingError::Config(format!(
+                "replicas (workersPerNode) must be in 1..=1024, got {}",
+                config.replicas
+            )));
+        }
+        let conf = MultiLayerConfiguration::from_json(&config.network)?;
+        let mut nets = Vec::with_capacity(config.replicas);
+        for _ in 0..config.replicas {
+            let mut net = MultiLayerNetwork::new(conf.clone())?;
+            net.set_params(params)?;
+            if let Some(state) = updater_state {
+                net.set_updater_state(state)?;
+            }
+            nets.push(net);
+        }
+        let n = nets[0].num_params();
+        let shared = Arc::new(NodeShared {
+            inboxes: (0..config.replicas)
+                .map(|_| Mutex::new(Inbox { sum: vec![0.0; n], pending: 0 }))
+                .collect(),
+            client: Mutex::new(None),
+            relayed_error: Mutex::new(None),
+            received: AtomicU64::new(0),
+        });
+        let client_config = ClientConfig {
+            secret: parse_hex(&config.secret_hex)?,
+            worker: WorkerId { partition: config.partition, attempt: config.attempt },
+            connect_timeout: Duration::from_millis(config.connect_timeout_ms),
+            io_timeout: Duration::from_millis(config.io_timeout_ms),
+            max_message_bytes: config.max_message_bytes,
+            queue_limit_messages: config.queue_limit,
+        };
+        let reader_shared = Arc::clone(&shared);
+        let (client, snapshot) = RelayClient::connect(
+            &config.relay_address,
+            client_config,
+            Box::new(move |payload: &[u8]| reader_shared.on_relayed(payload)),
+        )?;
+        *lock(&shared.client) = Some(client);
+        let snapshot = Snapshot::from_bytes(&snapshot)?;
+        if snapshot.params.len() != n {
+            return Err(SharingError::Message(format!(
+                "the driver's snapshot has {} parameters but the network has {n}",
+                snapshot.params.len()
+            )));
+        }
+        let carried = match &config.threshold_state {
+            Some(v) if !v.is_null() => Some(v),
+            _ => None,
+        };
+        let mut replicas = Vec::with_capacity(config.replicas);
+        for (index, mut net) in nets.into_iter().enumerate() {
+            net.set_params(&snapshot.params)?;
+            net.set_counters(snapshot.iteration, snapshot.epoch);
+            let encoder = ThresholdEncoder::from_json(
+                n,
+                &config.threshold_algorithm,
+                &config.residual_post_processor,
+                carried,
+            )?;
+            replicas.push(ReplicaTrainer {
+                index,
+                shared: Arc::clone(&shared),
+                net,
+                encoder,
+                encoded: Vec::new(),
+                report: ReplicaReport {
+                    replica: index,
+                    minibatches: 0,
+                    examples: 0,
+                    last_score: None,
+                    iteration: snapshot.iteration,
+                    epoch: snapshot.epoch,
+                    threshold_state: serde_json::Value::Null,
+                    messages_sent: 0,
+                    bytes_sent: 0,
+                    entries_sent: 0,
+                    messages_applied_from_others: 0,
+                    fit_millis: 0,
+                    steps: Vec::new(),
+                },
+                collect_stats: config.collect_stats,
+                sleep: Duration::from_millis(config.debug_longer_iterations_ms),
+            });
+        }
+        let node = WorkerNode {
+            shared,
+            partition: config.partition,
+            attempt: config.attempt,
+            started_from: Snapshot { params: Vec::new(), ..snapshot },
+        };
+        Ok((node, replicas))
+    }
+
+    /// Flushes everything sent and waits until the driver has applied all of it, then closes the
+    /// connection. Replicas can no longer send afterwards.
+    pub fn finish(&mut self) -> Result<NodeReport, SharingError> {
+        let client = lock(&self.shared.client).take().ok_or_else(|| {
+            SharingError::Message("this worker node has already finished".into())
+        })?;
+        let stats: ClientStats = client.finish()?;
+        if let Some(e) = lock(&self.shared.relayed_error).clone() {
+            return Err(SharingError::Message(e));
+        }
+        Ok(NodeReport {
+            partition: self.partition,
+            attempt: self.attempt,
+            start_iteration: self.started_from.iteration,
+            start_epoch: self.started_from.epoch,
+            messages_sent: stats.messages_sent,
+            bytes_sent: stats.bytes_sent,
+            messages_received: stats.messages_received,
+            bytes_received: stats.bytes_received,
+        })
+    }
+}
+
+impl Drop for WorkerNode {
+    fn drop(&mut self) {
+        // Closing without finish (an error path): drop the client, which closes the socket and
+        // joins its threads, and break the Arc cycle through the reader callback.
+        let client = lock(&self.shared.client).take();
+        drop(client);
+    }
+}
+
+impl ReplicaTrainer {
+    pub fn network(&self) -> &MultiLayerNetwork<f32> {
+        &self.net
+    }
+
+    /// One training step on one minibatch; returns its score (before the update).
+    pub fn fit(
+        &mut self,
+        features: &[f32],
+        labels: &[f32],
+        rows: usize,
+        labels_mask: Option<(&[f32], usize)>,
+    ) -> Result<f64, SharingError> {
+        let started = Instant::now();
+        if let Some(e) = lock(&self.shared.relayed_error).clone() {
+            return Err(SharingError::Message(e));
+        }
+        self.apply_inbox();
+        let score = self.net.compute_update(features, labels, rows, labels_mask)?;
+        let (iteration, epoch) = (self.net.iteration_count(), self.net.epoch_count());
+        let stats = self.encoder.encode_update(self.net.update(), iteration, epoch, &mut self.encoded)?;
+        // Only the encoded part is applied here, exactly as every other replica applies it.
+        ferrodl_comm::decode_add(&self.encoded, -1.0, self.net.params_mut())?;
+        self.shared.deliver(&self.encoded, Some(self.index))?;
+        let mut payload = Vec::new();
+        write_update(iteration, epoch, &self.encoded, &mut payload);
+        let bytes = payload.len();
+        {
+            let client = lock(&self.shared.client);
+            let client = client.as_ref().ok_or_else(|| {
+                SharingError::Message("the worker node has finished; no more training steps".into())
+            })?;
+            client.send(payload)?;
+        }
+        let r = &mut self.report;
+        r.minibatches += 1;
+        r.examples += rows as u64;
+        r.last_score = Some(score);
+        r.iteration = iteration;
+        r.epoch = epoch;
+        r.messages_sent += 1;
+        r.bytes_sent += bytes as u64;
+        r.entries_sent += stats.entries;
+        if self.collect_stats {
+            r.steps.push(StepRecord {
+                iteration,
+                threshold: stats.threshold,
+                sparsity: stats.sparsity,
+                bytes,
+            });
+        }
+        if !self.sleep.is_zero() {
+            std::thread::sleep(self.sleep);
+        }
+        r.fit_millis += started.elapsed().as_millis() as u64;
+        Ok(score)
+    }
+
+    /// Subtracts everything other replicas and nodes sent since the last step.
+    fn apply_inbox(&mut self) {
+        let mut inbox = lock(&self.shared.inboxes[self.index]);
+        if inbox.pending == 0 {
+            return;
+        }
+        for (p, s) in self.net.params_mut().iter_mut().zip(inbox.sum.iter_mut()) {
+            *p -= *s;
+            *s = 0.0;
+        }
+        self.report.messages_applied_from_others += inbox.pending;
+        inbox.pending = 0;
+    }
+
+    /// The replica's report; also applies what is still in its inbox, so the parameters are
+    /// the most recent ones.
+    pub fn report(&mut self) -> ReplicaReport {
+        self.apply_inbox();
+        let mut r = self.report.clone();
+        r.threshold_state = serde_json::to_value(self.encoder.threshold_state())
+            .unwrap_or(serde_json::Value::Null);
+        r
+    }
+
+    /// Threshold, sparsity and residual statistics for encodingDebugMode, as JSON.
+    pub fn debug_stats_json(&self) -> String {
+        serde_json::to_string(&self.encoder.debug_stats()).unwrap_or_else(|e| format!("\"{e}\""))
+    }
+}
