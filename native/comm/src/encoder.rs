@@ -1,0 +1,431 @@
+//! The worker-side encoder: residual, threshold algorithm and residual post-processor together.
+//!
+//! Each step: `residual += update`; `t = algorithm.threshold(iteration, epoch)`; encode the
+//! entries with `|r| >= t` (see [`crate::codec`]) and subtract them; `algorithm.observe(stats)`;
+//! then the post-processor runs on the residual with the `t` just used.
+//!
+//! A bad update (NaN, an infinity, or a sum that overflows) is refused before anything changes:
+//! the residual, the algorithm and the post-processor are as they were, and `out` is empty.
+//! Buffers are reused: after the first call nothing is allocated unless `out` must grow.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::codec::{check_threshold, write_message, EncodeStats, Encoding};
+use crate::error::{CodecError, VectorKind};
+use crate::residual::{ResidualPostProcessor, ResidualPostProcessorConfig};
+use crate::threshold::{ThresholdAlgorithm, ThresholdAlgorithmConfig, ThresholdState};
+
+/// Residual and threshold diagnostics for encodingDebugMode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EncoderDebugStats {
+    /// The threshold algorithm's JSON type.
+    pub algorithm: &'static str,
+    pub param_count: usize,
+    /// Encodes done so far.
+    pub encodes: u64,
+    /// The threshold the next encode will use; the residual fractions below refer to it.
+    pub threshold: f32,
+    /// The threshold, sparsity, encoding and size of the last encode (null before the first).
+    pub last_threshold: Option<f32>,
+    pub last_sparsity: Option<f64>,
+    pub last_encoding: Option<Encoding>,
+    pub last_bytes: Option<usize>,
+    /// Mean of `|r|` over the residual (0 for an empty one).
+    pub residual_mean_abs: f64,
+    pub residual_max_abs: f32,
+    /// Fraction of residual entries with `|r| >= threshold / 2`.
+    pub fraction_at_least_half_threshold: f64,
+    /// Residual entries with `|r| >= threshold`: what the next encode would send with no new update.
+    pub count_at_least_threshold: u64,
+}
+
+/// Threshold-encodes one worker's successive updates.
+#[derive(Debug)]
+pub struct ThresholdEncoder {
+    residual: Vec<f32>,
+    algorithm: Box<dyn ThresholdAlgorithm>,
+    post_processor: Box<dyn ResidualPostProcessor>,
+    last: Option<EncodeStats>,
+    encodes: u64,
+    carried_state_used: bool,
+}
+
+impl ThresholdEncoder {
+    /// An encoder for `param_count` parameters with a zero residual. `carried_state` (from the
+    /// previous fit) sets the algorithm's threshold when it is of the same type; see
+    /// [`ThresholdAlgorithm::set_state`].
+    pub fn new(
+        param_count: usize,
+        algorithm: ThresholdAlgorithmConfig,
+        post_processor: ResidualPostProcessorConfig,
+        carried_state: Option<ThresholdState>,
+    ) -> Result<Self, CodecError> {
+        let mut algorithm = algorithm.build()?;
+        let carried_state_used = match &carried_state {
+            Some(state) => algorithm.set_state(state)?,
+            None => false,
+        };
+        let mut encoder = Self::from_parts(param_count, algorithm, post_processor.build()?);
+        encoder.carried_state_used = carried_state_used;
+        Ok(encoder)
+    }
+
+    /// [`Self::new`] from the JSON the Java side writes: the algorithm and post-processor
+    /// configurations (`null` for the defaults) and an optional carried state (`null` or `None`
+    /// for none).
+    pub fn from_json(
+        param_count: usize,
+        algorithm: &Value,
+        post_processor: &Value,
+        carried_state: Option<&Value>,
+    ) -> Result<Self, CodecError> {
+        let algorithm = ThresholdAlgorithmConfig::from_json_value(algorithm)?;
+        let post_processor = ResidualPostProcessorConfig::from_json_value(post_processor)?;
+        let carried = match carried_state {
+            Some(v) if !v.is_null() => Some(ThresholdState::from_json_value(v)?),
+            _ => None,
+        };
+        Self::new(param_count, algorithm, post_processor, carried)
+    }
+
+    /// An encoder over any algorithm and post-processor.
+    pub fn from_parts(
+        param_count: usize,
+        algorithm: Box<dyn ThresholdAlgorithm>,
+        post_processor: Box<dyn ResidualPostProcessor>,
+    ) -> Self {
+        ThresholdEncoder {
+            residual: vec![0.0; param_count],
+            algorithm,
+            post_processor,
+            last: None,
+            encodes: 0,
+            carried_state_used: false,
+        }
+    }
+
+    /// `residual += update`; `t = algorithm.threshold(iteration, epoch)`; encode into `out`
+    /// (cleared first); `algorithm.observe`; post-process. Returns the stats, including `t`.
+    pub fn encode_update(
+        &mut self,
+        update: &[f32],
+        iteration: u64,
+        epoch: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<EncodeStats, CodecError> {
+        out.clear();
+        if update.len() != self.residual.len() {
+            return Err(CodecError::UpdateLength {
+                expected: self.residual.len(),
+                actual: update.len(),
+            });
+        }
+        let t = self.algorithm.threshold(iteration, epoch);
+        check_threshold(t)?;
+        check_sum(&self.residual, update)?;
+        // Add and count in one pass; the encoding is chosen from the count before any subtraction.
+        let mut count = 0u64;
+        for (r, &u) in self.residual.iter_mut().zip(update) {
+            let x = *r + u;
+            *r = x;
+            count += u64::from(x.abs() >= t);
+        }
+        let stats = write_message(&mut self.residual, t, count, out);
+        self.algorithm.observe(&stats);
+        self.post_processor
+            .process(iteration, epoch, t, &mut self.residual);
+        self.last = Some(stats);
+        self.encodes += 1;
+        Ok(stats)
+    }
+
+    /// The algorithm's state, to carry into the next fit.
+    pub fn threshold_state(&self) -> ThresholdState {
+        self.algorithm.state()
+    }
+
+    /// What has not been sent yet.
+    pub fn residual(&self) -> &[f32] {
+        &self.residual
+    }
+
+    pub fn param_count(&self) -> usize {
+        self.residual.len()
+    }
+
+    /// The threshold the next encode will use.
+    pub fn current_threshold(&self) -> f32 {
+        self.algorithm.current_threshold()
+    }
+
+    /// Stats of the last successful encode.
+    pub fn last_stats(&self) -> Option<&EncodeStats> {
+        self.last.as_ref()
+    }
+
+    /// Whether the carried state given at construction set the threshold.
+    pub fn carried_state_used(&self) -> bool {
+        self.carried_state_used
+    }
+
+    /// Threshold, last sparsity and residual statistics (one pass over the residual).
+    pub fn debug_stats(&self) -> EncoderDebugStats {
+        let t = self.algorithm.current_threshold();
+        let half = t / 2.0;
+        let (mut sum, mut max, mut half_count, mut full_count) = (0.0f64, 0.0f32, 0u64, 0u64);
+        for &r in &self.residual {
+            let a = r.abs();
+            sum += f64::from(a);
+            max = max.max(a);
+            half_count += u64::from(a >= half);
+            full_count += u64::from(a >= t);
+        }
+        let n = self.residual.len();
+        let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
+        EncoderDebugStats {
+            algorithm: self.algorithm.name(),
+            param_count: n,
+            encodes: self.encodes,
+            threshold: t,
+            last_threshold: self.last.map(|s| s.threshold),
+            last_sparsity: self.last.map(|s| s.sparsity),
+            last_encoding: self.last.map(|s| s.encoding),
+            last_bytes: self.last.map(|s| s.bytes),
+            residual_mean_abs: per(sum),
+            residual_max_abs: max,
+            fraction_at_least_half_threshold: per(half_count as f64),
+            count_at_least_threshold: full_count,
+        }
+    }
+}
+
+/// Refuses an update with a non-finite entry, or whose sum with the residual overflows, naming the
+/// first offending index. Read-only, so a refused update changes nothing.
+fn check_sum(residual: &[f32], update: &[f32]) -> Result<(), CodecError> {
+    // The residual itself is always finite, so `r + u` is finite iff `u` is and nothing overflows.
+    let mut bad = false;
+    for (&r, &u) in residual.iter().zip(update) {
+        bad |= !(r + u).is_finite();
+    }
+    if !bad {
+        return Ok(());
+    }
+    for (index, (&r, &u)) in residual.iter().zip(update).enumerate() {
+        if !u.is_finite() {
+            return Err(CodecError::NonFinite {
+                vector: VectorKind::Update,
+                index,
+                value: u,
+            });
+        }
+        if !(r + u).is_finite() {
+            return Err(CodecError::Overflow {
+                index,
+                residual: r,
+                update: u,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::decode_add;
+    use serde_json::json;
+
+    fn fixed(t: f64) -> ThresholdAlgorithmConfig {
+        ThresholdAlgorithmConfig::Fixed(crate::threshold::FixedConfig { threshold: t })
+    }
+
+    #[test]
+    fn a_step_by_hand() {
+        let mut e =
+            ThresholdEncoder::new(4, fixed(0.5), ResidualPostProcessorConfig::NoOp, None).unwrap();
+        let mut out = Vec::new();
+        let s = e
+            .encode_update(&[0.25, -0.75, 1.25, 0.0], 1, 0, &mut out)
+            .unwrap();
+        // 2 entries > ceil(4/16) = 1: bitmap.
+        assert_eq!(
+            (s.entries, s.encoding, s.threshold, s.sparsity),
+            (2, Encoding::Bitmap, 0.5, 0.5)
+        );
+        assert_eq!(e.residual(), &[0.25, -0.25, 0.75, 0.0]);
+        let mut decoded = vec![0.0f32; 4];
+        decode_add(&out, 1.0, &mut decoded).unwrap();
+        assert_eq!(decoded, vec![0.0, -0.5, 0.5, 0.0]);
+        // The residual carries over: 0.25 + 0.25 reaches t.
+        let s = e
+            .encode_update(&[0.25, 0.0, 0.0, 0.0], 2, 0, &mut out)
+            .unwrap();
+        assert_eq!(s.entries, 2);
+        assert_eq!(e.residual(), &[0.0, -0.25, 0.25, 0.0]);
+        assert_eq!(e.last_stats(), Some(&s));
+    }
+
+    #[test]
+    fn bad_updates_change_nothing() {
+        let mut e = ThresholdEncoder::new(
+            3,
+            ThresholdAlgorithmConfig::default(),
+            ResidualPostProcessorConfig::default(),
+            None,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        e.encode_update(&[1e-3, -2e-5, 0.0], 0, 0, &mut out)
+            .unwrap();
+        let residual = e.residual().to_vec();
+        let state = e.threshold_state();
+        for (update, message) in [
+            (
+                vec![0.0, f32::NAN, 1.0],
+                "update entry 1 is NaN; nothing was encoded and the residual is unchanged",
+            ),
+            (
+                vec![f32::NEG_INFINITY, 0.0, 0.0],
+                "update entry 0 is -inf; nothing was encoded and the residual is unchanged",
+            ),
+            (
+                vec![0.0, 0.0, 0.0, 0.0],
+                "update has 4 entries but the encoder has 3 parameters",
+            ),
+        ] {
+            out.push(1);
+            let err = e.encode_update(&update, 1, 0, &mut out).unwrap_err();
+            assert_eq!(err.to_string(), message);
+            assert_eq!(e.residual(), residual.as_slice());
+            assert_eq!(e.threshold_state(), state);
+            assert!(out.is_empty());
+        }
+        // Overflow of residual + update.
+        let mut e =
+            ThresholdEncoder::new(2, fixed(1e30), ResidualPostProcessorConfig::NoOp, None).unwrap();
+        e.encode_update(&[0.0, 3e38], 0, 0, &mut out).unwrap();
+        let before = e.residual().to_vec();
+        let err = e.encode_update(&[1.0, 3e38], 1, 0, &mut out).unwrap_err();
+        assert!(
+            matches!(err, CodecError::Overflow { index: 1, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string().starts_with("residual entry 1 overflows"),
+            "{err}"
+        );
+        assert_eq!(e.residual(), before.as_slice());
+    }
+
+    #[test]
+    fn clipping_runs_after_the_encode_with_the_threshold_used() {
+        let mut e =
+            ThresholdEncoder::new(2, fixed(0.5), ResidualPostProcessorConfig::default(), None)
+                .unwrap();
+        let mut out = Vec::new();
+        // Iteration 1: no clipping; 10 - 0.5 = 9.5 stays.
+        e.encode_update(&[10.0, -0.25], 1, 0, &mut out).unwrap();
+        assert_eq!(e.residual(), &[9.5, -0.25]);
+        // Iteration 5: 9.5 - 0.5 = 9 is clipped to 5 * 0.5.
+        e.encode_update(&[0.0, 0.0], 5, 0, &mut out).unwrap();
+        assert_eq!(e.residual(), &[2.5, -0.25]);
+    }
+
+    #[test]
+    fn json_construction_and_carried_state() {
+        let alg = json!({"type": "adaptive", "initialThreshold": 1e-3});
+        let carried = json!({"type": "adaptive", "threshold": 0.25});
+        let e =
+            ThresholdEncoder::from_json(3, &alg, &json!({"type": "noop"}), Some(&carried)).unwrap();
+        assert!(e.carried_state_used());
+        assert_eq!(e.current_threshold(), 0.25);
+        let e = ThresholdEncoder::from_json(3, &alg, &Value::Null, Some(&Value::Null)).unwrap();
+        assert!(!e.carried_state_used());
+        assert_eq!(e.current_threshold(), 1e-3);
+        let err =
+            ThresholdEncoder::from_json(3, &json!({"type": "x"}), &Value::Null, None).unwrap_err();
+        assert_eq!(err.to_string(), "threshold algorithm: unknown type \"x\" (expected one of \"adaptive\", \"targetSparsity\", \"fixed\")");
+        let err = ThresholdEncoder::from_json(
+            3,
+            &alg,
+            &json!({"type": "clipping", "frequency": 0}),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "residual post-processor: frequency must be at least 1, got 0"
+        );
+        let err = ThresholdEncoder::from_json(
+            3,
+            &alg,
+            &Value::Null,
+            Some(&json!({"type": "adaptive", "threshold": -1})),
+        )
+        .unwrap_err();
+        assert!(matches!(err, CodecError::Config(_)));
+    }
+
+    #[test]
+    fn threshold_adapts_across_steps_and_state_is_reported() {
+        // Adaptive with nothing ever reaching t: five steps lower t five times.
+        let mut e = ThresholdEncoder::new(
+            1000,
+            ThresholdAlgorithmConfig::default(),
+            ResidualPostProcessorConfig::NoOp,
+            None,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let mut expected = 1e-4f64;
+        for i in 0..5 {
+            let s = e.encode_update(&[0.0; 1000], i, 0, &mut out).unwrap();
+            assert_eq!(s.threshold, expected as f32);
+            assert_eq!(s.bytes, 32);
+            expected *= crate::threshold::DEFAULT_DECAY_RATE;
+        }
+        assert_eq!(
+            e.threshold_state(),
+            ThresholdState {
+                algorithm: "adaptive".into(),
+                threshold: expected
+            }
+        );
+    }
+
+    #[test]
+    fn debug_stats_by_hand() {
+        let mut e =
+            ThresholdEncoder::new(4, fixed(1.0), ResidualPostProcessorConfig::NoOp, None).unwrap();
+        let d = e.debug_stats();
+        assert_eq!(
+            (
+                d.encodes,
+                d.last_sparsity,
+                d.residual_max_abs,
+                d.residual_mean_abs
+            ),
+            (0, None, 0.0, 0.0)
+        );
+        let mut out = Vec::new();
+        e.encode_update(&[0.5, -0.75, 2.5, 0.25], 3, 0, &mut out)
+            .unwrap();
+        // Residual: 0.5, -0.75, 1.5, 0.25.
+        let d = e.debug_stats();
+        assert_eq!(d.algorithm, "fixed");
+        assert_eq!(d.threshold, 1.0);
+        assert_eq!(d.last_threshold, Some(1.0));
+        assert_eq!(d.last_sparsity, Some(0.25));
+        assert_eq!(d.last_encoding, Some(Encoding::Sparse));
+        assert_eq!(d.last_bytes, Some(36));
+        assert_eq!(d.residual_mean_abs, 3.0 / 4.0);
+        assert_eq!(d.residual_max_abs, 1.5);
+        assert_eq!(d.fraction_at_least_half_threshold, 0.75);
+        assert_eq!(d.count_at_least_threshold, 1);
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["fractionAtLeastHalfThreshold"], 0.75);
+        assert_eq!(v["lastEncoding"], "sparse");
+    }
+}

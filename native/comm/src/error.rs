@@ -1,0 +1,271 @@
+//! Errors of the codec, the encoder and the configuration parsers.
+//!
+//! Every message names the problem concretely (which field, which index, which sizes), because
+//! these errors surface on the JVM side far from the code that produced them.
+
+use std::fmt;
+
+/// Which input vector a non-finite value was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorKind {
+    /// The new update handed to the encoder.
+    Update,
+    /// The residual handed to [`crate::encode`].
+    Residual,
+}
+
+impl fmt::Display for VectorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            VectorKind::Update => "update",
+            VectorKind::Residual => "residual",
+        })
+    }
+}
+
+/// A threshold-algorithm, post-processor or threshold-state configuration that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// What was being read: "threshold algorithm", "residual post-processor", "threshold state".
+    pub context: &'static str,
+    /// The problem, naming the field where there is one.
+    pub message: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(context: &'static str, message: impl Into<String>) -> Self {
+        ConfigError {
+            context,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.context, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Everything that can go wrong while encoding or decoding an update message.
+///
+/// Errors about a received message are prefixed with "update message: " when displayed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CodecError {
+    /// The threshold given to `encode` is NaN, infinite, zero or negative.
+    InvalidThreshold(f32),
+    /// `scale * threshold` in `decode_add` is NaN or infinite.
+    InvalidScale {
+        scale: f32,
+        threshold: f32,
+    },
+    /// A NaN or infinite value; nothing was encoded and the residual is unchanged.
+    NonFinite {
+        vector: VectorKind,
+        index: usize,
+        value: f32,
+    },
+    /// `residual + update` overflowed to infinity; nothing was encoded, the residual is unchanged.
+    Overflow {
+        index: usize,
+        residual: f32,
+        update: f32,
+    },
+    /// The update handed to the encoder does not have the encoder's parameter count.
+    UpdateLength {
+        expected: usize,
+        actual: usize,
+    },
+    /// Fewer bytes than the header (or, once the header is read, the header's payload) needs.
+    Truncated {
+        len: usize,
+        needed: u64,
+        header_read: bool,
+    },
+    /// More bytes than the header's payload.
+    TrailingBytes {
+        len: usize,
+        expected: u64,
+    },
+    BadMagic([u8; 4]),
+    UnsupportedVersion(u16),
+    UnknownKind(u8),
+    NonZeroFlags(u8),
+    NonZeroReserved(u32),
+    /// The header's threshold is NaN, infinite, zero or negative.
+    BadHeaderThreshold(f32),
+    /// More entries than parameters (impossible in a valid message).
+    EntryCountTooLarge {
+        entry_count: u64,
+        param_count: u64,
+    },
+    /// The message's param_count is not the length of the vector it is applied to.
+    ParamCountMismatch {
+        message: u64,
+        target: usize,
+    },
+    /// A sparse index is 0, `i32::MIN`, or beyond `param_count`.
+    IndexOutOfRange {
+        entry: u64,
+        index: i32,
+        param_count: u64,
+    },
+    /// Sparse indices must have strictly increasing magnitudes.
+    NotIncreasing {
+        entry: u64,
+        previous: i32,
+        index: i32,
+    },
+    /// A bitmap code `11`.
+    InvalidCode {
+        parameter: u64,
+    },
+    /// Bits set in the last bitmap word beyond `param_count`.
+    PaddingBits {
+        word: u64,
+    },
+    /// The bitmap holds a different number of entries than the header says.
+    EntryCountMismatch {
+        header: u64,
+        actual: u64,
+    },
+    /// A bad threshold-algorithm, post-processor or state configuration.
+    Config(ConfigError),
+}
+
+impl fmt::Display for CodecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use CodecError::*;
+        match self {
+            InvalidThreshold(t) => write!(f, "encoding threshold {t} is not a finite number > 0"),
+            InvalidScale { scale, threshold } => write!(
+                f,
+                "decode scale {scale} times the message's threshold {threshold} is not a finite number"
+            ),
+            NonFinite {
+                vector,
+                index,
+                value,
+            } => write!(
+                f,
+                "{vector} entry {index} is {value}; nothing was encoded and the residual is unchanged"
+            ),
+            Overflow {
+                index,
+                residual,
+                update,
+            } => write!(
+                f,
+                "residual entry {index} overflows: {residual} + update {update} is not finite; \
+                 nothing was encoded and the residual is unchanged"
+            ),
+            UpdateLength { expected, actual } => write!(
+                f,
+                "update has {actual} entries but the encoder has {expected} parameters"
+            ),
+            Truncated {
+                len,
+                needed,
+                header_read: false,
+            } => write!(
+                f,
+                "update message: truncated: {len} bytes, the header needs {needed}"
+            ),
+            Truncated {
+                len,
+                needed,
+                header_read: true,
+            } => write!(
+                f,
+                "update message: truncated: {len} bytes, header says {needed}"
+            ),
+            TrailingBytes { len, expected } => write!(
+                f,
+                "update message: {len} bytes, header says {expected} ({} unexpected trailing bytes)",
+                *len as u64 - expected
+            ),
+            BadMagic(m) => write!(
+                f,
+                "update message: bad magic {m:02x?} (expected \"FRDU\"); not a ferrodl update"
+            ),
+            UnsupportedVersion(v) => write!(
+                f,
+                "update message: unsupported version {v} (this build reads 1)"
+            ),
+            UnknownKind(k) => write!(
+                f,
+                "update message: unknown encoding kind {k} (0 = sparse, 1 = bitmap)"
+            ),
+            NonZeroFlags(x) => write!(
+                f,
+                "update message: flags byte is {x:#04x}; it is reserved and must be 0"
+            ),
+            NonZeroReserved(x) => write!(
+                f,
+                "update message: reserved word is {x:#010x}; it must be 0"
+            ),
+            BadHeaderThreshold(t) => write!(
+                f,
+                "update message: threshold {t} is not a finite number > 0"
+            ),
+            EntryCountTooLarge {
+                entry_count,
+                param_count,
+            } => write!(
+                f,
+                "update message: entry_count {entry_count} exceeds param_count {param_count}"
+            ),
+            ParamCountMismatch { message, target } => write!(
+                f,
+                "update message: param_count {message} does not match the target's {target} parameters"
+            ),
+            IndexOutOfRange {
+                entry,
+                index,
+                param_count,
+            } => write!(
+                f,
+                "update message: sparse entry {entry} has index {index}, outside ±1..={param_count}"
+            ),
+            NotIncreasing {
+                entry,
+                previous,
+                index,
+            } => write!(
+                f,
+                "update message: sparse entry {entry} has index {index} after {previous}; \
+                 index magnitudes must be strictly increasing"
+            ),
+            InvalidCode { parameter } => write!(
+                f,
+                "update message: invalid bitmap code 11 for parameter {parameter}"
+            ),
+            PaddingBits { word } => write!(
+                f,
+                "update message: bitmap word {word} has bits set beyond param_count"
+            ),
+            EntryCountMismatch { header, actual } => write!(
+                f,
+                "update message: header says {header} entries but the bitmap holds {actual}"
+            ),
+            Config(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CodecError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CodecError::Config(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ConfigError> for CodecError {
+    fn from(e: ConfigError) -> Self {
+        CodecError::Config(e)
+    }
+}
