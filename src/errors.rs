@@ -2,6 +2,7 @@
 
 use ferrodl_data::DataError;
 use ferrodl_nn::NnError;
+use ferrodl_sharing::SharingError;
 use std::fmt;
 
 const PKG: &str = "org/ferrodl/exception/";
@@ -13,6 +14,8 @@ pub enum FerroError {
     Nn(NnError),
     /// DataSet codec errors: malformed bytes or inconsistent shapes.
     Data(DataError),
+    /// Gradient-sharing errors: configuration, relay connection, malformed messages.
+    Sharing(SharingError),
     /// A bad argument detected in the facade itself (null array, negative dimension, ...).
     InvalidInput(String),
     /// Unknown or closed handle, poisoned state, internal inconsistency.
@@ -29,6 +32,11 @@ impl FerroError {
             FerroError::Nn(_) => "DL4JInvalidInputException",
             FerroError::Data(DataError::Format(_)) => "DataSetFormatException",
             FerroError::Data(_) => "DL4JInvalidInputException",
+            FerroError::Sharing(SharingError::Config(_)) => "DL4JInvalidConfigException",
+            FerroError::Sharing(SharingError::Nn(NnError::InvalidConfig(_))) => "DL4JInvalidConfigException",
+            FerroError::Sharing(SharingError::Nn(_)) => "DL4JInvalidInputException",
+            FerroError::Sharing(SharingError::Relay(_)) => "RelayException",
+            FerroError::Sharing(_) => "NativeStateException",
             FerroError::InvalidInput(_) => "DL4JInvalidInputException",
             FerroError::State(_) | FerroError::Jni(_) => "NativeStateException",
         };
@@ -41,6 +49,7 @@ impl fmt::Display for FerroError {
         match self {
             FerroError::Nn(e) => write!(f, "{e}"),
             FerroError::Data(e) => write!(f, "{e}"),
+            FerroError::Sharing(e) => write!(f, "{e}"),
             FerroError::InvalidInput(m) | FerroError::State(m) => f.write_str(m),
             FerroError::Jni(e) => write!(f, "JNI call failed: {e}"),
         }
@@ -56,6 +65,12 @@ impl From<NnError> for FerroError {
 impl From<DataError> for FerroError {
     fn from(e: DataError) -> Self {
         FerroError::Data(e)
+    }
+}
+
+impl From<SharingError> for FerroError {
+    fn from(e: SharingError) -> Self {
+        FerroError::Sharing(e)
     }
 }
 

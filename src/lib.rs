@@ -13,5 +13,7 @@ pub mod handles;
 mod native_dataset_codec;
 mod native_info;
 mod native_network;
+mod native_relay;
+mod native_shared_worker;
 
 pub use native_info::build_info_json;

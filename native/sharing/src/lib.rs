@@ -5,12 +5,16 @@
 //! [`MasterCopy`] is the relay's state on the driver: the parameters, kept current by applying
 //! every message. See DESIGN.md §3 and docs/ARCHITECTURE.md.
 
+pub mod driver;
 pub mod error;
 pub mod master;
 pub mod payload;
+pub mod thresholds;
 pub mod worker;
 
+pub use driver::{relay_stats_json, DriverRelay, RelaySettings};
 pub use error::SharingError;
 pub use master::MasterCopy;
 pub use payload::Snapshot;
+pub use thresholds::average_threshold_states;
 pub use worker::{NodeReport, ReplicaReport, ReplicaTrainer, StepRecord, WorkerConfig, WorkerNode};

@@ -10,7 +10,7 @@
 
 use crate::error::SharingError;
 use crate::payload::{write_update, Snapshot};
-use ferrodl_comm::{EncodeStats, ThresholdEncoder};
+use ferrodl_comm::ThresholdEncoder;
 use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork};
 use ferrodl_relay::{ClientConfig, ClientStats, RelayClient, WorkerId};
 use serde::{Deserialize, Serialize};
@@ -235,9 +235,20 @@ impl WorkerNode {
             _ => None,
         };
         let mut replicas = Vec::with_capacity(config.replicas);
+        let (start_iteration, start_epoch) = (nets[0].iteration_count(), nets[0].epoch_count());
+        let (start_iteration, start_epoch) = if config.attempt > 0 {
+            (snapshot.iteration, snapshot.epoch)
+        } else {
+            (start_iteration, start_epoch)
+        };
         for (index, mut net) in nets.into_iter().enumerate() {
             net.set_params(&snapshot.params)?;
-            net.set_counters(snapshot.iteration, snapshot.epoch);
+            // A re-run attempt resumes the driver's counters; a first attempt that merely starts
+            // late keeps the fit's starting counters, so the iteration counter grows by the
+            // minibatches of each worker, not by those of the workers that started earlier.
+            if config.attempt > 0 {
+                net.set_counters(snapshot.iteration, snapshot.epoch);
+            }
             let encoder = ThresholdEncoder::from_json(
                 n,
                 &config.threshold_algorithm,
@@ -255,8 +266,8 @@ impl WorkerNode {
                     minibatches: 0,
                     examples: 0,
                     last_score: None,
-                    iteration: snapshot.iteration,
-                    epoch: snapshot.epoch,
+                    iteration: start_iteration,
+                    epoch: start_epoch,
                     threshold_state: serde_json::Value::Null,
                     messages_sent: 0,
                     bytes_sent: 0,
@@ -273,7 +284,7 @@ impl WorkerNode {
             shared,
             partition: config.partition,
             attempt: config.attempt,
-            started_from: Snapshot { params: Vec::new(), ..snapshot },
+            started_from: Snapshot { params: Vec::new(), iteration: start_iteration, epoch: start_epoch },
         };
         Ok((node, replicas))
     }

@@ -19,6 +19,7 @@ class ExceptionTableTest {
             {DataSetFormatException.class, FerroIllegalArgumentException.class},
             {NativeStateException.class, IllegalStateException.class},
             {NativePanicException.class, NativeStateException.class},
+            {RelayException.class, NativeStateException.class},
             {NativeLibraryUnavailableException.class, RuntimeException.class},
         };
         for (Object[] row : table) {

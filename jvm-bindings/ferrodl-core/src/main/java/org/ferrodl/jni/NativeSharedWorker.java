@@ -1,0 +1,68 @@
+package org.ferrodl.jni;
+
+/**
+ * Raw JNI entry points of a gradient-sharing worker node: one authenticated connection to the
+ * driver's relay shared by one or more network replicas. Used by the Spark module's
+ * {@code SharedTrainingMaster} inside executor tasks; users never call it.
+ *
+ * <p>Thread-safety: the node and each replica are separate handles with separate native locks, so
+ * replicas of one node may train concurrently from different threads.
+ */
+public final class NativeSharedWorker {
+    static {
+        NativeLoader.load();
+    }
+
+    private NativeSharedWorker() {
+    }
+
+    /**
+     * Builds the replicas, connects to the relay and downloads the driver's current parameters
+     * and counters.
+     *
+     * @param configJson the worker configuration (see {@code ferrodl_sharing::WorkerConfig})
+     * @param params the broadcast parameters (replaced by the driver's current ones on connect)
+     * @param updaterState the broadcast updater state, or null for a fresh one
+     * @return {@code [nodeHandle, replicaHandle0, replicaHandle1, ...]}
+     */
+    public static native long[] connect(String configJson, float[] params, float[] updaterState);
+
+    /**
+     * One training step of a replica (row-major matrices).
+     *
+     * @return the minibatch score before the update
+     */
+    public static native double fit(long replica, float[] features, int rows, int featureCols, float[] labels,
+            int labelCols, float[] labelsMask, int maskCols);
+
+    /** @return the replica's report as JSON (minibatches, last score, counters, threshold state, steps) */
+    public static native String replicaReport(long replica);
+
+    /** @return a copy of the replica's parameters */
+    public static native float[] replicaParams(long replica);
+
+    /** @return a copy of the replica's updater state */
+    public static native float[] replicaUpdaterState(long replica);
+
+    /** @return threshold, sparsity and residual statistics of the replica's encoder, as JSON */
+    public static native String debugStats(long replica);
+
+    /**
+     * Waits until the driver has applied every message this node sent, then closes the connection.
+     *
+     * @return the node's report as JSON (messages and bytes sent and received)
+     */
+    public static native String finish(long node);
+
+    /** @param node handle to release */
+    public static native void destroyNode(long node);
+
+    /** @param replica handle to release */
+    public static native void destroyReplica(long replica);
+
+    /**
+     * @param statesJson a JSON array of per-worker threshold states
+     * @return their average as JSON ({@code null} for an empty array)
+     */
+    public static native String averageThresholdStates(String statesJson);
+}

@@ -1,0 +1,160 @@
+//! The driver's side of a gradient-sharing fit: the relay with the master copy as its state.
+
+use crate::error::SharingError;
+use crate::master::MasterCopy;
+use crate::payload::Snapshot;
+use crate::worker::parse_hex;
+use ferrodl_relay::{Relay, RelayConfig, RelayStats};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Relay settings as the Java side writes them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RelaySettings {
+    pub bind_host: String,
+    pub port_from: Option<u16>,
+    pub port_to: Option<u16>,
+    pub secret_hex: String,
+    pub max_message_bytes: usize,
+    pub queue_limit: usize,
+    pub io_timeout_ms: u64,
+    pub handshake_timeout_ms: u64,
+}
+
+impl RelaySettings {
+    fn to_config(&self) -> Result<RelayConfig, SharingError> {
+        let port_range = match (self.port_from, self.port_to) {
+            (None, None) => None,
+            (Some(a), Some(b)) if a <= b => Some((a, b)),
+            (a, b) => {
+                return Err(SharingError::Config(format!(
+                    "relay port range must be from <= to with both set, got {a:?}..{b:?}"
+                )))
+            }
+        };
+        if self.queue_limit == 0 || self.io_timeout_ms == 0 || self.handshake_timeout_ms == 0 {
+            return Err(SharingError::Config(format!(
+                "relay queueLimit ({}), ioTimeoutMs ({}) and handshakeTimeoutMs ({}) must be positive",
+                self.queue_limit, self.io_timeout_ms, self.handshake_timeout_ms
+            )));
+        }
+        Ok(RelayConfig {
+            bind_host: self.bind_host.clone(),
+            port_range,
+            secret: parse_hex(&self.secret_hex)?,
+            max_message_bytes: self.max_message_bytes,
+            queue_limit_messages: self.queue_limit,
+            io_timeout: Duration::from_millis(self.io_timeout_ms),
+            handshake_timeout: Duration::from_millis(self.handshake_timeout_ms),
+            log: Some(Arc::new(|line: &str| eprintln!("ferrodl-relay: {line}"))),
+            ..RelayConfig::default()
+        })
+    }
+}
+
+/// A running (or stopped) relay whose state is the master copy of the parameters.
+pub struct DriverRelay {
+    relay: Option<Relay>,
+    port: u16,
+    /// Master state and counters once stopped.
+    stopped: Option<(Snapshot, RelayStats)>,
+}
+
+impl DriverRelay {
+    pub fn start(settings_json: &str, params: Vec<f32>, iteration: u64, epoch: u64) -> Result<Self, SharingError> {
+        let settings: RelaySettings = serde_json::from_str(settings_json)
+            .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
+        let relay = Relay::start(settings.to_config()?, Box::new(MasterCopy::new(params, iteration, epoch)))?;
+        let port = relay.local_addr().port();
+        Ok(DriverRelay { relay: Some(relay), port, stopped: None })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The master copy: current while running, final once stopped.
+    pub fn snapshot(&self) -> Result<Snapshot, SharingError> {
+        match (&self.relay, &self.stopped) {
+            (Some(relay), _) => Snapshot::from_bytes(&relay.with_state(|s| s.snapshot())),
+            (None, Some((snapshot, _))) => Ok(snapshot.clone()),
+            (None, None) => Err(SharingError::Message("relay state is gone".into())),
+        }
+    }
+
+    pub fn stats(&self) -> RelayStats {
+        match (&self.relay, &self.stopped) {
+            (Some(relay), _) => relay.stats(),
+            (None, Some((_, stats))) => stats.clone(),
+            (None, None) => RelayStats::default(),
+        }
+    }
+
+    /// Messages applied to the master copy so far.
+    pub fn applied(&self) -> u64 {
+        self.stats().per_worker.values().map(|w| w.messages_applied).sum()
+    }
+
+    pub fn stats_json(&self) -> String {
+        relay_stats_json(&self.stats()).to_string()
+    }
+
+    /// Stops the relay and joins its threads; idempotent.
+    pub fn shutdown(&mut self) -> Result<(), SharingError> {
+        if let Some(relay) = self.relay.take() {
+            let (state, stats) = relay.shutdown();
+            let snapshot = Snapshot::from_bytes(&state.snapshot())?;
+            self.stopped = Some((snapshot, stats));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DriverRelay {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// The relay's counters as JSON (camelCase; per-partition counters under `perWorker`).
+pub fn relay_stats_json(s: &RelayStats) -> Value {
+    let per_worker: serde_json::Map<String, Value> = s
+        .per_worker
+        .iter()
+        .map(|(partition, w)| {
+            (
+                partition.to_string(),
+                json!({
+                    "messagesReceived": w.messages_received,
+                    "bytesReceived": w.bytes_received,
+                    "messagesApplied": w.messages_applied,
+                    "messagesDropped": w.messages_dropped,
+                    "messagesRelayedOut": w.messages_relayed_out,
+                    "bytesRelayedOut": w.bytes_relayed_out,
+                    "messagesDroppedOutbound": w.messages_dropped_outbound,
+                    "attemptsSeen": w.attempts_seen,
+                    "lastAttempt": w.last_attempt,
+                    "finished": w.finished,
+                }),
+            )
+        })
+        .collect();
+    let sum = |f: fn(&ferrodl_relay::WorkerCounters) -> u64| -> u64 { s.per_worker.values().map(f).sum() };
+    json!({
+        "connectionsAccepted": s.connections_accepted,
+        "connectionsRejected": s.connections_rejected,
+        "connectionsAborted": s.connections_aborted,
+        "reconnects": s.reconnects,
+        "protocolErrors": s.protocol_errors,
+        "messagesReceived": sum(|w| w.messages_received),
+        "bytesReceived": sum(|w| w.bytes_received),
+        "messagesApplied": sum(|w| w.messages_applied),
+        "messagesDropped": sum(|w| w.messages_dropped + w.messages_dropped_outbound),
+        "messagesRelayedOut": sum(|w| w.messages_relayed_out),
+        "bytesRelayedOut": sum(|w| w.bytes_relayed_out),
+        "perWorker": per_worker,
+    })
+}

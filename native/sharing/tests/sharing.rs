@@ -1,0 +1,204 @@
+//! Gradient sharing end to end in one process: a real relay on 127.0.0.1 and worker nodes
+//! training real networks.
+
+use ferrodl_sharing::{DriverRelay, WorkerConfig, WorkerNode};
+use ferrodl_testutil::{to_f32, uniform_matrix, Rng};
+
+const NET: &str = r#"{"formatVersion":1,"seed":7,"layers":[
+    {"type":"DenseLayer","nIn":4,"nOut":16,"activation":"RELU",
+     "updater":{"type":"Adam","learningRate":0.01},"biasUpdater":{"type":"Adam","learningRate":0.01}},
+    {"type":"OutputLayer","nIn":16,"nOut":2,"activation":"SOFTMAX","lossFunction":"MCXENT",
+     "updater":{"type":"Adam","learningRate":0.01},"biasUpdater":{"type":"Adam","learningRate":0.01}}]}"#;
+const SECRET: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+fn initial_params() -> Vec<f32> {
+    let conf = ferrodl_nn::MultiLayerConfiguration::from_json(NET).unwrap();
+    ferrodl_nn::MultiLayerNetwork::<f32>::new(conf).unwrap().params().to_vec()
+}
+
+fn start_relay(params: Vec<f32>) -> DriverRelay {
+    let settings = format!(
+        r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
+            "maxMessageBytes":1048576,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
+    );
+    DriverRelay::start(&settings, params, 0, 0).unwrap()
+}
+
+fn worker_config(port: u16, partition: u32, attempt: u32, replicas: usize, threshold: &str) -> WorkerConfig {
+    let json = serde_json::json!({
+        "network": NET,
+        "relayAddress": format!("127.0.0.1:{port}"),
+        "secretHex": SECRET,
+        "partition": partition,
+        "attempt": attempt,
+        "replicas": replicas,
+        "thresholdAlgorithm": serde_json::from_str::<serde_json::Value>(threshold).unwrap(),
+        "residualPostProcessor": {"type": "clipping", "thresholdMultipleClipValue": 5.0, "frequency": 5},
+        "connectTimeoutMs": 5000,
+        "ioTimeoutMs": 20000,
+        "queueLimit": 16,
+        "maxMessageBytes": 1048576,
+        "collectStats": true
+    });
+    serde_json::from_value(json).unwrap()
+}
+
+/// A linearly separable two-class problem: class = [x0 + x1 - x2 > 0].
+fn batch(rng: &mut Rng, rows: usize) -> (Vec<f32>, Vec<f32>) {
+    let x = to_f32(&uniform_matrix(rng, rows, 4, -1.0, 1.0));
+    let mut y = vec![0.0f32; rows * 2];
+    for r in 0..rows {
+        let class = usize::from(x[r * 4] + x[r * 4 + 1] - x[r * 4 + 2] > 0.0);
+        y[r * 2 + class] = 1.0;
+    }
+    (x, y)
+}
+
+#[test]
+fn one_worker_master_copy_equals_the_worker_exactly() {
+    let params = initial_params();
+    let mut relay = start_relay(params.clone());
+    let cfg = worker_config(relay.port(), 0, 0, 1, r#"{"type":"fixed","threshold":0.001}"#);
+    let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+    let mut rng = Rng::new(1);
+    for _ in 0..20 {
+        let (x, y) = batch(&mut rng, 8);
+        replicas[0].fit(&x, &y, 8, None).unwrap();
+    }
+    let report = node.finish().unwrap();
+    assert_eq!(report.messages_sent, 20);
+    relay.shutdown().unwrap();
+    let master = relay.snapshot().unwrap();
+    // The worker applies exactly the encoded updates it sends, in the same order as the driver.
+    assert_eq!(master.params, replicas[0].network().params());
+    assert_eq!(master.iteration, 20);
+    assert_ne!(master.params, params, "training must have moved the parameters");
+    let stats: serde_json::Value = serde_json::from_str(&relay.stats_json()).unwrap();
+    assert_eq!(stats["messagesApplied"], 20);
+    assert_eq!(stats["messagesDropped"], 0);
+}
+
+#[test]
+fn two_nodes_learn_together_and_send_far_less_than_dense() {
+    let params = initial_params();
+    let n = params.len();
+    let mut relay = start_relay(params.clone());
+    let port = relay.port();
+    let handles: Vec<_> = (0..2u32)
+        .map(|p| {
+            let params = params.clone();
+            std::thread::spawn(move || {
+                let cfg = worker_config(port, p, 0, 1, r#"{"type":"adaptive"}"#);
+                let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+                let mut rng = Rng::new(100 + u64::from(p));
+                for _ in 0..150 {
+                    let (x, y) = batch(&mut rng, 16);
+                    replicas[0].fit(&x, &y, 16, None).unwrap();
+                }
+                let node_report = node.finish().unwrap();
+                (node_report, replicas[0].report())
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    relay.shutdown().unwrap();
+    let master = relay.snapshot().unwrap();
+
+    // The master copy classifies held-out data well.
+    let conf = ferrodl_nn::MultiLayerConfiguration::from_json(NET).unwrap();
+    let mut net = ferrodl_nn::MultiLayerNetwork::<f32>::new(conf).unwrap();
+    let mut rng = Rng::new(999);
+    let (x, y) = batch(&mut rng, 400);
+    let before = net.score(&x, &y, 400, None).unwrap();
+    net.set_params(&master.params).unwrap();
+    let after = net.score(&x, &y, 400, None).unwrap();
+    let out = net.output(&x, 400, false).unwrap();
+    let correct = (0..400).filter(|&r| (out[r * 2 + 1] > out[r * 2]) == (y[r * 2 + 1] == 1.0)).count();
+    assert!(after < before * 0.5, "score {before} -> {after}");
+    assert!(correct >= 360, "accuracy {correct}/400");
+
+    let stats: serde_json::Value = serde_json::from_str(&relay.stats_json()).unwrap();
+    assert_eq!(stats["messagesApplied"], 300);
+    assert_eq!(stats["messagesRelayedOut"].as_u64().unwrap() <= 300, true);
+    for (node, replica) in &results {
+        assert_eq!(node.messages_sent, 150);
+        assert_eq!(replica.minibatches, 150);
+        let per_iteration = node.bytes_sent as f64 / 150.0;
+        // Adaptive thresholds keep the sparsity at most 1e-2 after warm-up: far below dense fp32.
+        assert!(per_iteration < 0.5 * (4 * n) as f64, "{per_iteration} bytes/iteration for {n} params");
+        assert_eq!(replica.steps.len(), 150);
+    }
+    assert_eq!(master.iteration, 150);
+}
+
+#[test]
+fn a_rerun_worker_starts_from_the_driver_state() {
+    let params = initial_params();
+    let relay = start_relay(params.clone());
+    let cfg = worker_config(relay.port(), 3, 0, 1, r#"{"type":"fixed","threshold":0.0005}"#);
+    let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+    let mut rng = Rng::new(5);
+    for _ in 0..7 {
+        let (x, y) = batch(&mut rng, 8);
+        replicas[0].fit(&x, &y, 8, None).unwrap();
+    }
+    node.finish().unwrap();
+    let trained = replicas[0].network().params().to_vec();
+
+    // The same partition again (Spark's second attempt), given the stale broadcast parameters.
+    let retry = worker_config(relay.port(), 3, 1, 1, r#"{"type":"fixed","threshold":0.0005}"#);
+    let (mut node2, replicas2) = WorkerNode::connect(&retry, &params, None).unwrap();
+    assert_eq!(replicas2[0].network().params(), &trained[..]);
+    assert_eq!(replicas2[0].network().iteration_count(), 7);
+    let report = node2.finish().unwrap();
+    assert_eq!((report.start_iteration, report.attempt), (7, 1));
+    let stats: serde_json::Value = serde_json::from_str(&relay.stats_json()).unwrap();
+    assert_eq!(stats["reconnects"], 1);
+    assert_eq!(stats["perWorker"]["3"]["attemptsSeen"], 2);
+}
+
+#[test]
+fn replicas_of_one_node_share_updates_locally() {
+    let params = initial_params();
+    let mut relay = start_relay(params.clone());
+    let cfg = worker_config(relay.port(), 0, 0, 2, r#"{"type":"fixed","threshold":0.001}"#);
+    let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+    let mut rng = Rng::new(9);
+    let (x, y) = batch(&mut rng, 8);
+    replicas[0].fit(&x, &y, 8, None).unwrap();
+    let (x, y) = batch(&mut rng, 8);
+    replicas[1].fit(&x, &y, 8, None).unwrap();
+    // Replica 0 still has replica 1's update in its inbox; report() applies it.
+    let r0 = replicas[0].report();
+    assert_eq!(r0.messages_applied_from_others, 1);
+    node.finish().unwrap();
+    relay.shutdown().unwrap();
+    let master = relay.snapshot().unwrap();
+    for r in &replicas {
+        for (a, b) in r.network().params().iter().zip(&master.params) {
+            assert!((a - b).abs() <= 1e-6, "{a} vs {b}");
+        }
+    }
+    // Both messages reached the driver once each, through one connection.
+    let stats: serde_json::Value = serde_json::from_str(&relay.stats_json()).unwrap();
+    assert_eq!(stats["messagesApplied"], 2);
+    assert_eq!(stats["connectionsAccepted"], 1);
+}
+
+#[test]
+fn bad_configuration_and_wrong_secret_are_clear_errors() {
+    let params = initial_params();
+    let relay = start_relay(params.clone());
+    let mut cfg = worker_config(relay.port(), 0, 0, 1, r#"{"type":"fixed","threshold":0.001}"#);
+    cfg.secret_hex = "ff".repeat(32);
+    let err = WorkerNode::connect(&cfg, &params, None).err().expect("wrong secret must fail");
+    let text = err.to_string();
+    assert!(text.contains(&format!("127.0.0.1:{}", relay.port())), "{text}");
+
+    let bad = worker_config(relay.port(), 0, 0, 1, r#"{"type":"fixed","threshold":-1}"#);
+    let err = WorkerNode::connect(&bad, &params, None).err().expect("negative threshold must fail");
+    assert!(err.to_string().contains("threshold"), "{err}");
+
+    let zero = worker_config(relay.port(), 0, 0, 0, r#"{"type":"fixed","threshold":0.001}"#);
+    assert!(WorkerNode::connect(&zero, &params, None).is_err());
+}

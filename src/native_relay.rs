@@ -1,0 +1,105 @@
+//! `org.ferrodl.jni.NativeRelay`: the driver's update relay of a gradient-sharing fit.
+//! Thread safety: calls on one handle are serialized; the relay's own threads run independently.
+
+use crate::arrays::{new_float_array, new_long_array, read_floats};
+use crate::boundary::{guard, invalid};
+use crate::handles::Registry;
+use ferrodl_sharing::DriverRelay;
+use jni::objects::{JClass, JFloatArray, JString};
+use jni::sys::{jfloatArray, jint, jlong, jlongArray, jstring};
+use jni::JNIEnv;
+use std::sync::OnceLock;
+
+fn relays() -> &'static Registry<DriverRelay> {
+    static RELAYS: OnceLock<Registry<DriverRelay>> = OnceLock::new();
+    RELAYS.get_or_init(|| Registry::new(0x52, "relay"))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_start<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    settings_json: JString<'local>,
+    params: JFloatArray<'local>,
+    iteration: jlong,
+    epoch: jlong,
+) -> jlong {
+    guard(&mut env, |env| {
+        if settings_json.as_raw().is_null() {
+            return invalid("relay settings JSON is null");
+        }
+        if iteration < 0 || epoch < 0 {
+            return invalid(format!("counters must be >= 0 (iteration {iteration}, epoch {epoch})"));
+        }
+        let json: String = env.get_string(&settings_json)?.into();
+        let params = read_floats(env, &params, "params")?;
+        let relay = DriverRelay::start(&json, params, iteration as u64, epoch as u64)?;
+        Ok(relays().insert(relay))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_port<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jint {
+    guard(&mut env, |_| relays().with(handle, |r| Ok(jint::from(r.port()))))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_params<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jfloatArray {
+    guard(&mut env, |env| {
+        let snapshot = relays().with(handle, |r| Ok(r.snapshot()?))?;
+        Ok(new_float_array(env, &snapshot.params)?.into_raw())
+    })
+}
+
+/// `[iteration, epoch, messages applied]` of the master copy.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_counters<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        let (snapshot, applied) = relays().with(handle, |r| Ok((r.snapshot()?, r.applied())))?;
+        let values = [snapshot.iteration as i64, snapshot.epoch as i64, applied as i64];
+        Ok(new_long_array(env, &values)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_statsJson<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let json = relays().with(handle, |r| Ok(r.stats_json()))?;
+        Ok(env.new_string(json)?.into_raw())
+    })
+}
+
+/// Stops the relay (idempotent); parameters, counters and statistics stay readable.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_shutdown<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, |_| relays().with(handle, |r| Ok(r.shutdown()?)))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_destroy<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, |_| relays().remove(handle))
+}
