@@ -22,6 +22,11 @@ impl Sentinel for jni::sys::jlong {
         0
     }
 }
+impl Sentinel for jni::sys::jint {
+    fn sentinel() -> Self {
+        0
+    }
+}
 impl Sentinel for jni::sys::jdouble {
     fn sentinel() -> Self {
         0.0

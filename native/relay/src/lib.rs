@@ -1,1 +1,280 @@
 //! ferrodl-relay: the driver-hosted TCP hub of gradient sharing, no JNI.
+//!
+//! The driver of a fit starts a [`Relay`] on a free port; every worker (a Spark task, possibly
+//! re-run on another host) connects with a [`RelayClient`]. Each update a worker sends is
+//! (1) applied by the relay to the driver's master copy through [`MasterState::apply`] and
+//! (2) forwarded to every *other* connected worker. Payloads are opaque bytes here.
+//!
+//! # Protocol (version 1; also `docs/RELAY_PROTOCOL.md`)
+//!
+//! All integers are big-endian.
+//!
+//! **Handshake** (before any update is read; the relay side runs on its own thread and must
+//! complete within `handshake_timeout`, so a silent stranger is cut off and cannot block others):
+//!
+//! 1. relay → client `HELLO`: `"FDLRELAY"`, version `u16`, 32-byte random relay nonce.
+//! 2. client → relay `AUTH`: `"FDLRAUTH"`, version `u16`, 32-byte random client nonce, partition
+//!    `u32`, attempt `u32`, `HMAC-SHA256(secret, "ferrodl-relay/v1/client-auth\0" || relay_nonce
+//!    || client_nonce || partition || attempt)`.
+//! 3. The relay verifies the tag in constant time. On failure it sends the verdict byte `0x00`
+//!    (`0x02` for a malformed/other-version AUTH, `0x03` when shutting down) and closes; the
+//!    connection counts in [`RelayStats::connections_rejected`].
+//! 4. On success: verdict `0x01`, then the relay's own proof `HMAC-SHA256(secret,
+//!    "ferrodl-relay/v1/relay-auth\0" || relay_nonce || client_nonce || partition || attempt)`
+//!    (the client checks it in constant time: it reached the real relay, not an impostor), then
+//!    the snapshot: length `u64` and the bytes of [`MasterState::snapshot`].
+//!
+//! Both nonces are fresh per connection, so a recorded handshake cannot be replayed, and the
+//! two domain tags differ, so one side's proof can never be reflected back as the other's.
+//!
+//! **Frames** after the handshake: `type u8, length u32, payload`. A length above
+//! `max_message_bytes` is refused before anything is allocated.
+//!
+//! | type | direction | payload |
+//! |------|-----------|---------|
+//! | `0x01` UPDATE | worker → relay | one encoded update |
+//! | `0x02` FINISH | worker → relay | empty: no more updates |
+//! | `0x03` PING | both | empty heartbeat, sent after `io_timeout / 3` of idleness |
+//! | `0x11` RELAYED | relay → worker | an update of another worker |
+//! | `0x12` FINISH_ACK | relay → worker | empty: every update of this worker is applied |
+//! | `0x13` ERROR | relay → worker | UTF-8 reason; the relay then closes |
+//!
+//! **Relay, per connection**: a reader thread handles frames in order. For an UPDATE it reads
+//! the payload into one buffer, applies it under the state lock, and — under the same lock —
+//! picks the other live connections as destinations; then it pushes one shared
+//! `Arc` of that buffer to each destination's bounded queue (blocking at most `io_timeout`:
+//! back-pressure to the sender; a destination still full after that is disconnected and its
+//! undelivered messages count as `messages_dropped_outbound`). A writer thread drains the queue
+//! to the socket. Because a new connection takes its snapshot and registers under that same
+//! lock, every update is either in its snapshot or forwarded to it — never both, never neither.
+//! On FINISH every earlier update is already applied (in-order handling); the relay stops
+//! forwarding to the worker, waits for forwards already aimed at it to be queued, and answers
+//! FINISH_ACK, so the worker has also received every update applied before its FINISH.
+//!
+//! **Client**: a reader thread always drains the socket (calling `on_message`), so a worker can
+//! never deadlock the relay; a writer thread drains a bounded queue (back-pressure in
+//! [`RelayClient::send`]). Both sides treat `io_timeout` without any frame (heartbeats included)
+//! as a dead peer.
+//!
+//! **Memory** is bounded by the per-connection queues (`queue_limit_messages` each, payloads
+//! shared between destinations) and one read buffer per connection; nothing grows with the
+//! number of iterations.
+//!
+//! **Faults**: a connection that drops mid-frame has the partial frame discarded and counted
+//! in `messages_dropped`; the partition may connect again (next attempt), receives a fresh
+//! snapshot, and counts in `reconnects`.
+//!
+//! Threads are named `ferrodl-relay-accept`, `ferrodl-relay-handshake`,
+//! `ferrodl-relay-conn-<partition>-r|w` and `ferrodl-relay-client-<partition>-r|w`; all are
+//! joined by [`Relay::shutdown`] / drop and [`RelayClient::finish`] / drop. There is no global
+//! state: two relays in one process are independent.
+//!
+//! The handshake authenticates both ends, but frames are neither encrypted nor individually
+//! authenticated: the secret keeps strangers out, it does not protect against an attacker on
+//! the network path (use a private network or a TLS tunnel for that).
+
+mod client;
+mod error;
+mod proto;
+mod relay;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use client::{OnMessage, RelayClient};
+pub use error::RelayError;
+pub use relay::Relay;
+
+/// The driver's master copy, implemented by the caller (decodes the payload and subtracts it
+/// from the parameters). Calls are serialized by the relay.
+pub trait MasterState: Send + 'static {
+    /// Applies one update; an `Err` means the payload was invalid: the relay counts it as
+    /// dropped, logs, and closes that worker's connection.
+    fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String>;
+    /// Current state (parameters + counters), opaque bytes sent to every worker when it
+    /// connects (a re-run task starts from it).
+    fn snapshot(&self) -> Vec<u8>;
+}
+
+/// A worker: Spark partition index and attempt number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkerId {
+    pub partition: u32,
+    pub attempt: u32,
+}
+
+/// Receives the relay's log lines (dropped connections, rejected strangers). Default: stderr.
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Configuration of a [`Relay`].
+#[derive(Clone)]
+pub struct RelayConfig {
+    /// Interface to listen on, e.g. "0.0.0.0" or "127.0.0.1".
+    pub bind_host: String,
+    /// `None`: any free port. `Some((lo, hi))`: the first free port in the inclusive range.
+    pub port_range: Option<(u16, u16)>,
+    /// Per-fit random secret, at least 16 bytes, generated by the caller.
+    pub secret: Vec<u8>,
+    /// Larger frames are refused: the connection is closed and the message counted as dropped.
+    pub max_message_bytes: usize,
+    /// Bound of each connection's outbound queue (messages).
+    pub queue_limit_messages: usize,
+    /// Read/write timeout; also how long a full destination queue may block a forward before
+    /// that destination is dropped, and how long a peer may stay silent (heartbeats included).
+    pub io_timeout: Duration,
+    /// A connection that has not authenticated within this is closed.
+    pub handshake_timeout: Duration,
+    /// At most this many handshakes run at once; further connections are rejected at once.
+    pub max_pending_handshakes: usize,
+    /// Where log lines go; `None`: stderr.
+    pub log: Option<LogSink>,
+}
+
+impl Default for RelayConfig {
+    /// Listens on all interfaces, any port, 64 MiB messages, 64-message queues, 60 s I/O and
+    /// 10 s handshake timeouts. The secret is empty: [`Relay::start`] fails until one is set.
+    fn default() -> Self {
+        RelayConfig {
+            bind_host: "0.0.0.0".into(),
+            port_range: None,
+            secret: Vec::new(),
+            max_message_bytes: 64 << 20,
+            queue_limit_messages: 64,
+            io_timeout: Duration::from_secs(60),
+            handshake_timeout: Duration::from_secs(10),
+            max_pending_handshakes: 64,
+            log: None,
+        }
+    }
+}
+
+impl fmt::Debug for RelayConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RelayConfig")
+            .field("bind_host", &self.bind_host)
+            .field("port_range", &self.port_range)
+            .field("secret", &format_args!("<{} bytes redacted>", self.secret.len()))
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("queue_limit_messages", &self.queue_limit_messages)
+            .field("io_timeout", &self.io_timeout)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .field("max_pending_handshakes", &self.max_pending_handshakes)
+            .field("log", &self.log.as_ref().map(|_| "<sink>"))
+            .finish()
+    }
+}
+
+/// Configuration of a [`RelayClient`].
+#[derive(Clone)]
+pub struct ClientConfig {
+    /// The fit's secret (the relay's [`RelayConfig::secret`]).
+    pub secret: Vec<u8>,
+    pub worker: WorkerId,
+    pub connect_timeout: Duration,
+    /// Handshake read/write timeout, and how long the relay may stay silent (it sends
+    /// heartbeats) before the connection is declared dead.
+    pub io_timeout: Duration,
+    /// Largest update sent or received.
+    pub max_message_bytes: usize,
+    /// Bound of the outbound queue: [`RelayClient::send`] blocks when it is full.
+    pub queue_limit_messages: usize,
+}
+
+impl Default for ClientConfig {
+    /// 10 s connect and 60 s I/O timeouts, 64 MiB messages, 64-message queue, worker 0/0;
+    /// the secret is empty: [`RelayClient::connect`] fails until one is set.
+    fn default() -> Self {
+        ClientConfig {
+            secret: Vec::new(),
+            worker: WorkerId::default(),
+            connect_timeout: Duration::from_secs(10),
+            io_timeout: Duration::from_secs(60),
+            max_message_bytes: 64 << 20,
+            queue_limit_messages: 64,
+        }
+    }
+}
+
+impl fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("secret", &format_args!("<{} bytes redacted>", self.secret.len()))
+            .field("worker", &self.worker)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("io_timeout", &self.io_timeout)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("queue_limit_messages", &self.queue_limit_messages)
+            .finish()
+    }
+}
+
+/// Counters of one partition (all its attempts together), as seen by the relay.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerCounters {
+    /// Complete UPDATE frames read from this worker.
+    pub messages_received: u64,
+    pub bytes_received: u64,
+    /// Updates of this worker applied to the master state.
+    pub messages_applied: u64,
+    /// Updates of this worker discarded: rejected by the master state, oversized, or partial
+    /// (connection lost mid-frame).
+    pub messages_dropped: u64,
+    /// Updates of other workers written to this worker's socket.
+    pub messages_relayed_out: u64,
+    pub bytes_relayed_out: u64,
+    /// Updates of other workers meant for this worker but not delivered because its
+    /// connection was dropped (slow, dead, or invalid).
+    pub messages_dropped_outbound: u64,
+    /// Authenticated connections of this partition (1 + reconnects).
+    pub attempts_seen: u32,
+    /// Attempt number of the latest connection.
+    pub last_attempt: u32,
+    /// Connections of this partition that ended with FINISH / FINISH_ACK.
+    pub finished: u32,
+}
+
+/// The relay's counters (cumulative) and gauges (current).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RelayStats {
+    /// Per Spark partition.
+    pub per_worker: BTreeMap<u32, WorkerCounters>,
+    /// Connections that completed the handshake.
+    pub connections_accepted: u64,
+    /// Connections closed during the handshake: failed authentication, garbage, silence past
+    /// `handshake_timeout`, too many pending handshakes.
+    pub connections_rejected: u64,
+    /// Authenticated connections that ended before FINISH (lost, invalid data, too slow).
+    pub connections_aborted: u64,
+    /// Authenticated connections of a partition that had connected before.
+    pub reconnects: u64,
+    /// Frames with a bad type or an oversized length from authenticated workers.
+    pub protocol_errors: u64,
+    /// Forwards that found a destination queue full and had to wait (back-pressure events).
+    pub outbound_waits: u64,
+    /// Gauge: authenticated connections currently registered for forwarding.
+    pub live_connections: u64,
+    /// Gauge: relay threads currently alive (accept, handshake, reader, writer).
+    pub live_threads: u64,
+    /// Gauge: messages currently queued for all workers together.
+    pub queued_messages: u64,
+    /// High-water mark of any single outbound queue (never above `queue_limit_messages`).
+    pub max_queued_per_connection: u64,
+}
+
+/// A client's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientStats {
+    /// Updates written to the socket.
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    /// Relayed updates received (and passed to `on_message`).
+    pub messages_received: u64,
+    pub bytes_received: u64,
+    /// High-water mark of the outbound queue (never above `queue_limit_messages`).
+    pub max_queued: u64,
+}

@@ -9,8 +9,8 @@ import java.util.Locale;
 
 /** Command-line options of {@link MnistMlpExample}; {@link #parse} rejects bad input with a one-line message. */
 public final class ExampleOptions {
-    /** Training masters the example knows; "shared" (gradient sharing) comes with a later issue. */
-    public static final List<String> TRAINING_MASTERS = List.of("paramavg");
+    /** Training masters: parameter averaging, or gradient sharing with threshold encoding. */
+    public static final List<String> TRAINING_MASTERS = List.of("paramavg", "shared");
 
     // Defaults measured on an embedded local[*] Spark with 2 cores: test accuracy 0.9521 in 32 s
     // (2026-11-22). Averaging every 10 minibatches halves the per-round Spark job overhead of 5.
@@ -49,8 +49,11 @@ public final class ExampleOptions {
                 "       java -cp <this jar>:<spark jars> " + MnistMlpExample.class.getName() + " [options]",
                 "",
                 "Trains an MLP 784-500-100-10 (ReLU, softmax + MCXENT, Adam) on 7,996 MNIST digits with",
-                "SparkDl4jMultiLayer and parameter averaging, then evaluates it on 2,004 test digits and prints",
+                "SparkDl4jMultiLayer and parameter averaging (paramavg) or gradient sharing (shared), then",
+                "evaluates it on 2,004 test digits and prints",
                 "  FINAL test_accuracy=<a> train_examples=<n> epochs=<e> seconds=<s>",
+                "and, for shared, the wire bytes per worker iteration next to the dense fp32 update size:",
+                "  SHARING bytes_per_worker_iteration=<b> dense_fp32_bytes=<d> ratio=<b/d> ...",
                 "",
                 "Options (--name value or --name=value):",
                 "  --master URL               Spark master; default: the one spark-submit set, else local[*]",
@@ -59,7 +62,7 @@ public final class ExampleOptions {
                 "  --epochs N                 training epochs (default " + DEFAULT_EPOCHS + ")",
                 "  --batch-size N             minibatch size per worker (default " + DEFAULT_BATCH_SIZE + ")",
                 "  --workers N                parallel workers; default: Spark's default parallelism",
-                "  --averaging-frequency N    minibatches each worker fits between averagings (default "
+                "  --averaging-frequency N    paramavg: minibatches each worker fits between averagings (default "
                         + DEFAULT_AVERAGING_FREQUENCY + ")",
                 "  --learning-rate X          Adam learning rate (default " + DEFAULT_LEARNING_RATE + ")",
                 "  --seed N                   seed of initialisation, shuffling and workers (default "

@@ -20,7 +20,10 @@ import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.weights.WeightInit;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.ferrodl.spark.api.RDDTrainingApproach;
+import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
+import org.ferrodl.spark.parameterserver.training.SharedTrainingMaster;
 
 /**
  * MNIST on Spark with ferrodl: an MLP 784-500-100-10 trained with {@link SparkDl4jMultiLayer} and
@@ -127,6 +130,7 @@ public final class MnistMlpExample {
             SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(sc,
                     networkConfiguration(opts.learningRate, opts.seed), tm);
 
+            SharingTotals sharing = new SharingTotals();
             long t0 = System.nanoTime();
             for (int epoch = 1; epoch <= opts.epochs; epoch++) {
                 long e0 = System.nanoTime();
@@ -137,12 +141,18 @@ public final class MnistMlpExample {
                 double secs = (System.nanoTime() - e0) / 1e9;
                 out.printf(Locale.ROOT, "epoch %d/%d score=%.5f examples/s=%.0f seconds=%.2f%n",
                         epoch, opts.epochs, sparkNet.getScore(), train.count / secs, secs);
+                if (tm instanceof SharedTrainingMaster) {
+                    sharing.add(tm.getTrainingStats());
+                }
                 out.flush();
             }
 
             JavaRDD<DataSet> testRdd = sc.parallelize(test.toDataSets(EVAL_BATCH, null), workers);
             Evaluation eval = sparkNet.evaluate(testRdd);
             double seconds = (System.nanoTime() - t0) / 1e9;
+            if (tm instanceof SharedTrainingMaster) {
+                out.println(sharing.summary());
+            }
             out.printf(Locale.ROOT, "FINAL test_accuracy=%.4f train_examples=%d epochs=%d seconds=%.1f%n",
                     eval.accuracy(), train.count, opts.epochs, seconds);
             out.flush();
@@ -160,9 +170,66 @@ public final class MnistMlpExample {
                         .saveUpdater(true)
                         .rngSeed(opts.seed)
                         .build();
+            case "shared":
+                return new SharedTrainingMaster.Builder(opts.batchSize)
+                        .batchSizePerWorker(opts.batchSize)
+                        .workersPerNode(1)
+                        .workerPrefetchNumBatches(2)
+                        .rddTrainingApproach(RDDTrainingApproach.Direct)
+                        .rngSeed(opts.seed)
+                        .collectTrainingStats(true)
+                        .build();
             default:
                 // ExampleOptions.parse only lets known names through
                 throw new IllegalStateException("training master " + opts.trainingMaster);
+        }
+    }
+
+    /** Wire statistics of gradient sharing summed over the epochs (each epoch is one fit). */
+    static final class SharingTotals {
+        long bytes;
+        long iterations;
+        long parameters;
+        long workerTasks;
+        long reattempts;
+        long reconnects;
+        long aborted;
+        long rejected;
+        long dropped;
+
+        void add(SparkTrainingStats stats) {
+            if (stats == null) {
+                return;
+            }
+            parameters = stats.getParameterCount();
+            for (SparkTrainingStats.SharingWorkerStats w : stats.getSharingWorkerStats()) {
+                bytes += w.bytesSent();
+                iterations += w.minibatches();
+                workerTasks++;
+                if (w.attempt() > 0) {
+                    reattempts++;
+                }
+            }
+            try {
+                com.fasterxml.jackson.databind.JsonNode relay =
+                        new com.fasterxml.jackson.databind.ObjectMapper().readTree(stats.getRelayStatsJson());
+                reconnects += relay.path("reconnects").asLong();
+                aborted += relay.path("connectionsAborted").asLong();
+                rejected += relay.path("connectionsRejected").asLong();
+                dropped += relay.path("messagesDropped").asLong();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("relay statistics are not JSON", e);
+            }
+        }
+
+        String summary() {
+            double perIteration = iterations == 0 ? Double.NaN : (double) bytes / iterations;
+            long dense = 4L * parameters;
+            return String.format(Locale.ROOT, "SHARING bytes_per_worker_iteration=%.1f dense_fp32_bytes=%d "
+                            + "ratio=%.6f worker_iterations=%d worker_tasks=%d reattempted_tasks=%d reconnects=%d "
+                            + "aborted_connections=%d rejected_connections=%d dropped_messages=%d",
+                    perIteration, dense, perIteration / dense, iterations, workerTasks, reattempts, reconnects,
+                    aborted, rejected, dropped);
         }
     }
 }

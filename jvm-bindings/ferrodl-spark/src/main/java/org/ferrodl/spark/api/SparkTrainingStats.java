@@ -17,7 +17,25 @@ public final class SparkTrainingStats implements Serializable {
                               long fitMillis, double lastScore) implements Serializable {
     }
 
+    /** One step of a gradient-sharing replica: the threshold used, the fraction sent, the message size. */
+    public record EncodingStep(long iteration, float threshold, double sparsity, int bytes) implements Serializable {
+    }
+
+    /**
+     * One gradient-sharing worker task (SharedTrainingMaster): where it ran, how long, how much it
+     * trained and exchanged, and (per replica, in step order) the threshold and sparsity over time.
+     */
+    public record SharingWorkerStats(int partition, int attempt, String executorId, long fitMillis,
+                                     long minibatches, long examples, double lastScore, long messagesSent,
+                                     long bytesSent, long messagesReceived, long bytesReceived,
+                                     long startIteration, List<List<EncodingStep>> replicaSteps)
+            implements Serializable {
+    }
+
     private final List<WorkerStats> workers = new ArrayList<>();
+    private final List<SharingWorkerStats> sharingWorkers = new ArrayList<>();
+    private String relayStatsJson;
+    private long parameterCount;
     private final List<Long> splitMillis = new ArrayList<>();
 
     public void addWorker(WorkerStats stats) {
@@ -29,6 +47,51 @@ public final class SparkTrainingStats implements Serializable {
     }
 
     /** Per-worker statistics, one entry per worker and split. */
+    public void addSharingWorker(SharingWorkerStats stats) {
+        sharingWorkers.add(stats);
+    }
+
+    /** Gradient sharing: one entry per worker task that ran (re-run attempts included). */
+    public List<SharingWorkerStats> getSharingWorkerStats() {
+        return Collections.unmodifiableList(sharingWorkers);
+    }
+
+    /**
+     * Gradient sharing: the driver relay's counters as JSON — per partition messages and bytes
+     * received, applied, relayed and dropped, and connections accepted, rejected, aborted and
+     * re-established.
+     */
+    public String getRelayStatsJson() {
+        return relayStatsJson;
+    }
+
+    public void setRelayStatsJson(String relayStatsJson) {
+        this.relayStatsJson = relayStatsJson;
+    }
+
+    /** Number of network parameters (for comparing wire bytes with dense fp32 updates). */
+    public long getParameterCount() {
+        return parameterCount;
+    }
+
+    public void setParameterCount(long parameterCount) {
+        this.parameterCount = parameterCount;
+    }
+
+    /**
+     * Gradient sharing: mean bytes a worker sent per iteration (all attempts), or NaN without
+     * sharing statistics. Compare with {@code 4 * getParameterCount()}, the dense fp32 update.
+     */
+    public double getMeanBytesPerWorkerIteration() {
+        long bytes = 0;
+        long steps = 0;
+        for (SharingWorkerStats w : sharingWorkers) {
+            bytes += w.bytesSent();
+            steps += w.minibatches();
+        }
+        return steps == 0 ? Double.NaN : (double) bytes / steps;
+    }
+
     public List<WorkerStats> getWorkerStats() {
         return Collections.unmodifiableList(workers);
     }
@@ -40,13 +103,15 @@ public final class SparkTrainingStats implements Serializable {
 
     /** Distinct executor ids that ran training work. */
     public List<String> getExecutorIds() {
-        return workers.stream().map(WorkerStats::executorId).distinct().sorted().toList();
+        return java.util.stream.Stream.concat(workers.stream().map(WorkerStats::executorId),
+                sharingWorkers.stream().map(SharingWorkerStats::executorId)).distinct().sorted().toList();
     }
 
     @Override
     public String toString() {
         long total = splitMillis.stream().mapToLong(Long::longValue).sum();
         return "SparkTrainingStats{splits=" + splitMillis.size() + ", workerResults=" + workers.size()
+                + ", sharingWorkers=" + sharingWorkers.size()
                 + ", executors=" + getExecutorIds() + ", totalSplitMillis=" + total + "}";
     }
 }

@@ -35,6 +35,8 @@ public class SparkDl4jMultiLayer {
     private MultiLayerNetwork network;
     private double lastScore = Double.NaN;
     private int defaultEvaluationWorkers = DEFAULT_EVAL_WORKERS;
+    /** State a training master carries from one fit of this network to the next (e.g. thresholds). */
+    private final java.util.Map<String, String> carriedTrainingState = new java.util.HashMap<>();
 
     public SparkDl4jMultiLayer(SparkContext sparkContext, MultiLayerConfiguration conf, TrainingMaster trainingMaster) {
         this(new JavaSparkContext(sparkContext), initNetwork(conf), trainingMaster);
@@ -124,6 +126,23 @@ public class SparkDl4jMultiLayer {
     /** Mean over workers of each worker's last minibatch score in the last fit (NaN before any fit). */
     public double getScore() {
         return lastScore;
+    }
+
+    /**
+     * State a training master keeps between fits of this network (not of other networks), e.g.
+     * gradient sharing's averaged encoding thresholds. Null when none was stored under {@code key}.
+     */
+    public synchronized String getCarriedTrainingState(String key) {
+        return carriedTrainingState.get(key);
+    }
+
+    /** Stores (or, with null, removes) state carried to the next fit of this network. */
+    public synchronized void setCarriedTrainingState(String key, String value) {
+        if (value == null) {
+            carriedTrainingState.remove(key);
+        } else {
+            carriedTrainingState.put(key, value);
+        }
     }
 
     /** Called by training masters at the end of a fit. */

@@ -1,16 +1,219 @@
 package org.ferrodl.spark.parameterserver.training;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.storage.StorageLevel;
+import org.ferrodl.exception.DL4JInvalidInputException;
+import org.ferrodl.jni.NativeRelay;
+import org.ferrodl.jni.NativeSharedWorker;
 import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.factory.Nd4j;
+import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.SparkTrainingStats.EncodingStep;
+import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Runs one gradient-sharing fit: relay on the driver, workers in mapPartitions (work in progress). */
+/**
+ * Runs one gradient-sharing fit on the driver: starts the native relay on a free port with a fresh
+ * random secret, broadcasts the network and the relay's address to the workers, runs one worker per
+ * partition, and takes the final parameters from the relay's master copy (every message has been
+ * applied to it before a worker task ends). Nothing outlives the fit: the relay, its port, the
+ * secret and the workers' residuals are per fit; only the averaged thresholds are carried to the
+ * next fit of the same network.
+ */
 final class SharedTrainingDriver {
+    private static final Logger LOG = LoggerFactory.getLogger(SharedTrainingDriver.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final SecureRandom RANDOM = new SecureRandom();
+    /** Key of the averaged threshold state in {@link SparkDl4jMultiLayer#getCarriedTrainingState}. */
+    static final String THRESHOLD_STATE_KEY = "sharedTrainingMaster.thresholdState";
+
     private SharedTrainingDriver() {}
 
-    /** Trains {@code network} on {@code data}; returns the fit's statistics (null when not collected). */
-    static SparkTrainingStats run(SharedTrainingMaster master, SparkDl4jMultiLayer network, JavaRDD<DataSet> data) {
-        throw new UnsupportedOperationException("SharedTrainingMaster training is not wired yet");
+    /** Trains {@code sparkNetwork} on {@code data}; returns the fit's statistics (null when not collected). */
+    static SparkTrainingStats run(SharedTrainingMaster master, SparkDl4jMultiLayer sparkNetwork, JavaRDD<DataSet> data) {
+        JavaSparkContext sc = sparkNetwork.getSparkContext();
+        MultiLayerNetwork network = sparkNetwork.getNetwork();
+        int workers = sc.defaultParallelism();
+
+        JavaRDD<DataSet> input = data;
+        StorageLevel level = master.getStorageLevel();
+        boolean persisted = level != null && !level.equals(StorageLevel.NONE());
+        if (persisted) {
+            input = input.persist(level);
+        }
+        try {
+            long objects = input.count();
+            if (objects == 0) {
+                throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 DataSet objects)");
+            }
+            int minObjectsPerPartition = Math.max(1,
+                    master.getBatchSizePerWorker() / Math.max(1, master.getRddDataSetNumExamples()));
+            JavaRDD<DataSet> partitioned = master.getRepartitioner() == null ? input
+                    : master.getRepartitioner().repartition(input, minObjectsPerPartition, workers);
+            return train(master, sparkNetwork, network, sc, partitioned);
+        } finally {
+            if (persisted) {
+                input.unpersist(false);
+            }
+        }
+    }
+
+    private static SparkTrainingStats train(SharedTrainingMaster master, SparkDl4jMultiLayer sparkNetwork,
+                                            MultiLayerNetwork network, JavaSparkContext sc, JavaRDD<DataSet> data) {
+        byte[] secret = new byte[32];
+        RANDOM.nextBytes(secret);
+        String secretHex = HexFormat.of().formatHex(secret);
+        float[] params = network.params().toFloatVector();
+        long maxMessageBytes = 64L + 4L * ((params.length + 15) / 16) + 64L;
+        String advertisedHost = master.getRelayBindAddress() != null ? master.getRelayBindAddress()
+                : sc.getConf().get("spark.driver.host", "127.0.0.1");
+
+        long relay = NativeRelay.start(relaySettings(master, secretHex, maxMessageBytes), params,
+                network.getIterationCount(), network.getEpochCount());
+        Broadcast<SharedFitSpec> spec = null;
+        try {
+            String address = advertisedHost + ":" + NativeRelay.port(relay);
+            LOG.info("ferrodl gradient sharing: relay listening on {} for {} parameters", address, params.length);
+            int replicas = master.getWorkersPerNode() > 0 ? master.getWorkersPerNode() : 1;
+            spec = sc.broadcast(new SharedFitSpec(network.getLayerWiseConfigurations().toJson(), params,
+                    network.getUpdaterState().toFloatVector(), address, secretHex,
+                    master.getThresholdAlgorithm().toNativeJson(), master.getResidualPostProcessor().toNativeJson(),
+                    sparkNetwork.getCarriedTrainingState(THRESHOLD_STATE_KEY), master.getBatchSizePerWorker(),
+                    replicas, master.getWorkerPrefetchNumBatches(), master.getRelayTimeoutMs(),
+                    master.getRelayTimeoutMs(), master.getRelayQueueLimit(), maxMessageBytes,
+                    master.getIsCollectTrainingStats(), master.isEncodingDebugMode(),
+                    master.getDebugLongerIterations()));
+
+            List<SharedWorkerResult> results = data.mapPartitionsWithIndex(new SharedTrainingWorker(spec), false)
+                    .collect();
+
+            // Every worker waited for its messages to be applied: the master copy is final.
+            NativeRelay.shutdown(relay);
+            float[] finalParams = NativeRelay.params(relay);
+            long[] counters = NativeRelay.counters(relay);
+            String relayStats = NativeRelay.statsJson(relay);
+            return finish(master, sparkNetwork, network, results, finalParams, counters, relayStats);
+        } finally {
+            NativeRelay.destroy(relay);
+            if (spec != null) {
+                spec.destroy();
+            }
+        }
+    }
+
+    private static SparkTrainingStats finish(SharedTrainingMaster master, SparkDl4jMultiLayer sparkNetwork,
+                                             MultiLayerNetwork network, List<SharedWorkerResult> results,
+                                             float[] params, long[] counters, String relayStats) {
+        long iteration = counters[0];
+        double scoreSum = 0;
+        int scored = 0;
+        float[] updaterSum = null;
+        int updaterCount = 0;
+        ArrayNode thresholdStates = JSON.createArrayNode();
+        SparkTrainingStats stats = master.getIsCollectTrainingStats() ? new SparkTrainingStats() : null;
+        for (SharedWorkerResult r : results) {
+            JsonNode node = parse(r.nodeReportJson);
+            long minibatches = 0;
+            long examples = 0;
+            double lastScore = Double.NaN;
+            List<List<EncodingStep>> steps = new ArrayList<>();
+            for (int i = 0; i < r.replicaReportsJson.size(); i++) {
+                JsonNode rep = parse(r.replicaReportsJson.get(i));
+                minibatches += rep.path("minibatches").asLong();
+                examples += rep.path("examples").asLong();
+                iteration = Math.max(iteration, rep.path("iteration").asLong());
+                if (rep.hasNonNull("lastScore")) {
+                    lastScore = rep.get("lastScore").asDouble();
+                    scoreSum += lastScore;
+                    scored++;
+                }
+                if (rep.hasNonNull("thresholdState")) {
+                    thresholdStates.add(rep.get("thresholdState"));
+                }
+                List<EncodingStep> series = new ArrayList<>();
+                for (JsonNode st : rep.path("steps")) {
+                    series.add(new EncodingStep(st.path("iteration").asLong(), (float) st.path("threshold").asDouble(),
+                            st.path("sparsity").asDouble(), st.path("bytes").asInt()));
+                }
+                steps.add(series);
+                float[] u = r.updaterStates.get(i);
+                if (u != null && u.length > 0) {
+                    if (updaterSum == null) {
+                        updaterSum = new float[u.length];
+                    }
+                    for (int j = 0; j < u.length; j++) {
+                        updaterSum[j] += u[j];
+                    }
+                    updaterCount++;
+                }
+            }
+            if (stats != null) {
+                stats.addSharingWorker(new SharingWorkerStats(r.partition, r.attempt, r.executorId, r.fitMillis,
+                        minibatches, examples, lastScore, node.path("messagesSent").asLong(),
+                        node.path("bytesSent").asLong(), node.path("messagesReceived").asLong(),
+                        node.path("bytesReceived").asLong(), node.path("startIteration").asLong(), steps));
+            }
+        }
+        network.setParams(Nd4j.create(params, 1, params.length));
+        if (updaterSum != null) {
+            for (int j = 0; j < updaterSum.length; j++) {
+                updaterSum[j] /= updaterCount;
+            }
+            network.setUpdaterState(Nd4j.create(updaterSum, 1, updaterSum.length));
+        }
+        network.setIterationCount(Math.toIntExact(iteration));
+        network.setEpochCount(network.getEpochCount() + 1);
+        sparkNetwork.setScore(scored == 0 ? Double.NaN : scoreSum / scored);
+        if (!thresholdStates.isEmpty()) {
+            String averaged = NativeSharedWorker.averageThresholdStates(thresholdStates.toString());
+            sparkNetwork.setCarriedTrainingState(THRESHOLD_STATE_KEY, "null".equals(averaged) ? null : averaged);
+        }
+        if (stats != null) {
+            stats.setRelayStatsJson(relayStats);
+            stats.setParameterCount(params.length);
+        }
+        LOG.info("ferrodl gradient sharing: fit done, {} worker results, relay {}", results.size(), relayStats);
+        return stats;
+    }
+
+    private static String relaySettings(SharedTrainingMaster master, String secretHex, long maxMessageBytes) {
+        ObjectNode s = JSON.createObjectNode();
+        s.put("bindHost", master.getRelayBindAddress() != null ? master.getRelayBindAddress() : "0.0.0.0");
+        if (master.getRelayPortRange() != null) {
+            s.put("portFrom", master.getRelayPortRange()[0]);
+            s.put("portTo", master.getRelayPortRange()[1]);
+        } else {
+            s.putNull("portFrom");
+            s.putNull("portTo");
+        }
+        s.put("secretHex", secretHex);
+        s.put("maxMessageBytes", maxMessageBytes);
+        s.put("queueLimit", master.getRelayQueueLimit());
+        s.put("ioTimeoutMs", master.getRelayTimeoutMs());
+        s.put("handshakeTimeoutMs", Math.min(10_000L, master.getRelayTimeoutMs()));
+        return s.toString();
+    }
+
+    private static JsonNode parse(String json) {
+        try {
+            return JSON.readTree(json);
+        } catch (IOException e) {
+            throw new UncheckedIOException("malformed native report: " + json, e);
+        }
     }
 }
