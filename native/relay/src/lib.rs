@@ -14,15 +14,20 @@
 //!
 //! 1. relay → client `HELLO`: `"FDLRELAY"`, version `u16`, 32-byte random relay nonce.
 //! 2. client → relay `AUTH`: `"FDLRAUTH"`, version `u16`, 32-byte random client nonce, partition
-//!    `u32`, attempt `u32`, `HMAC-SHA256(secret, "ferrodl-relay/v1/client-auth\0" || relay_nonce
-//!    || client_nonce || partition || attempt)`.
+//!    `u32`, attempt `u32`, heartbeat wish `u32` (ms), then `HMAC-SHA256(secret,
+//!    "ferrodl-relay/v1/client-auth\0" || relay_nonce || client_nonce || partition || attempt)`.
 //! 3. The relay verifies the tag in constant time. On failure it sends the verdict byte `0x00`
 //!    (`0x02` for a malformed/other-version AUTH, `0x03` when shutting down) and closes; the
 //!    connection counts in [`RelayStats::connections_rejected`].
 //! 4. On success: verdict `0x01`, then the relay's own proof `HMAC-SHA256(secret,
 //!    "ferrodl-relay/v1/relay-auth\0" || relay_nonce || client_nonce || partition || attempt)`
-//!    (the client checks it in constant time: it reached the real relay, not an impostor), then
-//!    the snapshot: length `u64` and the bytes of [`MasterState::snapshot`].
+//!    (the client checks it in constant time: it reached the real relay, not an impostor), the
+//!    relay's heartbeat wish `u32` (ms), then the snapshot: length `u64` and the bytes of
+//!    [`MasterState::snapshot`].
+//!
+//! Each side sends a PING after `min(own io_timeout / 3, peer's wish)` of idleness, so peers
+//! with different `io_timeout`s still hear from each other in time (the wishes are not covered
+//! by the tags: they only tune heartbeats).
 //!
 //! Both nonces are fresh per connection, so a recorded handshake cannot be replayed, and the
 //! two domain tags differ, so one side's proof can never be reflected back as the other's.
@@ -34,7 +39,7 @@
 //! |------|-----------|---------|
 //! | `0x01` UPDATE | worker → relay | one encoded update |
 //! | `0x02` FINISH | worker → relay | empty: no more updates |
-//! | `0x03` PING | both | empty heartbeat, sent after `io_timeout / 3` of idleness |
+//! | `0x03` PING | both | empty heartbeat, sent after the negotiated idle period |
 //! | `0x11` RELAYED | relay → worker | an update of another worker |
 //! | `0x12` FINISH_ACK | relay → worker | empty: every update of this worker is applied |
 //! | `0x13` ERROR | relay → worker | UTF-8 reason; the relay then closes |
@@ -108,6 +113,9 @@ pub struct WorkerId {
     pub attempt: u32,
 }
 
+/// Upper bound of `queue_limit_messages` (queues are preallocated).
+pub const MAX_QUEUE_LIMIT: usize = 1 << 20;
+
 /// Receives the relay's log lines (dropped connections, rejected strangers). Default: stderr.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -122,7 +130,7 @@ pub struct RelayConfig {
     pub secret: Vec<u8>,
     /// Larger frames are refused: the connection is closed and the message counted as dropped.
     pub max_message_bytes: usize,
-    /// Bound of each connection's outbound queue (messages).
+    /// Bound of each connection's outbound queue (messages, at most [`MAX_QUEUE_LIMIT`]).
     pub queue_limit_messages: usize,
     /// Read/write timeout; also how long a full destination queue may block a forward before
     /// that destination is dropped, and how long a peer may stay silent (heartbeats included).
@@ -158,7 +166,10 @@ impl fmt::Debug for RelayConfig {
         f.debug_struct("RelayConfig")
             .field("bind_host", &self.bind_host)
             .field("port_range", &self.port_range)
-            .field("secret", &format_args!("<{} bytes redacted>", self.secret.len()))
+            .field(
+                "secret",
+                &format_args!("<{} bytes redacted>", self.secret.len()),
+            )
             .field("max_message_bytes", &self.max_message_bytes)
             .field("queue_limit_messages", &self.queue_limit_messages)
             .field("io_timeout", &self.io_timeout)
@@ -179,7 +190,8 @@ pub struct ClientConfig {
     /// Handshake read/write timeout, and how long the relay may stay silent (it sends
     /// heartbeats) before the connection is declared dead.
     pub io_timeout: Duration,
-    /// Largest update sent or received.
+    /// Largest update sent or received; use the relay's value (a relayed update larger than
+    /// this ends the connection).
     pub max_message_bytes: usize,
     /// Bound of the outbound queue: [`RelayClient::send`] blocks when it is full.
     pub queue_limit_messages: usize,
@@ -203,7 +215,10 @@ impl Default for ClientConfig {
 impl fmt::Debug for ClientConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientConfig")
-            .field("secret", &format_args!("<{} bytes redacted>", self.secret.len()))
+            .field(
+                "secret",
+                &format_args!("<{} bytes redacted>", self.secret.len()),
+            )
             .field("worker", &self.worker)
             .field("connect_timeout", &self.connect_timeout)
             .field("io_timeout", &self.io_timeout)

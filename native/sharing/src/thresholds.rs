@@ -43,3 +43,27 @@ mod tests {
         assert!(average_threshold_states(r#"[{"type":"adaptive","threshold":-1}]"#).is_err());
     }
 }
+
+#[cfg(test)]
+mod carry_tests {
+    use ferrodl_comm::ThresholdEncoder;
+    use serde_json::json;
+
+    #[test]
+    fn a_carried_average_state_starts_the_next_encoder() {
+        let alg = json!({"type":"adaptive","initialThreshold":0.1});
+        let post = json!({"type":"clipping","thresholdMultipleClipValue":5.0,"frequency":5});
+        let mut enc = ThresholdEncoder::from_json(10, &alg, &post, None).unwrap();
+        let mut out = Vec::new();
+        for i in 0..16 {
+            enc.encode_update(&[0.001; 10], i, 0, &mut out).unwrap();
+        }
+        let state = serde_json::to_value(enc.threshold_state()).unwrap();
+        let avg = super::average_threshold_states(&format!("[{state},{state}]")).unwrap();
+        let avg: serde_json::Value = serde_json::from_str(&avg).unwrap();
+        let mut next = ThresholdEncoder::from_json(10, &alg, &post, Some(&avg)).unwrap();
+        let stats = next.encode_update(&[0.001; 10], 0, 1, &mut out).unwrap();
+        let expected = 0.1 * ferrodl_comm::DEFAULT_DECAY_RATE.powi(16);
+        assert!((f64::from(stats.threshold) - expected).abs() < 1e-6, "{state} {avg} {}", stats.threshold);
+    }
+}

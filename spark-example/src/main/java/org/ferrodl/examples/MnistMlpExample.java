@@ -20,7 +20,6 @@ import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.weights.WeightInit;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
-import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
 import org.ferrodl.spark.parameterserver.training.SharedTrainingMaster;
@@ -175,7 +174,6 @@ public final class MnistMlpExample {
                         .batchSizePerWorker(opts.batchSize)
                         .workersPerNode(1)
                         .workerPrefetchNumBatches(2)
-                        .rddTrainingApproach(RDDTrainingApproach.Direct)
                         .rngSeed(opts.seed)
                         .collectTrainingStats(true)
                         .build();

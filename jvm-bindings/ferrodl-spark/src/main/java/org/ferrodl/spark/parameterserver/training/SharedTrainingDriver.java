@@ -10,6 +10,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.UUID;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
@@ -20,9 +21,11 @@ import org.ferrodl.jni.NativeSharedWorker;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.SparkTrainingStats.EncodingStep;
 import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
+import org.ferrodl.spark.impl.common.DataSetExport;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,6 +52,27 @@ final class SharedTrainingDriver {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         MultiLayerNetwork network = sparkNetwork.getNetwork();
         int workers = sc.defaultParallelism();
+        int minObjectsPerPartition = Math.max(1,
+                master.getBatchSizePerWorker() / Math.max(1, master.getRddDataSetNumExamples()));
+
+        if (master.getRddTrainingApproach() == RDDTrainingApproach.Export) {
+            String base = master.getExportDirectory() != null ? master.getExportDirectory()
+                    : DataSetExport.defaultBaseDirectory(sc);
+            String fitId = "ferrodl-fit-" + UUID.randomUUID();
+            try {
+                JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId);
+                if (paths.isEmpty()) {
+                    throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 DataSet objects)");
+                }
+                JavaRDD<String> partitioned = master.getRepartitioner() == null ? paths
+                        : master.getRepartitioner().repartition(paths, minObjectsPerPartition, workers);
+                return train(master, sparkNetwork, network, sc, partitioned.mapPartitions(DataSetExport::load));
+            } finally {
+                for (String problem : DataSetExport.delete(sc, base, fitId)) {
+                    LOG.warn("ferrodl gradient sharing: {}", problem);
+                }
+            }
+        }
 
         JavaRDD<DataSet> input = data;
         StorageLevel level = master.getStorageLevel();
@@ -57,12 +81,9 @@ final class SharedTrainingDriver {
             input = input.persist(level);
         }
         try {
-            long objects = input.count();
-            if (objects == 0) {
+            if (input.isEmpty()) {
                 throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 DataSet objects)");
             }
-            int minObjectsPerPartition = Math.max(1,
-                    master.getBatchSizePerWorker() / Math.max(1, master.getRddDataSetNumExamples()));
             JavaRDD<DataSet> partitioned = master.getRepartitioner() == null ? input
                     : master.getRepartitioner().repartition(input, minObjectsPerPartition, workers);
             return train(master, sparkNetwork, network, sc, partitioned);

@@ -1,0 +1,120 @@
+package org.ferrodl.spark.impl.common;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.ferrodl.exception.DL4JInvalidConfigException;
+import org.ferrodl.linalg.dataset.DataSet;
+
+/**
+ * The Export training approach: DataSets are written once to {@code <base>/<fitId>/} (one file per
+ * DataSet, the documented binary format, through Hadoop's FileSystem so hdfs://, s3a:// and
+ * file:// all work), and workers then stream them back from their paths. This keeps the
+ * training stage's input small and lets Spark re-run a failed task without recomputing the data.
+ *
+ * <p>A base directory that executors and the driver do not share (a local path on a multi-host
+ * cluster) is detected after the export, when the driver cannot see the files the executors wrote,
+ * and refused with a message that says what to configure instead.
+ */
+public final class DataSetExport {
+    private DataSetExport() {}
+
+    /** The base directory used when none is configured: {@code ${hadoop.tmp.dir}/ferrodl}. */
+    public static String defaultBaseDirectory(JavaSparkContext sc) {
+        String tmp = sc.hadoopConfiguration().get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir"));
+        return new Path(tmp, "ferrodl").toString();
+    }
+
+    /**
+     * Writes every DataSet of {@code data} under {@code base/fitId} and returns the RDD of their
+     * paths (one partition per input partition).
+     */
+    public static JavaRDD<String> export(JavaSparkContext sc, JavaRDD<DataSet> data, String base, String fitId) {
+        String dir = new Path(base, fitId).toString();
+        JavaRDD<String> paths = data.mapPartitionsWithIndex((partition, it) -> {
+            List<String> written = new ArrayList<>();
+            Path folder = new Path(dir);
+            FileSystem fs = folder.getFileSystem(new Configuration());
+            int i = 0;
+            while (it.hasNext()) {
+                DataSet ds = it.next();
+                Path file = new Path(folder, "dataset_" + partition + "_" + (i++) + ".bin");
+                try (OutputStream out = fs.create(file, true)) {
+                    ds.save(out);
+                }
+                written.add(file.toString());
+            }
+            return written.iterator();
+        }, true);
+        List<String> all = paths.collect();
+        checkVisibleFromDriver(sc, dir, all);
+        return sc.parallelize(all, Math.max(1, paths.getNumPartitions()));
+    }
+
+    private static void checkVisibleFromDriver(JavaSparkContext sc, String dir, List<String> files) {
+        if (files.isEmpty()) {
+            return;
+        }
+        try {
+            Path first = new Path(files.get(0));
+            Path last = new Path(files.get(files.size() - 1));
+            FileSystem fs = first.getFileSystem(sc.hadoopConfiguration());
+            if (!fs.exists(first) || !fs.exists(last)) {
+                throw new DL4JInvalidConfigException("exportDirectory " + dir + " is not shared between the "
+                        + "executors and the driver: the driver cannot see " + (fs.exists(first) ? last : first)
+                        + " which an executor wrote. On a cluster without a shared filesystem use "
+                        + "exportDirectory(\"hdfs://...\") (or another shared filesystem) or "
+                        + "rddTrainingApproach(RDDTrainingApproach.Direct)");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot check the exported data in " + dir, e);
+        }
+    }
+
+    /** Streams the DataSets stored at {@code paths}, loading one file at a time. */
+    public static Iterator<DataSet> load(Iterator<String> paths) {
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return paths.hasNext();
+            }
+
+            @Override
+            public DataSet next() {
+                if (!paths.hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                Path file = new Path(paths.next());
+                try (InputStream in = file.getFileSystem(new Configuration()).open(file)) {
+                    DataSet ds = new DataSet();
+                    ds.load(in);
+                    return ds;
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read exported DataSet " + file, e);
+                }
+            }
+        };
+    }
+
+    /** Deletes {@code base/fitId} and everything in it; failures are returned, not thrown. */
+    public static List<String> delete(JavaSparkContext sc, String base, String fitId) {
+        Path dir = new Path(base, fitId);
+        try {
+            dir.getFileSystem(sc.hadoopConfiguration()).delete(dir, true);
+            return Collections.emptyList();
+        } catch (IOException e) {
+            return List.of("could not delete " + dir + ": " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package org.ferrodl.spark.parameterserver.training;
+
+import java.io.Serializable;
+
+/**
+ * What every worker of one gradient-sharing fit receives through a Spark broadcast: the network,
+ * the relay's address and the per-fit secret, and the encoding settings. Immutable, plain fields.
+ */
+final class SharedFitSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final String networkJson;
+    final float[] params;
+    final float[] updaterState;
+    final String relayAddress;
+    final String secretHex;
+    final String thresholdAlgorithmJson;
+    final String residualPostProcessorJson;
+    final String thresholdStateJson;
+    final int batchSizePerWorker;
+    final int replicasPerWorker;
+    final int prefetchNumBatches;
+    final long connectTimeoutMs;
+    final long ioTimeoutMs;
+    final int queueLimit;
+    final long maxMessageBytes;
+    final boolean collectStats;
+    final boolean encodingDebugMode;
+    final long debugLongerIterationsMs;
+
+    SharedFitSpec(String networkJson, float[] params, float[] updaterState, String relayAddress, String secretHex,
+                  String thresholdAlgorithmJson, String residualPostProcessorJson, String thresholdStateJson,
+                  int batchSizePerWorker, int replicasPerWorker, int prefetchNumBatches, long connectTimeoutMs,
+                  long ioTimeoutMs, int queueLimit, long maxMessageBytes, boolean collectStats,
+                  boolean encodingDebugMode, long debugLongerIterationsMs) {
+        this.networkJson = networkJson;
+        this.params = params;
+        this.updaterState = updaterState;
+        this.relayAddress = relayAddress;
+        this.secretHex = secretHex;
+        this.thresholdAlgorithmJson = thresholdAlgorithmJson;
+        this.residualPostProcessorJson = residualPostProcessorJson;
+        this.thresholdStateJson = thresholdStateJson;
+        this.batchSizePerWorker = batchSizePerWorker;
+        this.replicasPerWorker = replicasPerWorker;
+        this.prefetchNumBatches = prefetchNumBatches;
+        this.connectTimeoutMs = connectTimeoutMs;
+        this.ioTimeoutMs = ioTimeoutMs;
+        this.queueLimit = queueLimit;
+        this.maxMessageBytes = maxMessageBytes;
+        this.collectStats = collectStats;
+        this.encodingDebugMode = encodingDebugMode;
+        this.debugLongerIterationsMs = debugLongerIterationsMs;
+    }
+}

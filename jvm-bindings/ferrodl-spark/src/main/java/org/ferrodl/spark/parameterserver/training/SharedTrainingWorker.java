@@ -1,0 +1,165 @@
+package org.ferrodl.spark.parameterserver.training;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.broadcast.Broadcast;
+import org.ferrodl.jni.NativeSharedWorker;
+import org.ferrodl.linalg.cpu.nativecpu.NDArray;
+import org.ferrodl.linalg.api.ndarray.INDArray;
+import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.exception.DL4JInvalidInputException;
+import org.ferrodl.spark.impl.common.BatchAssembler;
+import org.ferrodl.spark.impl.common.PrefetchingIterator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The executor side of a gradient-sharing fit: one Spark task is one worker node. It connects to
+ * the driver's relay (downloading the current parameters and counters, so a task that Spark re-runs
+ * resumes the fit), trains {@code workersPerNode} replicas on this partition's minibatches of
+ * exactly {@code batchSizePerWorker} examples, and returns its reports once the driver has applied
+ * everything it sent. Native handles are released before the task ends, whatever happens.
+ */
+final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>, Iterator<SharedWorkerResult>> {
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(SharedTrainingWorker.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Broadcast<SharedFitSpec> spec;
+
+    SharedTrainingWorker(Broadcast<SharedFitSpec> spec) {
+        this.spec = spec;
+    }
+
+    @Override
+    public Iterator<SharedWorkerResult> call(Integer partition, Iterator<DataSet> data) throws Exception {
+        if (!data.hasNext()) {
+            return Collections.emptyIterator();
+        }
+        SharedFitSpec s = spec.value();
+        TaskContext task = TaskContext.get();
+        int attempt = task == null ? 0 : task.attemptNumber();
+        String executor = executorId();
+        long start = System.currentTimeMillis();
+
+        Iterator<DataSet> batches = new BatchAssembler(data, s.batchSizePerWorker);
+        PrefetchingIterator<DataSet> prefetch = s.prefetchNumBatches > 0
+                ? new PrefetchingIterator<>(batches, s.prefetchNumBatches, "ferrodl-prefetch-p" + partition) : null;
+        Iterator<DataSet> source = prefetch != null ? prefetch : batches;
+
+        long[] handles = NativeSharedWorker.connect(configJson(s, partition, attempt), s.params, s.updaterState);
+        try {
+            int replicas = handles.length - 1;
+            long[] minibatches = new long[replicas];
+            if (replicas == 1) {
+                minibatches[0] = trainReplica(handles[1], source, partition, 0, s.encodingDebugMode);
+            } else {
+                ExecutorService pool = Executors.newFixedThreadPool(replicas, r -> {
+                    Thread t = new Thread(r, "ferrodl-replica-p" + partition);
+                    t.setDaemon(true);
+                    return t;
+                });
+                try {
+                    List<Future<Long>> done = new ArrayList<>();
+                    for (int i = 0; i < replicas; i++) {
+                        final int replica = i;
+                        done.add(pool.submit(() -> trainReplica(handles[1 + replica], source, partition, replica,
+                                s.encodingDebugMode)));
+                    }
+                    for (int i = 0; i < replicas; i++) {
+                        minibatches[i] = done.get(i).get();
+                    }
+                } finally {
+                    pool.shutdownNow();
+                }
+            }
+            String nodeReport = NativeSharedWorker.finish(handles[0]);
+            List<String> reports = new ArrayList<>(replicas);
+            List<float[]> updaterStates = new ArrayList<>(replicas);
+            long total = 0;
+            for (int i = 0; i < replicas; i++) {
+                reports.add(NativeSharedWorker.replicaReport(handles[1 + i]));
+                updaterStates.add(NativeSharedWorker.replicaUpdaterState(handles[1 + i]));
+                total += minibatches[i];
+            }
+            long millis = System.currentTimeMillis() - start;
+            LOG.info("ferrodl-worker executor={} partition={} attempt={} minibatches={} replicas={} millis={} {}",
+                    executor, partition, attempt, total, replicas, millis, nodeReport);
+            return Collections.singletonList(new SharedWorkerResult(partition, attempt, executor, millis,
+                    nodeReport, reports, updaterStates)).iterator();
+        } finally {
+            if (prefetch != null) {
+                prefetch.close();
+            }
+            for (int i = 1; i < handles.length; i++) {
+                NativeSharedWorker.destroyReplica(handles[i]);
+            }
+            NativeSharedWorker.destroyNode(handles[0]);
+        }
+    }
+
+    /** Fits minibatches taken from the shared source until it is exhausted; returns how many. */
+    private static long trainReplica(long replica, Iterator<DataSet> source, int partition, int index,
+                                     boolean debug) {
+        long n = 0;
+        while (true) {
+            DataSet batch;
+            synchronized (source) {
+                if (!source.hasNext()) {
+                    return n;
+                }
+                batch = source.next();
+            }
+            INDArray f = batch.getFeatures();
+            INDArray l = batch.getLabels();
+            if (f == null || l == null || f.rank() != 2 || l.rank() != 2) {
+                throw new DL4JInvalidInputException("a training DataSet must hold features and labels matrices");
+            }
+            INDArray m = batch.getLabelsMaskArray();
+            NativeSharedWorker.fit(replica, NDArray.internalData(f), Math.toIntExact(f.size(0)),
+                    Math.toIntExact(f.size(1)), NDArray.internalData(l), Math.toIntExact(l.size(1)),
+                    m == null ? null : NDArray.internalData(m),
+                    m == null ? 0 : (m.rank() == 1 ? 1 : Math.toIntExact(m.size(1))));
+            n++;
+            if (debug) {
+                LOG.info("ferrodl-encoding partition={} replica={} minibatch={} {}", partition, index, n,
+                        NativeSharedWorker.debugStats(replica));
+            }
+        }
+    }
+
+    private static String configJson(SharedFitSpec s, int partition, int attempt) throws Exception {
+        ObjectNode c = JSON.createObjectNode();
+        c.put("network", s.networkJson);
+        c.put("relayAddress", s.relayAddress);
+        c.put("secretHex", s.secretHex);
+        c.put("partition", partition);
+        c.put("attempt", attempt);
+        c.put("replicas", s.replicasPerWorker);
+        c.set("thresholdAlgorithm", JSON.readTree(s.thresholdAlgorithmJson));
+        c.set("residualPostProcessor", JSON.readTree(s.residualPostProcessorJson));
+        c.set("thresholdState", s.thresholdStateJson == null ? null : JSON.readTree(s.thresholdStateJson));
+        c.put("connectTimeoutMs", s.connectTimeoutMs);
+        c.put("ioTimeoutMs", s.ioTimeoutMs);
+        c.put("queueLimit", s.queueLimit);
+        c.put("maxMessageBytes", s.maxMessageBytes);
+        c.put("collectStats", s.collectStats);
+        c.put("debugLongerIterationsMs", s.debugLongerIterationsMs);
+        return JSON.writeValueAsString(c);
+    }
+
+    static String executorId() {
+        SparkEnv env = SparkEnv.get();
+        return env == null ? "unknown" : env.executorId();
+    }
+}

@@ -1,0 +1,33 @@
+package org.ferrodl.spark.parameterserver.training;
+
+import java.io.Serializable;
+import java.util.List;
+
+/**
+ * What one worker task returns to the driver: its executor, the node report and one report per
+ * replica (JSON written natively), and the replicas' updater states (averaged on the driver into
+ * the state the next fit starts from). Parameters are not returned: the driver's relay already
+ * holds them.
+ */
+final class SharedWorkerResult implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final int partition;
+    final int attempt;
+    final String executorId;
+    final long fitMillis;
+    final String nodeReportJson;
+    final List<String> replicaReportsJson;
+    final List<float[]> updaterStates;
+
+    SharedWorkerResult(int partition, int attempt, String executorId, long fitMillis, String nodeReportJson,
+                       List<String> replicaReportsJson, List<float[]> updaterStates) {
+        this.partition = partition;
+        this.attempt = attempt;
+        this.executorId = executorId;
+        this.fitMillis = fitMillis;
+        this.nodeReportJson = nodeReportJson;
+        this.replicaReportsJson = replicaReportsJson;
+        this.updaterStates = updaterStates;
+    }
+}

@@ -1,0 +1,359 @@
+//! Wire format shared by the relay and the client: handshake messages, frame headers, HMAC.
+//! All integers are big-endian. See the crate documentation and docs/RELAY_PROTOCOL.md.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::WorkerId;
+
+type HmacSha256 = Hmac<Sha256>;
+
+pub(crate) const HELLO_MAGIC: &[u8; 8] = b"FDLRELAY";
+pub(crate) const AUTH_MAGIC: &[u8; 8] = b"FDLRAUTH";
+pub(crate) const VERSION: u16 = 1;
+pub(crate) const NONCE_LEN: usize = 32;
+pub(crate) const MAC_LEN: usize = 32;
+/// HELLO (relay → client): magic, version, relay nonce.
+pub(crate) const HELLO_LEN: usize = 8 + 2 + NONCE_LEN;
+/// AUTH (client → relay): magic, version, client nonce, partition, attempt, heartbeat wish
+/// (ms), client tag.
+pub(crate) const AUTH_LEN: usize = 8 + 2 + NONCE_LEN + 4 + 4 + 4 + MAC_LEN;
+/// ACCEPT (relay → client) after the verdict byte: relay tag, heartbeat wish (ms), snapshot length.
+pub(crate) const ACCEPT_LEN: usize = 1 + MAC_LEN + 4 + 8;
+/// Heartbeat wishes are clamped to at least this (a peer cannot make us spin).
+pub(crate) const MIN_HEARTBEAT: Duration = Duration::from_millis(5);
+/// Minimum secret length, both sides.
+pub(crate) const MIN_SECRET_LEN: usize = 16;
+
+/// Domain-separation tags: the client's and the relay's proofs can never be swapped (reflection).
+const CLIENT_TAG: &[u8] = b"ferrodl-relay/v1/client-auth\0";
+const RELAY_TAG: &[u8] = b"ferrodl-relay/v1/relay-auth\0";
+
+/// Handshake verdict byte sent by the relay after AUTH.
+pub(crate) const VERDICT_REJECT_AUTH: u8 = 0x00;
+pub(crate) const VERDICT_ACCEPT: u8 = 0x01;
+pub(crate) const VERDICT_REJECT_PROTOCOL: u8 = 0x02;
+pub(crate) const VERDICT_UNAVAILABLE: u8 = 0x03;
+
+/// Frame types after the handshake: `[type u8][len u32][len bytes]`.
+pub(crate) const FRAME_HEADER_LEN: usize = 5;
+/// worker → relay: one encoded update.
+pub(crate) const T_UPDATE: u8 = 0x01;
+/// worker → relay: no more updates; answer FINISH_ACK once all earlier ones are applied.
+pub(crate) const T_FINISH: u8 = 0x02;
+/// both ways: heartbeat, empty.
+pub(crate) const T_PING: u8 = 0x03;
+/// relay → worker: an update of another worker.
+pub(crate) const T_RELAYED: u8 = 0x11;
+/// relay → worker: every update this worker sent has been applied.
+pub(crate) const T_FINISH_ACK: u8 = 0x12;
+/// relay → worker: UTF-8 reason, then the relay closes the connection.
+pub(crate) const T_ERROR: u8 = 0x13;
+/// Upper bound of an ERROR frame's reason.
+pub(crate) const MAX_ERROR_LEN: usize = 4096;
+
+/// Which side computes the tag.
+#[derive(Clone, Copy)]
+pub(crate) enum Side {
+    Client,
+    Relay,
+}
+
+/// HMAC-SHA256(secret, tag || relay_nonce || client_nonce || partition || attempt).
+pub(crate) fn auth_tag(
+    secret: &[u8],
+    side: Side,
+    relay_nonce: &[u8; NONCE_LEN],
+    client_nonce: &[u8; NONCE_LEN],
+    worker: WorkerId,
+) -> [u8; MAC_LEN] {
+    mac_for(secret, side, relay_nonce, client_nonce, worker)
+        .finalize()
+        .into_bytes()
+        .into()
+}
+
+/// Constant-time check of a tag received from the other side.
+pub(crate) fn verify_tag(
+    secret: &[u8],
+    side: Side,
+    relay_nonce: &[u8; NONCE_LEN],
+    client_nonce: &[u8; NONCE_LEN],
+    worker: WorkerId,
+    tag: &[u8],
+) -> bool {
+    mac_for(secret, side, relay_nonce, client_nonce, worker)
+        .verify_slice(tag)
+        .is_ok()
+}
+
+fn mac_for(
+    secret: &[u8],
+    side: Side,
+    relay_nonce: &[u8; NONCE_LEN],
+    client_nonce: &[u8; NONCE_LEN],
+    worker: WorkerId,
+) -> HmacSha256 {
+    // HMAC accepts keys of any length; this cannot fail.
+    let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(match side {
+        Side::Client => CLIENT_TAG,
+        Side::Relay => RELAY_TAG,
+    });
+    mac.update(relay_nonce);
+    mac.update(client_nonce);
+    mac.update(&worker.partition.to_be_bytes());
+    mac.update(&worker.attempt.to_be_bytes());
+    mac
+}
+
+/// 32 bytes from the operating system's CSPRNG.
+pub(crate) fn random_nonce() -> Result<[u8; NONCE_LEN], String> {
+    let mut n = [0u8; NONCE_LEN];
+    getrandom::fill(&mut n).map_err(|e| format!("no randomness from the OS: {e}"))?;
+    Ok(n)
+}
+
+pub(crate) fn encode_hello(nonce: &[u8; NONCE_LEN]) -> [u8; HELLO_LEN] {
+    let mut b = [0u8; HELLO_LEN];
+    b[..8].copy_from_slice(HELLO_MAGIC);
+    b[8..10].copy_from_slice(&VERSION.to_be_bytes());
+    b[10..].copy_from_slice(nonce);
+    b
+}
+
+pub(crate) fn parse_hello(b: &[u8; HELLO_LEN]) -> Result<[u8; NONCE_LEN], String> {
+    if &b[..8] != HELLO_MAGIC {
+        return Err("the peer is not a ferrodl relay (bad greeting)".into());
+    }
+    let v = u16::from_be_bytes([b[8], b[9]]);
+    if v != VERSION {
+        return Err(format!(
+            "relay speaks protocol version {v}, this client speaks {VERSION}"
+        ));
+    }
+    let mut n = [0u8; NONCE_LEN];
+    n.copy_from_slice(&b[10..]);
+    Ok(n)
+}
+
+pub(crate) struct Auth {
+    pub client_nonce: [u8; NONCE_LEN],
+    pub worker: WorkerId,
+    /// How often the client wants to hear from the relay when the relay is otherwise idle.
+    pub heartbeat_ms: u32,
+    pub tag: [u8; MAC_LEN],
+}
+
+/// Heartbeat period for an I/O timeout: three heartbeats fit in one timeout.
+pub(crate) fn heartbeat_for(io_timeout: Duration) -> Duration {
+    (io_timeout / 3).max(MIN_HEARTBEAT)
+}
+
+/// Milliseconds for the wire (saturating).
+pub(crate) fn to_ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
+
+/// The interval at which one side sends heartbeats: its own period, or sooner if the peer
+/// (whose I/O timeout may be shorter) asked for it.
+pub(crate) fn heartbeat_with(own: Duration, peer_wish_ms: u32) -> Duration {
+    own.min(Duration::from_millis(peer_wish_ms as u64))
+        .max(MIN_HEARTBEAT)
+}
+
+pub(crate) fn encode_auth(a: &Auth) -> [u8; AUTH_LEN] {
+    let mut b = [0u8; AUTH_LEN];
+    b[..8].copy_from_slice(AUTH_MAGIC);
+    b[8..10].copy_from_slice(&VERSION.to_be_bytes());
+    b[10..42].copy_from_slice(&a.client_nonce);
+    b[42..46].copy_from_slice(&a.worker.partition.to_be_bytes());
+    b[46..50].copy_from_slice(&a.worker.attempt.to_be_bytes());
+    b[50..54].copy_from_slice(&a.heartbeat_ms.to_be_bytes());
+    b[54..].copy_from_slice(&a.tag);
+    b
+}
+
+pub(crate) fn parse_auth(b: &[u8; AUTH_LEN]) -> Result<Auth, String> {
+    if &b[..8] != AUTH_MAGIC {
+        return Err("not a ferrodl relay client (bad authentication magic)".into());
+    }
+    let v = u16::from_be_bytes([b[8], b[9]]);
+    if v != VERSION {
+        return Err(format!(
+            "client speaks protocol version {v}, this relay speaks {VERSION}"
+        ));
+    }
+    let mut client_nonce = [0u8; NONCE_LEN];
+    client_nonce.copy_from_slice(&b[10..42]);
+    let partition = u32::from_be_bytes(b[42..46].try_into().expect("4 bytes"));
+    let attempt = u32::from_be_bytes(b[46..50].try_into().expect("4 bytes"));
+    let heartbeat_ms = u32::from_be_bytes(b[50..54].try_into().expect("4 bytes"));
+    let mut tag = [0u8; MAC_LEN];
+    tag.copy_from_slice(&b[54..]);
+    Ok(Auth {
+        client_nonce,
+        worker: WorkerId { partition, attempt },
+        heartbeat_ms,
+        tag,
+    })
+}
+
+/// Writes one frame; `payload` is written straight from the caller's buffer (never copied when
+/// it is larger than the writer's buffer).
+pub(crate) fn write_frame<W: Write>(w: &mut W, ty: u8, payload: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(payload.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than 4 GiB"))?;
+    let mut h = [0u8; FRAME_HEADER_LEN];
+    h[0] = ty;
+    h[1..].copy_from_slice(&len.to_be_bytes());
+    w.write_all(&h)?;
+    w.write_all(payload)
+}
+
+/// Why reading a frame header failed.
+pub(crate) enum HeaderError {
+    /// Some bytes of the header arrived, then the stream ended or failed.
+    Partial(io::Error),
+    /// No byte of a new frame arrived: EOF is reported as `Ok(None)`, this is any other error.
+    Io(io::Error),
+}
+
+/// Reads a frame header. `Ok(None)` is a clean end of stream at a frame boundary.
+pub(crate) fn read_header<R: Read>(r: &mut R) -> Result<Option<(u8, usize)>, HeaderError> {
+    let mut h = [0u8; FRAME_HEADER_LEN];
+    loop {
+        match r.read(&mut h[..1]) {
+            Ok(0) => return Ok(None),
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(HeaderError::Io(e)),
+        }
+    }
+    r.read_exact(&mut h[1..]).map_err(HeaderError::Partial)?;
+    let len = u32::from_be_bytes(h[1..].try_into().expect("4 bytes")) as usize;
+    Ok(Some((h[0], len)))
+}
+
+/// True for the error kinds a socket read/write timeout produces (platform dependent).
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// `read_exact` bounded by an absolute deadline (a slow-loris peer cannot stretch it).
+pub(crate) fn read_exact_deadline(
+    stream: &TcpStream,
+    buf: &mut [u8],
+    deadline: Instant,
+) -> io::Result<()> {
+    let mut off = 0;
+    let mut s = stream;
+    while off < buf.len() {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+        }
+        s.set_read_timeout(Some((deadline - now).max(Duration::from_millis(1))))?;
+        match s.read(&mut buf[off..]) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "connection closed",
+                ))
+            }
+            Ok(n) => off += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) => {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_bind_side_nonces_and_worker() {
+        let s = b"0123456789abcdef-secret";
+        let (rn, cn) = ([1u8; 32], [2u8; 32]);
+        let w = WorkerId {
+            partition: 3,
+            attempt: 1,
+        };
+        let t = auth_tag(s, Side::Client, &rn, &cn, w);
+        assert!(verify_tag(s, Side::Client, &rn, &cn, w, &t));
+        assert!(!verify_tag(s, Side::Relay, &rn, &cn, w, &t), "reflection");
+        assert!(!verify_tag(s, Side::Client, &cn, &rn, w, &t), "nonce order");
+        assert!(!verify_tag(
+            s,
+            Side::Client,
+            &rn,
+            &cn,
+            WorkerId {
+                partition: 3,
+                attempt: 2
+            },
+            &t
+        ));
+        assert!(!verify_tag(
+            b"another-secret-of-16",
+            Side::Client,
+            &rn,
+            &cn,
+            w,
+            &t
+        ));
+        assert!(
+            !verify_tag(s, Side::Client, &rn, &cn, w, &t[..31]),
+            "truncated tag"
+        );
+        let a = Auth {
+            client_nonce: cn,
+            worker: w,
+            heartbeat_ms: 777,
+            tag: t,
+        };
+        let back = parse_auth(&encode_auth(&a)).unwrap();
+        assert_eq!(
+            (back.client_nonce, back.worker, back.heartbeat_ms, back.tag),
+            (cn, w, 777, t)
+        );
+        assert_eq!(
+            heartbeat_with(Duration::from_secs(1), 200),
+            Duration::from_millis(200)
+        );
+        assert_eq!(
+            heartbeat_with(Duration::from_millis(100), 200),
+            Duration::from_millis(100)
+        );
+        assert_eq!(heartbeat_with(Duration::from_secs(1), 0), MIN_HEARTBEAT);
+        assert_eq!(parse_hello(&encode_hello(&rn)).unwrap(), rn);
+        assert_ne!(random_nonce().unwrap(), random_nonce().unwrap());
+    }
+
+    #[test]
+    fn header_roundtrip_and_partial() {
+        let mut v = Vec::new();
+        write_frame(&mut v, T_UPDATE, b"abc").unwrap();
+        let mut r = &v[..];
+        assert_eq!(read_header(&mut r).ok().unwrap(), Some((T_UPDATE, 3)));
+        let mut empty: &[u8] = &[];
+        assert!(matches!(read_header(&mut empty), Ok(None)));
+        let mut partial: &[u8] = &v[..3];
+        assert!(matches!(
+            read_header(&mut partial),
+            Err(HeaderError::Partial(_))
+        ));
+    }
+}

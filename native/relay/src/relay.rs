@@ -1,0 +1,949 @@
+//! The hub: accept thread, per-connection handshake / reader / writer threads.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam::channel::{
+    self, Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError,
+};
+
+use crate::error::{human, RelayError};
+use crate::proto::{self, HeaderError, Side};
+use crate::{LogSink, MasterState, RelayConfig, RelayStats, WorkerId};
+
+/// How often the accept thread checks for shutdown while no connection arrives.
+const ACCEPT_POLL: Duration = Duration::from_millis(10);
+/// Buffer of the per-connection reader and writer (small frames are coalesced; larger payloads
+/// go straight between the socket and their one buffer).
+const IO_BUF: usize = 64 * 1024;
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in a MasterState is caught where it is called; never let poisoning cascade.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One accepted TCP connection, from accept to close (handshake included).
+struct Socket {
+    id: u64,
+    peer: SocketAddr,
+    stream: TcpStream,
+    closed: AtomicBool,
+    /// Wakes the connection's writer when the connection is closed.
+    wake_tx: Sender<()>,
+    wake_rx: Receiver<()>,
+}
+
+impl Socket {
+    /// Idempotent: marks closed, shuts the socket down (unblocking its reader and writer).
+    fn close(&self) {
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            let _ = self.stream.shutdown(Shutdown::Both);
+            let _ = self.wake_tx.try_send(());
+        }
+    }
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
+/// What a connection's writer sends, in order.
+enum Out {
+    Update(Arc<Vec<u8>>),
+    FinishAck,
+    Error(String),
+}
+
+/// An authenticated worker connection, registered for forwarding.
+struct Conn {
+    sock: Arc<Socket>,
+    worker: WorkerId,
+    tx: Sender<Out>,
+    /// Heartbeat period of the writer (negotiated in the handshake).
+    heartbeat: Duration,
+    /// Set by the writer once FINISH_ACK is flushed to the socket.
+    acked: AtomicBool,
+    /// Forwards that chose this connection as a destination (under the core lock) and have not
+    /// finished pushing yet. Lets FINISH and teardown account for every message exactly.
+    inflight: AtomicUsize,
+}
+
+impl Conn {
+    fn wait_inflight_zero(&self, mut drain: impl FnMut()) {
+        loop {
+            drain();
+            if self.inflight.load(Ordering::SeqCst) == 0 {
+                drain();
+                return;
+            }
+            thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+/// State guarded by one lock: applying an update and choosing its destinations is atomic with
+/// respect to a new connection taking its snapshot and registering, so every update is either
+/// in a worker's snapshot or forwarded to it, never both, never neither.
+struct Core {
+    state: Option<Box<dyn MasterState>>,
+    conns: BTreeMap<u64, Arc<Conn>>,
+    stopping: bool,
+}
+
+pub(crate) struct Shared {
+    cfg: RelayConfig,
+    log: Option<LogSink>,
+    addr: SocketAddr,
+    core: Mutex<Core>,
+    stats: Mutex<RelayStats>,
+    sockets: Mutex<HashMap<u64, Arc<Socket>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    stop: AtomicBool,
+    next_id: AtomicU64,
+    live_threads: AtomicUsize,
+    handshakes: AtomicUsize,
+    max_queued: AtomicUsize,
+}
+
+impl Shared {
+    fn log(&self, msg: &str) {
+        match &self.log {
+            Some(f) => f(msg),
+            None => eprintln!("ferrodl-relay {}: {msg}", self.addr),
+        }
+    }
+
+    fn stats(&self) -> MutexGuard<'_, RelayStats> {
+        lock(&self.stats)
+    }
+
+    fn bump(&self, partition: u32, f: impl FnOnce(&mut crate::WorkerCounters)) {
+        f(self.stats().per_worker.entry(partition).or_default());
+    }
+
+    /// Spawns a named thread counted in `live_threads` and joined on shutdown.
+    fn spawn(self: &Arc<Self>, name: String, f: impl FnOnce() + Send + 'static) -> io::Result<()> {
+        struct Guard(Arc<Shared>);
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                self.0.live_threads.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.live_threads.fetch_add(1, Ordering::SeqCst);
+        let guard = Guard(self.clone());
+        let h = thread::Builder::new().name(name).spawn(move || {
+            let _g = guard;
+            f()
+        })?;
+        let mut threads = lock(&self.threads);
+        // Reap finished threads so the list never grows with reconnects.
+        let mut i = 0;
+        while i < threads.len() {
+            if threads[i].is_finished() {
+                let _ = threads.swap_remove(i).join();
+            } else {
+                i += 1;
+            }
+        }
+        threads.push(h);
+        Ok(())
+    }
+
+    fn unregister(&self, conn: &Conn) {
+        lock(&self.core).conns.remove(&conn.sock.id);
+    }
+
+    fn forget_socket(&self, id: u64) {
+        lock(&self.sockets).remove(&id);
+    }
+}
+
+/// The relay: a TCP hub started by the driver of a fit. See the crate documentation.
+pub struct Relay {
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+    stopped: bool,
+}
+
+fn bind(cfg: &RelayConfig) -> Result<TcpListener, RelayError> {
+    let host = &cfg.bind_host;
+    match cfg.port_range {
+        None => TcpListener::bind((host.as_str(), 0)).map_err(|e| RelayError::Bind {
+            addr: format!("{host}:0"),
+            detail: e.to_string(),
+        }),
+        Some((lo, hi)) => {
+            let range = format!("{host}:{lo}-{hi}");
+            if lo > hi || lo == 0 {
+                return Err(RelayError::Config {
+                    addr: range,
+                    detail: format!("invalid port range {lo}-{hi}"),
+                });
+            }
+            let mut last = String::new();
+            for port in lo..=hi {
+                match TcpListener::bind((host.as_str(), port)) {
+                    Ok(l) => return Ok(l),
+                    Err(e) => last = e.to_string(),
+                }
+            }
+            Err(RelayError::Bind {
+                addr: range,
+                detail: format!("no free port in range {lo}-{hi} (last error: {last})"),
+            })
+        }
+    }
+}
+
+fn validate(cfg: &RelayConfig) -> Result<(), String> {
+    if cfg.secret.len() < proto::MIN_SECRET_LEN {
+        return Err(format!(
+            "secret must be at least {} bytes, got {}",
+            proto::MIN_SECRET_LEN,
+            cfg.secret.len()
+        ));
+    }
+    if cfg.max_message_bytes == 0 || cfg.max_message_bytes > u32::MAX as usize {
+        return Err(format!(
+            "max_message_bytes must be in 1..=4294967295, got {}",
+            cfg.max_message_bytes
+        ));
+    }
+    if cfg.queue_limit_messages == 0 || cfg.queue_limit_messages > crate::MAX_QUEUE_LIMIT {
+        return Err(format!(
+            "queue_limit_messages must be in 1..={}, got {}",
+            crate::MAX_QUEUE_LIMIT,
+            cfg.queue_limit_messages
+        ));
+    }
+    if cfg.io_timeout.is_zero() || cfg.handshake_timeout.is_zero() {
+        return Err("io_timeout and handshake_timeout must be positive".into());
+    }
+    if cfg.max_pending_handshakes == 0 {
+        return Err("max_pending_handshakes must be at least 1".into());
+    }
+    Ok(())
+}
+
+impl Relay {
+    /// Binds, then starts the accept thread. Errors name the host and port (range).
+    pub fn start(config: RelayConfig, state: Box<dyn MasterState>) -> Result<Relay, RelayError> {
+        if let Err(detail) = validate(&config) {
+            let port = match config.port_range {
+                Some((lo, hi)) => format!("{lo}-{hi}"),
+                None => "0".into(),
+            };
+            return Err(RelayError::Config {
+                addr: format!("{}:{port}", config.bind_host),
+                detail,
+            });
+        }
+        let listener = bind(&config)?;
+        let addr = listener.local_addr().map_err(|e| RelayError::Bind {
+            addr: config.bind_host.clone(),
+            detail: e.to_string(),
+        })?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| RelayError::Bind {
+                addr: addr.to_string(),
+                detail: e.to_string(),
+            })?;
+        let shared = Arc::new(Shared {
+            log: config.log.clone(),
+            cfg: config,
+            addr,
+            core: Mutex::new(Core {
+                state: Some(state),
+                conns: BTreeMap::new(),
+                stopping: false,
+            }),
+            stats: Mutex::new(RelayStats::default()),
+            sockets: Mutex::new(HashMap::new()),
+            threads: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+            next_id: AtomicU64::new(1),
+            live_threads: AtomicUsize::new(0),
+            handshakes: AtomicUsize::new(0),
+            max_queued: AtomicUsize::new(0),
+        });
+        let sh = shared.clone();
+        shared.live_threads.fetch_add(1, Ordering::SeqCst);
+        let accept = thread::Builder::new()
+            .name("ferrodl-relay-accept".into())
+            .spawn(move || {
+                accept_loop(&sh, listener);
+                sh.live_threads.fetch_sub(1, Ordering::SeqCst);
+            })
+            .map_err(|e| {
+                shared.live_threads.fetch_sub(1, Ordering::SeqCst);
+                RelayError::Bind {
+                    addr: addr.to_string(),
+                    detail: format!("cannot spawn accept thread: {e}"),
+                }
+            })?;
+        Ok(Relay {
+            shared,
+            accept: Some(accept),
+            stopped: false,
+        })
+    }
+
+    /// The bound address (with the real port when the configuration asked for any port).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.addr
+    }
+
+    /// A snapshot of the counters and gauges.
+    pub fn stats(&self) -> RelayStats {
+        snapshot_stats(&self.shared)
+    }
+
+    /// Runs `f` on the master state, serialized with `apply`.
+    pub fn with_state<R>(&self, f: impl FnOnce(&mut dyn MasterState) -> R) -> R {
+        let mut core = lock(&self.shared.core);
+        let state = core
+            .state
+            .as_mut()
+            .expect("state is present until shutdown");
+        f(state.as_mut())
+    }
+
+    /// Stops accepting, closes every connection, joins every thread; returns the master state
+    /// and the final statistics.
+    pub fn shutdown(mut self) -> (Box<dyn MasterState>, RelayStats) {
+        self.stop();
+        let state = lock(&self.shared.core)
+            .state
+            .take()
+            .expect("state is present until shutdown");
+        (state, snapshot_stats(&self.shared))
+    }
+
+    fn stop(&mut self) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        let sh = &self.shared;
+        sh.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+        lock(&sh.core).stopping = true;
+        // No socket can be added any more (the accept thread is gone): close them all, then
+        // join every thread, including threads spawned by handshakes that were finishing.
+        loop {
+            let socks: Vec<Arc<Socket>> = lock(&sh.sockets).values().cloned().collect();
+            for s in &socks {
+                s.close();
+            }
+            let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *lock(&sh.threads));
+            if handles.is_empty() {
+                break;
+            }
+            for h in handles {
+                let _ = h.join();
+            }
+        }
+        lock(&sh.sockets).clear();
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn snapshot_stats(sh: &Shared) -> RelayStats {
+    let (queued, live) = {
+        let core = lock(&sh.core);
+        (
+            core.conns.values().map(|c| c.tx.len() as u64).sum::<u64>(),
+            core.conns.len() as u64,
+        )
+    };
+    let mut s = sh.stats().clone();
+    s.queued_messages = queued;
+    s.live_connections = live;
+    s.live_threads = sh.live_threads.load(Ordering::SeqCst) as u64;
+    s.max_queued_per_connection = sh.max_queued.load(Ordering::SeqCst) as u64;
+    s
+}
+
+fn accept_loop(sh: &Arc<Shared>, listener: TcpListener) {
+    while !sh.stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, peer)) => on_accept(sh, stream, peer),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => thread::sleep(ACCEPT_POLL),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                sh.log(&format!("accept failed: {e}"));
+                thread::sleep(ACCEPT_POLL);
+            }
+        }
+    }
+}
+
+fn on_accept(sh: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
+    // Some platforms let accepted sockets inherit the listener's non-blocking mode.
+    if stream.set_nonblocking(false).is_err() {
+        sh.stats().connections_rejected += 1;
+        return;
+    }
+    let _ = stream.set_nodelay(true);
+    if sh.handshakes.load(Ordering::SeqCst) >= sh.cfg.max_pending_handshakes {
+        sh.stats().connections_rejected += 1;
+        sh.log(&format!(
+            "rejected connection from {peer}: too many pending handshakes"
+        ));
+        return;
+    }
+    let Ok(stream2) = stream.try_clone() else {
+        sh.stats().connections_rejected += 1;
+        return;
+    };
+    let (wake_tx, wake_rx) = channel::bounded(1);
+    let id = sh.next_id.fetch_add(1, Ordering::SeqCst);
+    let sock = Arc::new(Socket {
+        id,
+        peer,
+        stream: stream2,
+        closed: AtomicBool::new(false),
+        wake_tx,
+        wake_rx,
+    });
+    drop(stream);
+    lock(&sh.sockets).insert(id, sock.clone());
+    sh.handshakes.fetch_add(1, Ordering::SeqCst);
+    let sh2 = sh.clone();
+    let sock2 = sock.clone();
+    if let Err(e) = sh.spawn("ferrodl-relay-handshake".into(), move || {
+        handshake_thread(&sh2, sock2)
+    }) {
+        sh.handshakes.fetch_sub(1, Ordering::SeqCst);
+        sh.stats().connections_rejected += 1;
+        sh.log(&format!(
+            "rejected connection from {peer}: cannot spawn handshake thread: {e}"
+        ));
+        sock.close();
+        sh.forget_socket(id);
+    }
+}
+
+fn handshake_thread(sh: &Arc<Shared>, sock: Arc<Socket>) {
+    let res = handshake(sh, &sock);
+    sh.handshakes.fetch_sub(1, Ordering::SeqCst);
+    match res {
+        Ok(Some((conn, rx))) => start_conn(sh, conn, rx),
+        Ok(None) => {
+            // Authenticated and registered, but the snapshot could not be delivered.
+            sock.close();
+            sh.forget_socket(sock.id);
+        }
+        Err(reason) => {
+            sh.stats().connections_rejected += 1;
+            if !sh.stop.load(Ordering::SeqCst) {
+                sh.log(&format!("rejected connection from {}: {reason}", sock.peer));
+            }
+            sock.close();
+            sh.forget_socket(sock.id);
+        }
+    }
+}
+
+type Registered = (Arc<Conn>, Receiver<Out>);
+
+/// Runs the relay side of the handshake. `Err` = rejected (counted by the caller);
+/// `Ok(None)` = authenticated but lost while sending the snapshot (counted here as aborted).
+fn handshake(sh: &Arc<Shared>, sock: &Arc<Socket>) -> Result<Option<Registered>, String> {
+    let cfg = &sh.cfg;
+    let deadline = Instant::now() + cfg.handshake_timeout;
+    let mut s = &sock.stream;
+    s.set_write_timeout(Some(cfg.handshake_timeout))
+        .map_err(|e| e.to_string())?;
+    let relay_nonce = proto::random_nonce()?;
+    s.write_all(&proto::encode_hello(&relay_nonce))
+        .map_err(|e| format!("sending greeting: {e}"))?;
+    let mut buf = [0u8; proto::AUTH_LEN];
+    proto::read_exact_deadline(&sock.stream, &mut buf, deadline).map_err(|e| match e.kind() {
+        io::ErrorKind::TimedOut => {
+            format!(
+                "no authentication within the handshake timeout ({})",
+                human(cfg.handshake_timeout)
+            )
+        }
+        io::ErrorKind::UnexpectedEof => "connection closed during the handshake".to_string(),
+        _ => format!("reading authentication: {e}"),
+    })?;
+    let auth = match proto::parse_auth(&buf) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = s.write_all(&[proto::VERDICT_REJECT_PROTOCOL]);
+            return Err(e);
+        }
+    };
+    let w = auth.worker;
+    if !proto::verify_tag(
+        &cfg.secret,
+        Side::Client,
+        &relay_nonce,
+        &auth.client_nonce,
+        w,
+        &auth.tag,
+    ) {
+        let _ = s.write_all(&[proto::VERDICT_REJECT_AUTH]);
+        return Err(format!(
+            "authentication failed for partition {} attempt {} (wrong secret?)",
+            w.partition, w.attempt
+        ));
+    }
+    let relay_tag = proto::auth_tag(
+        &cfg.secret,
+        Side::Relay,
+        &relay_nonce,
+        &auth.client_nonce,
+        w,
+    );
+    let (tx, rx) = channel::bounded(cfg.queue_limit_messages);
+    let own_heartbeat = proto::heartbeat_for(cfg.io_timeout);
+    let heartbeat = proto::heartbeat_with(own_heartbeat, auth.heartbeat_ms);
+    let conn = Arc::new(Conn {
+        sock: sock.clone(),
+        worker: w,
+        tx,
+        heartbeat,
+        acked: AtomicBool::new(false),
+        inflight: AtomicUsize::new(0),
+    });
+    let snapshot = {
+        let mut core = lock(&sh.core);
+        if core.stopping {
+            drop(core);
+            let _ = s.write_all(&[proto::VERDICT_UNAVAILABLE]);
+            return Err("relay is shutting down".into());
+        }
+        let snap = catch_unwind(AssertUnwindSafe(|| {
+            core.state
+                .as_ref()
+                .expect("state is present until shutdown")
+                .snapshot()
+        }))
+        .map_err(|_| "MasterState::snapshot panicked".to_string())?;
+        core.conns.insert(sock.id, conn.clone());
+        let mut st = sh.stats();
+        st.connections_accepted += 1;
+        let c = st.per_worker.entry(w.partition).or_default();
+        c.attempts_seen += 1;
+        c.last_attempt = w.attempt;
+        if c.attempts_seen > 1 {
+            st.reconnects += 1;
+        }
+        snap
+    };
+    let mut head = Vec::with_capacity(proto::ACCEPT_LEN);
+    head.push(proto::VERDICT_ACCEPT);
+    head.extend_from_slice(&relay_tag);
+    head.extend_from_slice(&proto::to_ms(own_heartbeat).to_be_bytes());
+    head.extend_from_slice(&(snapshot.len() as u64).to_be_bytes());
+    let sent = s
+        .set_write_timeout(Some(cfg.io_timeout))
+        .and_then(|_| s.write_all(&head))
+        .and_then(|_| s.write_all(&snapshot));
+    drop(snapshot);
+    if let Err(e) = sent {
+        sh.log(&format!(
+            "partition {} attempt {} ({}): sending the snapshot failed: {e}",
+            w.partition, w.attempt, sock.peer
+        ));
+        sh.stats().connections_aborted += 1;
+        sock.close();
+        teardown(sh, &conn, &rx);
+        return Ok(None);
+    }
+    Ok(Some((conn, rx)))
+}
+
+fn start_conn(sh: &Arc<Shared>, conn: Arc<Conn>, rx: Receiver<Out>) {
+    let p = conn.worker.partition;
+    // The reader waits for the writer to finish sending an ERROR frame before closing.
+    let (done_tx, done_rx) = channel::bounded::<()>(0);
+    let (sh_w, conn_w) = (sh.clone(), conn.clone());
+    let writer = sh.spawn(format!("ferrodl-relay-conn-{p}-w"), move || {
+        writer_loop(&sh_w, &conn_w, rx);
+        drop(done_tx);
+    });
+    if let Err(e) = writer {
+        // `rx` went with the failed closure: nobody can be blocked on the queue for long.
+        sh.log(&format!("partition {p}: cannot spawn writer thread: {e}"));
+        sh.stats().connections_aborted += 1;
+        conn.sock.close();
+        sh.unregister(&conn);
+        sh.forget_socket(conn.sock.id);
+        return;
+    }
+    let (sh_r, conn_r) = (sh.clone(), conn.clone());
+    if let Err(e) = sh.spawn(format!("ferrodl-relay-conn-{p}-r"), move || {
+        reader_loop(&sh_r, &conn_r, done_rx)
+    }) {
+        sh.log(&format!("partition {p}: cannot spawn reader thread: {e}"));
+        sh.stats().connections_aborted += 1;
+        conn.sock.close();
+        sh.forget_socket(conn.sock.id);
+    }
+}
+
+/// Unregisters the connection, then counts every message still queued for it (or still being
+/// pushed to it) as dropped outbound. Called by the writer when it stops.
+fn teardown(sh: &Shared, conn: &Conn, rx: &Receiver<Out>) {
+    sh.unregister(conn);
+    let mut dropped = 0u64;
+    conn.wait_inflight_zero(|| {
+        while let Ok(m) = rx.try_recv() {
+            if matches!(m, Out::Update(_)) {
+                dropped += 1;
+            }
+        }
+    });
+    if dropped > 0 {
+        sh.bump(conn.worker.partition, |c| {
+            c.messages_dropped_outbound += dropped
+        });
+    }
+}
+
+fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>) {
+    let p = conn.worker.partition;
+    let ping = conn.heartbeat;
+    let mut w = BufWriter::with_capacity(IO_BUF, &conn.sock.stream);
+    // Messages handed to the BufWriter but not yet flushed: committed as relayed on flush.
+    let (mut pend_msgs, mut pend_bytes) = (0u64, 0u64);
+    let mut clean = false;
+    let mut failure: Option<String> = None;
+    loop {
+        if conn.sock.is_closed() {
+            break;
+        }
+        let item = channel::select! {
+            recv(rx) -> m => match m { Ok(m) => Some(m), Err(_) => break },
+            recv(conn.sock.wake_rx) -> _ => break,
+            default(ping) => None,
+        };
+        let res = match &item {
+            None => proto::write_frame(&mut w, proto::T_PING, &[]),
+            Some(Out::Update(msg)) => {
+                pend_msgs += 1;
+                pend_bytes += msg.len() as u64;
+                proto::write_frame(&mut w, proto::T_RELAYED, msg)
+            }
+            Some(Out::FinishAck) => {
+                // The worker may read its stats as soon as it sees the ack: count first,
+                // correct below if the ack cannot be written.
+                let (m, b) = (pend_msgs, pend_bytes);
+                sh.bump(p, |c| {
+                    c.messages_relayed_out += m;
+                    c.bytes_relayed_out += b;
+                    c.finished += 1;
+                });
+                conn.acked.store(true, Ordering::SeqCst);
+                proto::write_frame(&mut w, proto::T_FINISH_ACK, &[])
+            }
+            Some(Out::Error(reason)) => {
+                let r = reason.as_bytes();
+                proto::write_frame(
+                    &mut w,
+                    proto::T_ERROR,
+                    &r[..r.len().min(proto::MAX_ERROR_LEN)],
+                )
+            }
+        };
+        let last = matches!(item, Some(Out::FinishAck) | Some(Out::Error(_)));
+        let res = res.and_then(|_| {
+            if last || rx.is_empty() {
+                w.flush()
+            } else {
+                Ok(())
+            }
+        });
+        match res {
+            Ok(()) => {
+                if matches!(item, Some(Out::FinishAck)) {
+                    (pend_msgs, pend_bytes) = (0, 0); // counted above
+                }
+                if pend_msgs > 0 && w.buffer().is_empty() {
+                    let (m, b) = (pend_msgs, pend_bytes);
+                    sh.bump(p, |c| {
+                        c.messages_relayed_out += m;
+                        c.bytes_relayed_out += b;
+                    });
+                    pend_msgs = 0;
+                    pend_bytes = 0;
+                }
+            }
+            Err(e) => {
+                if matches!(item, Some(Out::FinishAck)) {
+                    conn.acked.store(false, Ordering::SeqCst);
+                    let (m, b) = (pend_msgs, pend_bytes);
+                    sh.bump(p, |c| {
+                        c.messages_relayed_out -= m;
+                        c.bytes_relayed_out -= b;
+                        c.finished -= 1;
+                    });
+                }
+                failure = Some(if proto::is_timeout(&e) {
+                    format!(
+                        "did not read for {} (write timed out)",
+                        human(sh.cfg.io_timeout)
+                    )
+                } else {
+                    format!("write failed: {e}")
+                });
+                break;
+            }
+        }
+        if last {
+            clean = matches!(item, Some(Out::FinishAck));
+            break;
+        }
+    }
+    if pend_msgs > 0 {
+        sh.bump(p, |c| c.messages_dropped_outbound += pend_msgs);
+    }
+    if let Some(f) = failure {
+        if !conn.sock.is_closed() {
+            sh.log(&format!(
+                "partition {p} ({}): dropping connection: {f}",
+                conn.sock.peer
+            ));
+        }
+    }
+    // Forget the BufWriter without flushing again (a failed flush would just fail again).
+    let _ = w.into_parts();
+    if clean {
+        let _ = conn.sock.stream.shutdown(Shutdown::Write);
+    } else {
+        conn.sock.close();
+    }
+    teardown(sh, conn, &rx);
+}
+
+/// Pushes one update to a destination's queue: a blocking send bounded by `io_timeout`
+/// (back-pressure to the sender); a destination that stays full that long is disconnected.
+fn push(sh: &Shared, dest: &Conn, msg: &Arc<Vec<u8>>) {
+    let dp = dest.worker.partition;
+    if dest.sock.is_closed() {
+        sh.bump(dp, |c| c.messages_dropped_outbound += 1);
+        return;
+    }
+    let delivered = match dest.tx.try_send(Out::Update(msg.clone())) {
+        Ok(()) => true,
+        Err(TrySendError::Disconnected(_)) => false,
+        Err(TrySendError::Full(m)) => {
+            sh.stats().outbound_waits += 1;
+            match dest.tx.send_timeout(m, sh.cfg.io_timeout) {
+                Ok(()) => true,
+                Err(SendTimeoutError::Disconnected(_)) => false,
+                Err(SendTimeoutError::Timeout(_)) => {
+                    if !dest.sock.is_closed() {
+                        sh.log(&format!(
+                            "partition {dp} ({}): dropping connection: its queue of {} messages did not drain within {}",
+                            dest.sock.peer,
+                            sh.cfg.queue_limit_messages,
+                            human(sh.cfg.io_timeout)
+                        ));
+                    }
+                    dest.sock.close();
+                    false
+                }
+            }
+        }
+    };
+    if delivered {
+        sh.max_queued.fetch_max(dest.tx.len(), Ordering::SeqCst);
+    } else {
+        sh.bump(dp, |c| c.messages_dropped_outbound += 1);
+    }
+}
+
+/// Applies an update, then forwards it to every other live connection.
+fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), String> {
+    let w = conn.worker;
+    let dests: Vec<Arc<Conn>> = {
+        let mut core = lock(&sh.core);
+        let state = core.state.as_mut().ok_or("relay is shutting down")?;
+        let res = catch_unwind(AssertUnwindSafe(|| state.apply(w, &payload)))
+            .unwrap_or_else(|_| Err("MasterState::apply panicked".into()));
+        if let Err(e) = res {
+            sh.bump(w.partition, |c| c.messages_dropped += 1);
+            return Err(format!("invalid update rejected by the master state: {e}"));
+        }
+        sh.bump(w.partition, |c| c.messages_applied += 1);
+        core.conns
+            .values()
+            .filter(|c| c.sock.id != conn.sock.id)
+            .map(|c| {
+                c.inflight.fetch_add(1, Ordering::SeqCst);
+                c.clone()
+            })
+            .collect()
+    };
+    let msg = Arc::new(payload);
+    for d in dests {
+        push(sh, &d, &msg);
+        d.inflight.fetch_sub(1, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+enum ReadEnd {
+    /// FINISH was acknowledged and the worker closed.
+    Clean,
+    /// Dropped before FINISH; the reason, and whether to tell the worker first.
+    Abort { reason: String, tell: bool },
+}
+
+fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
+    let w = conn.worker;
+    let p = w.partition;
+    let max = sh.cfg.max_message_bytes;
+    let io_timeout = sh.cfg.io_timeout;
+    let _ = conn.sock.stream.set_read_timeout(Some(io_timeout));
+    let mut r = BufReader::with_capacity(IO_BUF, &conn.sock.stream);
+    let mut finished = false;
+    let dropped = |why: &str| {
+        sh.bump(p, |c| c.messages_dropped += 1);
+        why.to_string()
+    };
+    let end = loop {
+        let (ty, len) = match proto::read_header(&mut r) {
+            Ok(Some(h)) => h,
+            Ok(None) if finished => break ReadEnd::Clean,
+            Ok(None) => {
+                break ReadEnd::Abort {
+                    reason: "connection closed before FINISH".into(),
+                    tell: false,
+                }
+            }
+            Err(HeaderError::Partial(e)) => {
+                break ReadEnd::Abort {
+                    reason: dropped(&format!("partial frame header discarded ({e})")),
+                    tell: false,
+                }
+            }
+            Err(HeaderError::Io(e)) => {
+                if finished {
+                    break ReadEnd::Clean;
+                }
+                let reason = if proto::is_timeout(&e) {
+                    format!("no data (not even a heartbeat) for {}", human(io_timeout))
+                } else {
+                    format!("read failed: {e}")
+                };
+                break ReadEnd::Abort {
+                    reason,
+                    tell: false,
+                };
+            }
+        };
+        match ty {
+            proto::T_UPDATE if !finished => {
+                if len > max {
+                    sh.stats().protocol_errors += 1;
+                    let reason = dropped(&format!(
+                        "frame of {len} bytes exceeds max_message_bytes ({max})"
+                    ));
+                    break ReadEnd::Abort { reason, tell: true };
+                }
+                let mut payload = vec![0u8; len];
+                if let Err(e) = r.read_exact(&mut payload) {
+                    break ReadEnd::Abort {
+                        reason: dropped(&format!("partial update of {len} bytes discarded ({e})")),
+                        tell: false,
+                    };
+                }
+                sh.bump(p, |c| {
+                    c.messages_received += 1;
+                    c.bytes_received += len as u64;
+                });
+                if let Err(reason) = handle_update(sh, conn, payload) {
+                    break ReadEnd::Abort { reason, tell: true };
+                }
+            }
+            proto::T_PING if len == 0 => {}
+            proto::T_FINISH if len == 0 && !finished => {
+                // Frames are handled in order: every earlier update is applied. Stop forwarding
+                // to this worker, let forwards already aimed at it land in its queue, then ack.
+                sh.unregister(conn);
+                conn.wait_inflight_zero(|| {});
+                if conn.tx.send(Out::FinishAck).is_err() {
+                    break ReadEnd::Abort {
+                        reason: "connection lost before FINISH_ACK".into(),
+                        tell: false,
+                    };
+                }
+                finished = true;
+            }
+            _ => {
+                sh.stats().protocol_errors += 1;
+                if ty == proto::T_UPDATE || ty == proto::T_FINISH {
+                    sh.bump(p, |c| c.messages_dropped += 1);
+                }
+                break ReadEnd::Abort {
+                    reason: format!("unexpected frame type {ty:#04x} with length {len}"),
+                    tell: true,
+                };
+            }
+        }
+    };
+    let should_log = !sh.stop.load(Ordering::SeqCst) && !conn.sock.is_closed();
+    let mut abort_reason = None;
+    match end {
+        ReadEnd::Abort { reason, tell } => {
+            sh.unregister(conn);
+            if tell
+                && !conn.sock.is_closed()
+                && conn
+                    .tx
+                    .send_timeout(Out::Error(reason.clone()), io_timeout)
+                    .is_ok()
+            {
+                // Let the writer deliver the queued updates and the reason (bounded by io_timeout).
+                let _ = writer_done.recv_timeout(io_timeout);
+            }
+            abort_reason = Some(reason);
+        }
+        ReadEnd::Clean => {
+            // The writer ends after FINISH_ACK; wait for it so the ack is on the wire.
+            let _ = writer_done.recv_timeout(io_timeout);
+        }
+    }
+    conn.sock.close();
+    // Wait for the writer so its teardown has run before the socket is forgotten.
+    loop {
+        match writer_done.recv_timeout(io_timeout) {
+            Err(RecvTimeoutError::Disconnected) => break,
+            _ => conn.sock.close(),
+        }
+    }
+    if abort_reason.is_none() && !conn.acked.load(Ordering::SeqCst) {
+        abort_reason = Some("FINISH_ACK could not be delivered".into());
+    }
+    if let Some(reason) = abort_reason {
+        if !conn.acked.load(Ordering::SeqCst) {
+            sh.stats().connections_aborted += 1;
+        }
+        if should_log {
+            sh.log(&format!(
+                "partition {p} attempt {} ({}): connection dropped: {reason}",
+                w.attempt, conn.sock.peer
+            ));
+        }
+    }
+    sh.forget_socket(conn.sock.id);
+}

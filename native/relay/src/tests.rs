@@ -1,0 +1,1177 @@
+//! End-to-end tests over real sockets on 127.0.0.1, with exact counts.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::proto::{self, Side};
+use crate::*;
+
+const SECRET: &[u8] = b"test-secret-0123456789abcdef";
+
+/// Sums payload bytes into 16 lanes and counts applied messages; rejects payloads starting
+/// with "BAD!".
+struct SumState {
+    sums: [u64; 16],
+    applied: u64,
+    delay: Duration,
+}
+
+impl SumState {
+    fn boxed() -> Box<dyn MasterState> {
+        Box::new(SumState {
+            sums: [0; 16],
+            applied: 0,
+            delay: Duration::ZERO,
+        })
+    }
+}
+
+fn add_sums(sums: &mut [u64; 16], payload: &[u8]) {
+    for (i, b) in payload.iter().enumerate() {
+        sums[i % 16] += *b as u64;
+    }
+}
+
+impl MasterState for SumState {
+    fn apply(&mut self, _worker: WorkerId, payload: &[u8]) -> Result<(), String> {
+        if payload.starts_with(b"BAD!") {
+            return Err("payload starts with BAD!".into());
+        }
+        if payload.starts_with(b"PANIC") {
+            panic!("test state asked to panic");
+        }
+        if !self.delay.is_zero() {
+            thread::sleep(self.delay);
+        }
+        add_sums(&mut self.sums, payload);
+        self.applied += 1;
+        Ok(())
+    }
+    fn snapshot(&self) -> Vec<u8> {
+        let mut v = self.applied.to_be_bytes().to_vec();
+        for s in self.sums {
+            v.extend_from_slice(&s.to_be_bytes());
+        }
+        v
+    }
+}
+
+fn parse_snap(b: &[u8]) -> (u64, [u64; 16]) {
+    assert_eq!(b.len(), 8 * 17);
+    let applied = u64::from_be_bytes(b[..8].try_into().unwrap());
+    let mut sums = [0u64; 16];
+    for (i, s) in sums.iter_mut().enumerate() {
+        *s = u64::from_be_bytes(b[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+    }
+    (applied, sums)
+}
+
+fn state_of(relay: &Relay) -> (u64, [u64; 16]) {
+    parse_snap(&relay.with_state(|s| s.snapshot()))
+}
+
+/// Deterministic, content-checkable payload: partition, sequence, then derived filler.
+fn payload(p: u32, seq: u32, len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len.max(8));
+    v.extend_from_slice(&p.to_be_bytes());
+    v.extend_from_slice(&seq.to_be_bytes());
+    for i in 8..len.max(8) {
+        v.push((p as usize * 31 + seq as usize * 7 + i) as u8);
+    }
+    v
+}
+
+fn check_payload(b: &[u8]) -> Option<(u32, u32)> {
+    if b.len() < 8 {
+        return None;
+    }
+    let p = u32::from_be_bytes(b[..4].try_into().unwrap());
+    let seq = u32::from_be_bytes(b[4..8].try_into().unwrap());
+    (payload(p, seq, b.len()) == b).then_some((p, seq))
+}
+
+/// What a test client received.
+#[derive(Default)]
+struct Inbox {
+    seen: Mutex<Vec<(u32, u32)>>,
+    bad: AtomicU64,
+    sums: Mutex<[u64; 16]>,
+}
+
+impl Inbox {
+    fn count(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+    fn set(&self) -> BTreeSet<(u32, u32)> {
+        let v = self.seen.lock().unwrap();
+        let s: BTreeSet<_> = v.iter().copied().collect();
+        assert_eq!(s.len(), v.len(), "duplicate delivery");
+        s
+    }
+    fn handler(self: &Arc<Self>, delay: Duration) -> OnMessage {
+        let me = self.clone();
+        Box::new(move |b: &[u8]| {
+            match check_payload(b) {
+                Some(id) => me.seen.lock().unwrap().push(id),
+                None => {
+                    me.bad.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            add_sums(&mut me.sums.lock().unwrap(), b);
+            if !delay.is_zero() {
+                thread::sleep(delay);
+            }
+        })
+    }
+}
+
+fn logs() -> (LogSink, Arc<Mutex<Vec<String>>>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let l2 = lines.clone();
+    (
+        Arc::new(move |m: &str| l2.lock().unwrap().push(m.to_string())),
+        lines,
+    )
+}
+
+fn relay_cfg(secret: &[u8]) -> (RelayConfig, Arc<Mutex<Vec<String>>>) {
+    let (sink, lines) = logs();
+    let cfg = RelayConfig {
+        bind_host: "127.0.0.1".into(),
+        secret: secret.to_vec(),
+        max_message_bytes: 1 << 20,
+        queue_limit_messages: 16,
+        io_timeout: Duration::from_secs(3),
+        handshake_timeout: Duration::from_millis(500),
+        log: Some(sink),
+        ..RelayConfig::default()
+    };
+    (cfg, lines)
+}
+
+fn client_cfg(secret: &[u8], partition: u32, attempt: u32) -> ClientConfig {
+    ClientConfig {
+        secret: secret.to_vec(),
+        worker: WorkerId { partition, attempt },
+        connect_timeout: Duration::from_secs(2),
+        io_timeout: Duration::from_secs(3),
+        max_message_bytes: 1 << 20,
+        queue_limit_messages: 16,
+    }
+}
+
+fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(t0.elapsed() < timeout, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Waits until `f()` has equalled `target` for 30 ms in a row.
+fn wait_stable(what: &str, f: impl Fn() -> usize, target: usize) {
+    let mut since = Instant::now();
+    wait_until(what, WAIT, || {
+        if f() != target {
+            since = Instant::now();
+        }
+        since.elapsed() >= Duration::from_millis(30)
+    });
+}
+
+fn connect(
+    relay: &Relay,
+    cfg: ClientConfig,
+    inbox: &Arc<Inbox>,
+    delay: Duration,
+) -> (RelayClient, Vec<u8>) {
+    RelayClient::connect(&relay.local_addr().to_string(), cfg, inbox.handler(delay)).unwrap()
+}
+
+/// Performs the client side of the handshake by hand; returns the stream after the snapshot.
+fn raw_handshake(addr: &str, secret: &[u8], w: WorkerId) -> (TcpStream, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut hello = [0u8; proto::HELLO_LEN];
+    s.read_exact(&mut hello).unwrap();
+    let rn = proto::parse_hello(&hello).unwrap();
+    let cn = [7u8; 32];
+    let tag = proto::auth_tag(secret, Side::Client, &rn, &cn, w);
+    let auth = proto::Auth {
+        client_nonce: cn,
+        worker: w,
+        heartbeat_ms: 60_000,
+        tag,
+    };
+    s.write_all(&proto::encode_auth(&auth)).unwrap();
+    let mut v = [0u8; proto::ACCEPT_LEN];
+    s.read_exact(&mut v).unwrap();
+    assert_eq!(v[0], proto::VERDICT_ACCEPT);
+    assert!(proto::verify_tag(
+        secret,
+        Side::Relay,
+        &rn,
+        &cn,
+        w,
+        &v[1..33]
+    ));
+    let len = u64::from_be_bytes(v[37..].try_into().unwrap()) as usize;
+    let mut snap = vec![0u8; len];
+    s.read_exact(&mut snap).unwrap();
+    (s, snap)
+}
+
+/// Reads until EOF or error; returns the bytes read and the time it took.
+fn read_to_close(s: &mut TcpStream) -> (Vec<u8>, Duration) {
+    let t0 = Instant::now();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut out = Vec::new();
+    let mut b = [0u8; 4096];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&b[..n]),
+            Err(e) => {
+                assert!(
+                    !proto::is_timeout(&e),
+                    "the relay did not close the connection"
+                );
+                break;
+            }
+        }
+    }
+    (out, t0.elapsed())
+}
+
+fn send_all(
+    client: &RelayClient,
+    p: u32,
+    n: u32,
+    len: impl Fn(u32) -> usize,
+    pace: Option<(u32, Duration)>,
+) {
+    for seq in 0..n {
+        client.send(payload(p, seq, len(seq))).unwrap();
+        if let Some((every, d)) = pace {
+            if seq % every == every - 1 {
+                thread::sleep(d);
+            }
+        }
+    }
+}
+
+fn expected_from(partitions: &[(u32, u32)], except: u32) -> BTreeSet<(u32, u32)> {
+    partitions
+        .iter()
+        .filter(|(p, _)| *p != except)
+        .flat_map(|&(p, n)| (0..n).map(move |s| (p, s)))
+        .collect()
+}
+
+#[test]
+fn three_clients_exchange_exactly() {
+    const N: u32 = 300;
+    let (cfg, lines) = relay_cfg(SECRET);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let len = |seq: u32| 40 + (seq as usize % 50);
+    let inboxes: Vec<Arc<Inbox>> = (0..3).map(|_| Arc::new(Inbox::default())).collect();
+    let mut clients = Vec::new();
+    for p in 0..3u32 {
+        let (c, snap) = connect(
+            &relay,
+            client_cfg(SECRET, p, 0),
+            &inboxes[p as usize],
+            Duration::ZERO,
+        );
+        assert_eq!(parse_snap(&snap).0, 0);
+        clients.push(c);
+    }
+    thread::scope(|s| {
+        for (p, c) in clients.iter().enumerate() {
+            s.spawn(move || send_all(c, p as u32, N, len, None));
+        }
+    });
+    for ib in &inboxes {
+        wait_until("every client to receive 2N", WAIT, || {
+            ib.count() >= 2 * N as usize
+        });
+    }
+    let mut expected_sums = [0u64; 16];
+    for p in 0..3 {
+        for seq in 0..N {
+            add_sums(&mut expected_sums, &payload(p, seq, len(seq)));
+        }
+    }
+    let all: Vec<(u32, u32)> = (0..3).map(|p| (p, N)).collect();
+    for (p, c) in clients.into_iter().enumerate() {
+        let st = c.finish().unwrap();
+        // finish() returns only once everything this client sent is applied.
+        assert_eq!(
+            relay.stats().per_worker[&(p as u32)].messages_applied,
+            N as u64
+        );
+        let bytes: u64 = (0..N).map(|s| len(s) as u64).sum();
+        assert_eq!((st.messages_sent, st.bytes_sent), (N as u64, bytes));
+        assert_eq!(
+            (st.messages_received, st.bytes_received),
+            (2 * N as u64, 2 * bytes)
+        );
+        assert!(st.max_queued <= 16);
+        let ib = &inboxes[p];
+        assert_eq!(ib.set(), expected_from(&all, p as u32));
+        assert_eq!(ib.bad.load(Ordering::SeqCst), 0);
+    }
+    assert_eq!(state_of(&relay), (3 * N as u64, expected_sums));
+    wait_until("connection threads to end", WAIT, || {
+        relay.stats().live_threads == 1
+    });
+    let (state, stats) = relay.shutdown();
+    assert_eq!(parse_snap(&state.snapshot()).0, 3 * N as u64);
+    for p in 0..3u32 {
+        let c = &stats.per_worker[&p];
+        let bytes: u64 = (0..N).map(|s| len(s) as u64).sum();
+        assert_eq!(
+            *c,
+            WorkerCounters {
+                messages_received: N as u64,
+                bytes_received: bytes,
+                messages_applied: N as u64,
+                messages_dropped: 0,
+                messages_relayed_out: 2 * N as u64,
+                bytes_relayed_out: 2 * bytes,
+                messages_dropped_outbound: 0,
+                attempts_seen: 1,
+                last_attempt: 0,
+                finished: 1,
+            }
+        );
+    }
+    assert_eq!(
+        (
+            stats.connections_accepted,
+            stats.connections_rejected,
+            stats.connections_aborted,
+            stats.reconnects
+        ),
+        (3, 0, 0, 0)
+    );
+    assert_eq!(
+        (
+            stats.live_threads,
+            stats.live_connections,
+            stats.queued_messages
+        ),
+        (0, 0, 0)
+    );
+    assert!(stats.max_queued_per_connection <= 16);
+    assert!(
+        lines.lock().unwrap().is_empty(),
+        "{:?}",
+        lines.lock().unwrap()
+    );
+}
+
+#[test]
+fn finish_waits_until_every_update_is_applied() {
+    let (cfg, _l) = relay_cfg(SECRET);
+    let state = Box::new(SumState {
+        sums: [0; 16],
+        applied: 0,
+        delay: Duration::from_millis(3),
+    });
+    let relay = Relay::start(cfg, state).unwrap();
+    let ib = Arc::new(Inbox::default());
+    let (c, _) = connect(&relay, client_cfg(SECRET, 0, 0), &ib, Duration::ZERO);
+    send_all(&c, 0, 40, |_| 64, None);
+    let st = c.finish().unwrap();
+    assert_eq!(st.messages_sent, 40);
+    // No waiting: the relay acknowledged FINISH only after the 40th apply.
+    assert_eq!(state_of(&relay).0, 40);
+    assert_eq!(relay.stats().per_worker[&0].finished, 1);
+}
+
+#[test]
+fn late_joiner_snapshot_is_consistent_and_reconnects_are_counted() {
+    const N: u32 = 500;
+    let (cfg, lines) = relay_cfg(SECRET);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let (ia, ib) = (Arc::new(Inbox::default()), Arc::new(Inbox::default()));
+    let (a, _) = connect(&relay, client_cfg(SECRET, 0, 0), &ia, Duration::ZERO);
+    let (k, b) = thread::scope(|s| {
+        let sender = s.spawn(|| send_all(&a, 0, N, |_| 48, Some((10, Duration::from_millis(2)))));
+        wait_until("100 applied", WAIT, || {
+            relay
+                .stats()
+                .per_worker
+                .get(&0)
+                .map_or(0, |c| c.messages_applied)
+                >= 100
+        });
+        // B joins while A is still sending: its snapshot plus what it receives must be all of A.
+        let (b, snap) = connect(&relay, client_cfg(SECRET, 1, 0), &ib, Duration::ZERO);
+        sender.join().unwrap();
+        let (k, sums) = parse_snap(&snap);
+        let mut expected = [0u64; 16];
+        for seq in 0..k as u32 {
+            add_sums(&mut expected, &payload(0, seq, 48));
+        }
+        assert_eq!(sums, expected, "snapshot = exactly the first k updates");
+        (k, b)
+    });
+    a.finish().unwrap();
+    b.finish().unwrap();
+    assert!(k >= 100 && k <= N as u64);
+    let got = ib.set();
+    assert_eq!(
+        got,
+        (k as u32..N).map(|s| (0, s)).collect::<BTreeSet<_>>(),
+        "k = {k}"
+    );
+
+    // Partition 2 is killed after 5 applied updates, then re-run as attempt 1.
+    let ic = Arc::new(Inbox::default());
+    let (c, snap) = connect(&relay, client_cfg(SECRET, 2, 0), &ic, Duration::ZERO);
+    assert_eq!(parse_snap(&snap).0, N as u64);
+    send_all(&c, 2, 5, |_| 16, None);
+    wait_until("5 applied", WAIT, || {
+        relay.stats().per_worker[&2].messages_applied == 5
+    });
+    drop(c);
+    wait_until("abort counted", WAIT, || {
+        relay.stats().connections_aborted == 1
+    });
+    let (c2, snap2) = connect(&relay, client_cfg(SECRET, 2, 1), &ic, Duration::ZERO);
+    assert_eq!(parse_snap(&snap2).0, N as u64 + 5);
+    assert_eq!(parse_snap(&snap2), state_of(&relay));
+    send_all(&c2, 2, 3, |_| 16, None);
+    c2.finish().unwrap();
+    let st = relay.shutdown().1;
+    let w2 = &st.per_worker[&2];
+    assert_eq!(
+        (
+            w2.attempts_seen,
+            w2.last_attempt,
+            w2.messages_applied,
+            w2.finished
+        ),
+        (2, 1, 8, 1)
+    );
+    assert_eq!(
+        (
+            st.reconnects,
+            st.connections_aborted,
+            st.connections_accepted
+        ),
+        (1, 1, 4)
+    );
+    assert_eq!(
+        lines.lock().unwrap().len(),
+        1,
+        "one log line for the killed attempt"
+    );
+}
+
+#[test]
+fn strangers_are_rejected_and_a_concurrent_fit_is_unaffected() {
+    const N: u32 = 200;
+    let (mut cfg, lines) = relay_cfg(SECRET);
+    cfg.handshake_timeout = Duration::from_millis(300);
+    cfg.max_message_bytes = 4096;
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let addr = relay.local_addr().to_string();
+    let (i0, i1) = (Arc::new(Inbox::default()), Arc::new(Inbox::default()));
+    let (c0, _) = connect(&relay, client_cfg(SECRET, 0, 0), &i0, Duration::ZERO);
+    let (c1, _) = connect(&relay, client_cfg(SECRET, 1, 0), &i1, Duration::ZERO);
+    let pace = Some((10, Duration::from_millis(3)));
+    thread::scope(|s| {
+        s.spawn(|| send_all(&c0, 0, N, |_| 100, pace));
+        s.spawn(|| send_all(&c1, 1, N, |_| 100, pace));
+
+        // Silence: cut off after the handshake timeout.
+        s.spawn(|| {
+            let mut st = TcpStream::connect(&addr).unwrap();
+            let (got, took) = read_to_close(&mut st);
+            assert_eq!(&got[..8], proto::HELLO_MAGIC);
+            assert!(
+                took >= Duration::from_millis(250) && took < Duration::from_secs(3),
+                "{took:?}"
+            );
+        });
+        // Wrong secret.
+        s.spawn(|| {
+            let e = RelayClient::connect(
+                &addr,
+                client_cfg(b"not-the-secret-of-this-fit", 5, 0),
+                Box::new(|_: &[u8]| {}),
+            )
+            .err()
+            .unwrap();
+            assert_eq!(e, RelayError::AuthFailed { addr: addr.clone() });
+            assert_eq!(
+                e.to_string(),
+                format!("relay {addr}: authentication failed (wrong secret?)")
+            );
+        });
+        // Garbage bytes.
+        s.spawn(|| {
+            let mut st = TcpStream::connect(&addr).unwrap();
+            let junk: Vec<u8> = (0..200u32).map(|i| (i * 97 + 13) as u8).collect();
+            st.write_all(&junk).unwrap();
+            read_to_close(&mut st);
+        });
+        // No secret: a well-formed AUTH with an all-zero tag.
+        s.spawn(|| {
+            let mut st = TcpStream::connect(&addr).unwrap();
+            let mut hello = [0u8; proto::HELLO_LEN];
+            st.read_exact(&mut hello).unwrap();
+            let worker = WorkerId {
+                partition: 6,
+                attempt: 0,
+            };
+            let auth = proto::Auth {
+                client_nonce: [1; 32],
+                worker,
+                heartbeat_ms: 1000,
+                tag: [0; 32],
+            };
+            st.write_all(&proto::encode_auth(&auth)).unwrap();
+            let (got, _) = read_to_close(&mut st);
+            assert_eq!(got, vec![proto::VERDICT_REJECT_AUTH]);
+        });
+        // Valid handshake, then a truncated frame.
+        s.spawn(|| {
+            let (mut st, _) = raw_handshake(
+                &addr,
+                SECRET,
+                WorkerId {
+                    partition: 7,
+                    attempt: 0,
+                },
+            );
+            let mut f = vec![proto::T_UPDATE];
+            f.extend_from_slice(&1000u32.to_be_bytes());
+            f.extend_from_slice(&[9u8; 10]);
+            st.write_all(&f).unwrap();
+            // Half-close and drain (closing with unread data would reset the connection and
+            // the relay might see the reset before the partial frame).
+            st.shutdown(std::net::Shutdown::Write).unwrap();
+            read_to_close(&mut st);
+        });
+        // Valid handshake, then an oversized length prefix: told why, then closed.
+        s.spawn(|| {
+            let (mut st, _) = raw_handshake(
+                &addr,
+                SECRET,
+                WorkerId {
+                    partition: 8,
+                    attempt: 0,
+                },
+            );
+            let mut f = vec![proto::T_UPDATE];
+            f.extend_from_slice(&u32::MAX.to_be_bytes());
+            st.write_all(&f).unwrap();
+            let (got, _) = read_to_close(&mut st);
+            // Possibly heartbeats and updates of the legit workers first, then the ERROR frame.
+            let mut rest = &got[..];
+            while rest[0] != proto::T_ERROR {
+                assert!(
+                    matches!(rest[0], proto::T_PING | proto::T_RELAYED),
+                    "{}",
+                    rest[0]
+                );
+                let len = u32::from_be_bytes(rest[1..5].try_into().unwrap()) as usize;
+                rest = &rest[5 + len..];
+            }
+            let len = u32::from_be_bytes(rest[1..5].try_into().unwrap()) as usize;
+            let reason = String::from_utf8_lossy(&rest[5..5 + len]);
+            assert!(
+                reason.contains("exceeds max_message_bytes (4096)"),
+                "{reason}"
+            );
+        });
+        // A client without a secret never reaches the network.
+        let e = RelayClient::connect(&addr, client_cfg(b"", 9, 0), Box::new(|_: &[u8]| {}))
+            .err()
+            .unwrap();
+        assert!(
+            matches!(e, RelayError::Config { .. }) && e.to_string().contains(&addr),
+            "{e}"
+        );
+    });
+    for ib in [&i0, &i1] {
+        wait_until("legit deliveries", WAIT, || ib.count() >= N as usize);
+    }
+    c0.finish().unwrap();
+    c1.finish().unwrap();
+    let all = [(0, N), (1, N)];
+    assert_eq!(i0.set(), expected_from(&all, 0));
+    assert_eq!(i1.set(), expected_from(&all, 1));
+    wait_until("stranger accounting", WAIT, || {
+        let s = relay.stats();
+        s.connections_rejected == 4 && s.connections_aborted == 2
+    });
+    assert_eq!(state_of(&relay).0, 2 * N as u64);
+    let st = relay.shutdown().1;
+    assert_eq!(
+        (
+            st.connections_accepted,
+            st.connections_rejected,
+            st.connections_aborted
+        ),
+        (4, 4, 2)
+    );
+    assert_eq!(st.protocol_errors, 1);
+    for p in [0, 1] {
+        let c = &st.per_worker[&p];
+        assert_eq!(
+            (
+                c.messages_applied,
+                c.messages_dropped,
+                c.messages_relayed_out
+            ),
+            (N as u64, 0, N as u64)
+        );
+    }
+    assert_eq!(
+        (
+            st.per_worker[&7].messages_dropped,
+            st.per_worker[&7].messages_received
+        ),
+        (1, 0)
+    );
+    assert_eq!(
+        (
+            st.per_worker[&8].messages_dropped,
+            st.per_worker[&8].messages_received
+        ),
+        (1, 0)
+    );
+    assert!(!st.per_worker.contains_key(&5) && !st.per_worker.contains_key(&6));
+    let lines = lines.lock().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("no authentication within the handshake timeout (300 ms)")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("partition 5 attempt 0 (wrong secret?)")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("partial update of 1000 bytes")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn invalid_update_is_dropped_and_its_sender_disconnected() {
+    let (cfg, lines) = relay_cfg(SECRET);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let addr = relay.local_addr().to_string();
+    let (i0, i1) = (Arc::new(Inbox::default()), Arc::new(Inbox::default()));
+    let (good, _) = connect(&relay, client_cfg(SECRET, 0, 0), &i0, Duration::ZERO);
+    let (bad, _) = connect(&relay, client_cfg(SECRET, 1, 0), &i1, Duration::ZERO);
+    send_all(&bad, 1, 3, |_| 20, None);
+    bad.send(b"BAD! not an update".to_vec()).unwrap();
+    let e = bad.finish().err().unwrap();
+    assert!(
+        e.to_string().starts_with(&format!(
+            "relay {addr}: connection closed: the relay dropped us: invalid update"
+        )),
+        "{e}"
+    );
+    send_all(&good, 0, 10, |_| 20, None);
+    good.finish().unwrap();
+    assert_eq!(i0.set(), (0..3).map(|s| (1, s)).collect());
+    let st = relay.shutdown().1;
+    let w1 = &st.per_worker[&1];
+    assert_eq!(
+        (
+            w1.messages_received,
+            w1.messages_applied,
+            w1.messages_dropped
+        ),
+        (4, 3, 1)
+    );
+    assert_eq!(
+        (st.per_worker[&0].messages_applied, st.connections_aborted),
+        (10, 1)
+    );
+    assert!(lines
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("payload starts with BAD!")));
+}
+
+#[test]
+fn slow_consumer_holds_back_senders_without_loss() {
+    const N: u32 = 300;
+    const BIG: usize = 64 * 1024;
+    let (mut cfg, lines) = relay_cfg(SECRET);
+    cfg.queue_limit_messages = 4;
+    cfg.io_timeout = Duration::from_secs(5);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let inboxes: Vec<Arc<Inbox>> = (0..3).map(|_| Arc::new(Inbox::default())).collect();
+    let mut clients = Vec::new();
+    for p in 0..2u32 {
+        let mut cc = client_cfg(SECRET, p, 0);
+        cc.queue_limit_messages = 4;
+        clients.push(connect(&relay, cc, &inboxes[p as usize], Duration::ZERO).0);
+    }
+    // C first stalls (shorter than io_timeout), then consumes slowly.
+    let (gate_tx, gate_rx) = crossbeam::channel::bounded::<()>(1);
+    let mut inner = inboxes[2].handler(Duration::from_micros(200));
+    let slow = RelayClient::connect(
+        &relay.local_addr().to_string(),
+        client_cfg(SECRET, 2, 0),
+        Box::new(move |m: &[u8]| {
+            let _ = gate_rx.recv_timeout(Duration::from_secs(10));
+            inner(m)
+        }),
+    )
+    .unwrap()
+    .0;
+    let applied = |p: u32| relay.stats().per_worker[&p].messages_applied;
+    thread::scope(|s| {
+        let (a, b) = (&clients[0], &clients[1]);
+        s.spawn(move || send_all(a, 0, N, |_| BIG, None));
+        s.spawn(move || send_all(b, 1, N, |_| 1024, None));
+        // Once C's queue and socket buffers are full, the relay stops reading from the senders:
+        // their updates wait (in their own queues and sockets) instead of piling up in memory.
+        thread::sleep(Duration::from_millis(300));
+        let (a1, b1) = (applied(0), applied(1));
+        thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            (applied(0), applied(1)),
+            (a1, b1),
+            "the relay kept reading while a destination was full"
+        );
+        assert!(a1 + b1 < 2 * N as u64, "nothing was held back: {a1} + {b1}");
+        let st = relay.stats();
+        assert!(st.outbound_waits > 0);
+        assert!(
+            st.queued_messages <= 3 * 4 && st.max_queued_per_connection <= 4,
+            "{st:?}"
+        );
+        drop(gate_tx);
+    });
+    wait_until("slow consumer gets everything", WAIT, || {
+        inboxes[2].count() >= 2 * N as usize
+    });
+    for ib in &inboxes[..2] {
+        wait_until("fast consumers", WAIT, || ib.count() >= N as usize);
+    }
+    let mut stats = Vec::new();
+    for c in clients.into_iter().chain([slow]) {
+        stats.push(c.finish().unwrap());
+    }
+    let all = [(0, N), (1, N)];
+    for (p, ib) in inboxes.iter().enumerate() {
+        assert_eq!(ib.set(), expected_from(&all, p as u32));
+    }
+    let st = relay.shutdown().1;
+    assert!(st.max_queued_per_connection <= 4);
+    assert!(stats.iter().all(|s| s.max_queued <= 4));
+    assert_eq!(st.per_worker[&2].messages_relayed_out, 2 * N as u64);
+    assert_eq!(st.connections_aborted, 0);
+    assert!(st
+        .per_worker
+        .values()
+        .all(|c| c.messages_dropped_outbound == 0 && c.messages_dropped == 0));
+    assert!(
+        lines.lock().unwrap().is_empty(),
+        "{:?}",
+        lines.lock().unwrap()
+    );
+}
+
+#[test]
+fn a_reader_that_stalls_past_io_timeout_is_dropped_and_others_finish() {
+    const N: u32 = 300;
+    const LEN: usize = 64 * 1024;
+    let (mut cfg, lines) = relay_cfg(SECRET);
+    cfg.queue_limit_messages = 4;
+    cfg.io_timeout = Duration::from_millis(300);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let inboxes: Vec<Arc<Inbox>> = (0..3).map(|_| Arc::new(Inbox::default())).collect();
+    let (a, _) = connect(
+        &relay,
+        client_cfg(SECRET, 0, 0),
+        &inboxes[0],
+        Duration::ZERO,
+    );
+    let (b, _) = connect(
+        &relay,
+        client_cfg(SECRET, 1, 0),
+        &inboxes[1],
+        Duration::ZERO,
+    );
+    let (gate_tx, gate_rx) = crossbeam::channel::bounded::<()>(1);
+    let ic = inboxes[2].clone();
+    let mut inner = ic.handler(Duration::ZERO);
+    let stalled = RelayClient::connect(
+        &relay.local_addr().to_string(),
+        client_cfg(SECRET, 2, 0),
+        Box::new(move |m: &[u8]| {
+            let _ = gate_rx.recv_timeout(Duration::from_secs(10));
+            inner(m)
+        }),
+    )
+    .unwrap()
+    .0;
+    send_all(&a, 0, N, |_| LEN, None);
+    wait_until("stalled reader dropped", WAIT, || {
+        relay.stats().connections_aborted == 1
+    });
+    drop(gate_tx);
+    a.finish().unwrap();
+    wait_until("B receives all", WAIT, || inboxes[1].count() >= N as usize);
+    b.finish().unwrap();
+    let e = stalled.finish().err().unwrap();
+    assert!(
+        e.to_string().contains(&relay.local_addr().to_string()),
+        "{e}"
+    );
+    assert_eq!(inboxes[1].set(), (0..N).map(|s| (0, s)).collect());
+    let st = relay.shutdown().1;
+    let w2 = &st.per_worker[&2];
+    assert!(w2.messages_dropped_outbound > 0);
+    // Updates applied after the drop are no longer meant for partition 2.
+    assert!(
+        w2.messages_relayed_out + w2.messages_dropped_outbound <= N as u64,
+        "{w2:?}"
+    );
+    assert!((inboxes[2].count() as u64) <= w2.messages_relayed_out);
+    assert_eq!(
+        (
+            st.per_worker[&0].messages_applied,
+            st.per_worker[&1].messages_relayed_out
+        ),
+        (N as u64, N as u64)
+    );
+    assert_eq!(
+        (
+            st.connections_aborted,
+            st.per_worker[&1].messages_dropped_outbound
+        ),
+        (1, 0)
+    );
+    assert!(
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("partition 2")),
+        "{:?}",
+        lines.lock().unwrap()
+    );
+}
+
+#[test]
+fn heartbeats_keep_idle_workers_and_silent_peers_are_dropped() {
+    let (mut cfg, lines) = relay_cfg(SECRET);
+    cfg.io_timeout = Duration::from_millis(200);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let addr = relay.local_addr().to_string();
+    let ib = Arc::new(Inbox::default());
+    let mut cc = client_cfg(SECRET, 0, 0);
+    cc.io_timeout = Duration::from_millis(200);
+    let (c, _) = connect(&relay, cc, &ib, Duration::ZERO);
+    // A peer that authenticates and then says nothing (no heartbeats) is dropped.
+    let (mut raw, _) = raw_handshake(
+        &addr,
+        SECRET,
+        WorkerId {
+            partition: 1,
+            attempt: 0,
+        },
+    );
+    let (_, took) = read_to_close(&mut raw);
+    assert!(took >= Duration::from_millis(150), "{took:?}");
+    // The real client idled for 3 timeouts and is still fine.
+    thread::sleep(Duration::from_millis(400));
+    c.send(payload(0, 0, 30)).unwrap();
+    c.finish().unwrap();
+    let st = relay.shutdown().1;
+    assert_eq!(
+        (
+            st.connections_aborted,
+            st.per_worker[&0].messages_applied,
+            st.per_worker[&0].finished
+        ),
+        (1, 1, 1)
+    );
+    assert!(lines
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("not even a heartbeat")));
+}
+
+#[test]
+fn bounded_memory_over_5000_messages() {
+    const PER: u32 = 1667;
+    let (mut cfg, _l) = relay_cfg(SECRET);
+    cfg.queue_limit_messages = 8;
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let inboxes: Vec<Arc<Inbox>> = (0..3).map(|_| Arc::new(Inbox::default())).collect();
+    let mut clients = Vec::new();
+    for p in 0..3u32 {
+        let mut cc = client_cfg(SECRET, p, 0);
+        cc.queue_limit_messages = 8;
+        clients.push(connect(&relay, cc, &inboxes[p as usize], Duration::ZERO).0);
+    }
+    // Each handshake thread spawns its connection's threads, then ends: wait until it is stable.
+    wait_stable(
+        "handshake threads to end",
+        || relay.stats().live_threads as usize,
+        7,
+    );
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (max_threads, max_total_queued, samples) = thread::scope(|s| {
+        let monitor = s.spawn(|| {
+            let (mut mt, mut mq, mut n) = (0, 0, 0u64);
+            while !done.load(Ordering::SeqCst) {
+                let st = relay.stats();
+                mt = mt.max(st.live_threads);
+                mq = mq.max(st.queued_messages);
+                n += 1;
+                thread::sleep(Duration::from_millis(1));
+            }
+            (mt, mq, n)
+        });
+        thread::scope(|s2| {
+            for (p, c) in clients.iter().enumerate() {
+                s2.spawn(move || send_all(c, p as u32, PER, |_| 1024, None));
+            }
+        });
+        for ib in &inboxes {
+            wait_until("deliveries", WAIT, || ib.count() >= 2 * PER as usize);
+        }
+        done.store(true, Ordering::SeqCst);
+        monitor.join().unwrap()
+    });
+    assert!(samples > 0);
+    assert_eq!(
+        max_threads, 7,
+        "threads stay constant: accept + 3 × (reader, writer)"
+    );
+    assert!(max_total_queued <= 3 * 8, "{max_total_queued}");
+    for c in clients {
+        assert!(c.finish().unwrap().max_queued <= 8);
+    }
+    let st = relay.shutdown().1;
+    assert!(st.max_queued_per_connection <= 8);
+    let applied: u64 = st.per_worker.values().map(|c| c.messages_applied).sum();
+    let relayed: u64 = st.per_worker.values().map(|c| c.messages_relayed_out).sum();
+    assert_eq!((applied, relayed), (3 * PER as u64, 6 * PER as u64));
+}
+
+#[test]
+fn two_relays_are_independent_and_impostors_are_detected() {
+    let s2: &[u8] = b"second-fit-secret-0123456789";
+    let r1 = Relay::start(relay_cfg(SECRET).0, SumState::boxed()).unwrap();
+    let r2 = Relay::start(relay_cfg(s2).0, SumState::boxed()).unwrap();
+    let a2 = r2.local_addr().to_string();
+    let e = RelayClient::connect(&a2, client_cfg(SECRET, 0, 0), Box::new(|_: &[u8]| {}))
+        .err()
+        .unwrap();
+    assert_eq!(e, RelayError::AuthFailed { addr: a2.clone() });
+    let (i1, i2) = (Arc::new(Inbox::default()), Arc::new(Inbox::default()));
+    let (c1a, _) = connect(&r1, client_cfg(SECRET, 0, 0), &i1, Duration::ZERO);
+    let (c1b, _) = connect(
+        &r1,
+        client_cfg(SECRET, 1, 0),
+        &Arc::new(Inbox::default()),
+        Duration::ZERO,
+    );
+    let (c2, _) = connect(&r2, client_cfg(s2, 0, 0), &i2, Duration::ZERO);
+    send_all(&c1b, 1, 20, |_| 10, None);
+    c1b.finish().unwrap();
+    c2.send(payload(0, 0, 10)).unwrap();
+    c2.finish().unwrap();
+    c1a.finish().unwrap();
+    assert_eq!((i1.count(), i2.count()), (20, 0));
+    assert_eq!((state_of(&r1).0, state_of(&r2).0), (20, 1));
+    assert_eq!(r2.stats().connections_rejected, 1);
+    assert_eq!(r1.stats().connections_rejected, 0);
+    drop(r1);
+    drop(r2);
+
+    // A fake "relay" that does not know the secret cannot impersonate the real one.
+    let fake = TcpListener::bind("127.0.0.1:0").unwrap();
+    let faddr = fake.local_addr().unwrap().to_string();
+    let t = thread::spawn(move || {
+        let (mut s, _) = fake.accept().unwrap();
+        s.write_all(&proto::encode_hello(&[3u8; 32])).unwrap();
+        let mut auth = [0u8; proto::AUTH_LEN];
+        s.read_exact(&mut auth).unwrap();
+        let mut reply = vec![proto::VERDICT_ACCEPT];
+        reply.extend_from_slice(&[0xAB; 32]);
+        reply.extend_from_slice(&1000u32.to_be_bytes());
+        reply.extend_from_slice(&0u64.to_be_bytes());
+        s.write_all(&reply).unwrap();
+        let _ = s.read(&mut [0u8; 1]);
+    });
+    let e = RelayClient::connect(&faddr, client_cfg(SECRET, 0, 0), Box::new(|_: &[u8]| {}))
+        .err()
+        .unwrap();
+    assert_eq!(e, RelayError::Impostor { addr: faddr });
+    t.join().unwrap();
+}
+
+#[test]
+fn port_range_and_configuration_errors_are_clear() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = taken.local_addr().unwrap().port();
+    let mut cfg = relay_cfg(SECRET).0;
+    cfg.port_range = Some((p, p));
+    let e = Relay::start(cfg.clone(), SumState::boxed()).err().unwrap();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "relay 127.0.0.1:{p}-{p}: cannot listen: no free port in range {p}-{p}"
+        )),
+        "{msg}"
+    );
+    drop(taken);
+    // Freed now (unless another process grabbed it in between, which would be a fluke).
+    let r = Relay::start(cfg.clone(), SumState::boxed()).unwrap();
+    assert_eq!(r.local_addr().port(), p);
+    drop(r);
+
+    cfg.port_range = None;
+    cfg.secret = b"short".to_vec();
+    let e = Relay::start(cfg.clone(), SumState::boxed()).err().unwrap();
+    assert!(
+        e.to_string().contains("secret must be at least 16 bytes"),
+        "{e}"
+    );
+    let e = Relay::start(RelayConfig::default(), SumState::boxed())
+        .err()
+        .unwrap();
+    assert!(matches!(e, RelayError::Config { .. }));
+    cfg.secret = SECRET.to_vec();
+    let dbg = format!("{cfg:?} {:?}", client_cfg(SECRET, 0, 0));
+    assert!(
+        !dbg.contains("test-secret") && dbg.contains("redacted"),
+        "{dbg}"
+    );
+
+    // A closed port: refused, naming host:port.
+    let gone = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let e = RelayClient::connect(&gone, client_cfg(SECRET, 0, 0), Box::new(|_: &[u8]| {}))
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .starts_with(&format!("relay {gone}: connect failed")),
+        "{e}"
+    );
+    let e = RelayError::ConnectTimeout {
+        addr: "10.0.0.5:40213".into(),
+        after: Duration::from_secs(10),
+    };
+    assert_eq!(
+        e.to_string(),
+        "relay 10.0.0.5:40213: connect timed out after 10 s"
+    );
+    assert_eq!(crate::error::human(Duration::from_millis(1500)), "1.5 s");
+    assert_eq!(crate::error::human(Duration::from_millis(300)), "300 ms");
+}
+
+// --- threads: counted by name in /proc, in a child process of its own ----------------------
+
+fn relay_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|c| c.starts_with("ferrodl-relay"))
+        .count()
+}
+
+#[test]
+#[ignore = "run by threads_are_joined_on_shutdown_and_drop in a process of its own"]
+fn thread_census_child() {
+    if std::env::var_os("FERRODL_RELAY_THREAD_CENSUS").is_none() {
+        return;
+    }
+    assert_eq!(relay_threads(), 0);
+    for graceful in [true, false] {
+        let relay = Relay::start(relay_cfg(SECRET).0, SumState::boxed()).unwrap();
+        let mut clients = Vec::new();
+        for p in 0..2 {
+            clients.push(
+                connect(
+                    &relay,
+                    client_cfg(SECRET, p, 0),
+                    &Arc::new(Inbox::default()),
+                    Duration::ZERO,
+                )
+                .0,
+            );
+        }
+        for (p, c) in clients.iter().enumerate() {
+            c.send(payload(p as u32, 0, 10)).unwrap();
+        }
+        // accept + 2 × (relay reader, writer) + 2 × (client reader, writer)
+        wait_stable("9 threads", relay_threads, 9);
+        // A stranger in the middle of its handshake is also joined.
+        let _stranger = TcpStream::connect(relay.local_addr()).unwrap();
+        wait_stable("handshake thread", relay_threads, 10);
+        if graceful {
+            for c in clients {
+                c.finish().unwrap();
+            }
+            let (_, st) = relay.shutdown();
+            assert_eq!(st.live_threads, 0);
+        } else {
+            drop(relay);
+            drop(clients);
+        }
+        // Joined threads may linger in /proc for a moment while the kernel finishes their exit;
+        // a leaked thread would stay.
+        wait_until(
+            &format!("no relay thread left (graceful = {graceful})"),
+            Duration::from_secs(2),
+            || relay_threads() == 0,
+        );
+    }
+}
+
+#[test]
+fn threads_are_joined_on_shutdown_and_drop() {
+    if !std::path::Path::new("/proc/self/task").exists() {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "tests::thread_census_child",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env("FERRODL_RELAY_THREAD_CENSUS", "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
