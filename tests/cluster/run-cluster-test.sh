@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Real-cluster test: a Spark standalone master and two workers (separate JVMs on 127.0.0.1, one core
-# each), the example uber-jar submitted with spark-submit --workers 2. Passes when the final test
-# accuracy reaches MIN_ACCURACY and both workers' executors logged ferrodl-worker lines, i.e. both
-# took part in training.
+# each); the example uber-jar is submitted with spark-submit --workers 2 in three scenarios:
+#   paramavg     parameter averaging: accuracy >= MIN_ACCURACY, both workers' executors trained
+#   shared       gradient sharing: accuracy >= MIN_SHARED_ACCURACY, both workers trained, the wire
+#                bytes per worker iteration reported next to the dense fp32 update size
+#   shared-kill  gradient sharing while one executor JVM is killed (kill -9) in the middle of a fit:
+#                the fit completes, the accuracy is within KILL_TOLERANCE of the fault-free run, and
+#                the relay's counters report the aborted connection and the re-run task
+# Every process the script starts is stopped at the end.
 #
-# Usage: tests/cluster/run-cluster-test.sh [extra example options...]
-# Environment: MIN_ACCURACY (0.94), SUBMIT_TIMEOUT seconds (600), REGISTER_TIMEOUT seconds (90),
-#              EXAMPLE_JAR (the uber-jar to submit), KEEP_TMP=1 keeps the temp dir (logs, work dirs), PYTHON (python3), JAVA_HOME as usual.
+# Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: all three)
+# Environment: MIN_ACCURACY (0.94), MIN_SHARED_ACCURACY (0.95), KILL_TOLERANCE (0.01),
+#              SHARED_ARGS (extra example options of the shared scenarios), SUBMIT_TIMEOUT seconds
+#              (600), REGISTER_TIMEOUT seconds (90), EXAMPLE_JAR (the uber-jar to submit), KEEP_TMP=1
+#              keeps the temp dir (logs, work dirs), PYTHON (python3), JAVA_HOME as usual.
 # Needs: the uber-jar (make jvm), python3 + pip for the Spark distribution on a fresh machine.
 set -euo pipefail
 
@@ -16,6 +23,12 @@ SPARK_DIST="$ROOT/.build/spark-dist"
 export SPARK_HOME="$SPARK_DIST/pyspark"
 JAR="${EXAMPLE_JAR:-$ROOT/spark-example/target/ferrodl-spark-example-0.1.0.jar}"
 MIN_ACCURACY="${MIN_ACCURACY:-0.94}"
+MIN_SHARED_ACCURACY="${MIN_SHARED_ACCURACY:-0.95}"
+KILL_TOLERANCE="${KILL_TOLERANCE:-0.01}"
+SHARED_ARGS="${SHARED_ARGS:-}"
+SCENARIOS=("$@")
+((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg shared shared-kill)
+PASSED=0
 SUBMIT_TIMEOUT="${SUBMIT_TIMEOUT:-600}"
 REGISTER_TIMEOUT="${REGISTER_TIMEOUT:-90}"
 PYTHON="${PYTHON:-python3}"
@@ -29,8 +42,8 @@ log() { printf '[cluster-test] %s\n' "$*" >&2; }
 
 PIDS=()        # every daemon this script started
 TMP=""
-RESULT="FAIL"
 FAIL_REASON="aborted before the test ran"
+CURRENT="setup"
 
 # PIDs of the children (and their children) of a process, e.g. executors under a worker
 descendants() {
@@ -82,12 +95,13 @@ on_exit() {
   local rc=$?
   set +e
   stop_all
-  if [[ "$RESULT" == "PASS" ]]; then
-    echo "cluster: 1 passed, 0 failed"
+  local failed=$((${#SCENARIOS[@]} - PASSED))
+  if ((failed == 0)); then
+    echo "cluster: $PASSED passed, 0 failed"
   else
-    log "FAILED: $FAIL_REASON"
+    log "FAILED ($CURRENT): $FAIL_REASON"
     print_logs
-    echo "cluster: 0 passed, 1 failed"
+    echo "cluster: $PASSED passed, $failed failed"
     rc=1
   fi
   if [[ -n "$TMP" && -d "$TMP" ]]; then
@@ -180,46 +194,128 @@ while :; do
 done
 log "both workers registered after ${SECONDS}s"
 
-# ---- submit the example ----
-SUBMIT_LOG="$TMP/logs/spark-submit.log"
-log "spark-submit (timeout ${SUBMIT_TIMEOUT}s): $JAR --workers 2 $*"
-t0=$SECONDS
-set +e
-timeout --kill-after=20 "$SUBMIT_TIMEOUT" "$SPARK_HOME/bin/spark-submit" \
-  --master "$MASTER_URL" \
-  --deploy-mode client \
-  --driver-memory 1g \
-  --executor-memory 1g \
-  --conf spark.ui.enabled=false \
-  --conf spark.cores.max=2 \
-  --conf spark.scheduler.minRegisteredResourcesRatio=1.0 \
-  --conf spark.scheduler.maxRegisteredResourcesWaitingTime=60s \
-  --conf spark.executorEnv.RAYON_NUM_THREADS=1 \
-  --conf spark.driver.host=127.0.0.1 \
-  "$JAR" --workers 2 "$@" 2>&1 | tee "$SUBMIT_LOG" | grep --line-buffered -E '^(ferrodl MNIST|epoch |FINAL |MnistMlpExample)'
-statuses=("${PIPESTATUS[@]}")
-set -e
-submit_rc=${statuses[0]}
-log "spark-submit finished with exit status $submit_rc after $((SECONDS - t0))s"
-((submit_rc != 124 && submit_rc != 137)) || fail "spark-submit did not finish within ${SUBMIT_TIMEOUT}s"
-((submit_rc == 0)) || fail "spark-submit exited with status $submit_rc"
+# ---- one scenario: submit the example, optionally kill an executor mid-fit, check the result ----
+FAULT_FREE_SHARED_ACCURACY=""
 
-# ---- assertions ----
-final_line="$(grep -E '^FINAL test_accuracy=' "$SUBMIT_LOG" | tail -n 1 || true)"
-[[ -n "$final_line" ]] || fail "no 'FINAL test_accuracy=' line in the spark-submit output"
-accuracy="$(sed -E 's/^FINAL test_accuracy=([0-9.]+).*/\1/' <<<"$final_line")"
-awk -v a="$accuracy" -v m="$MIN_ACCURACY" 'BEGIN { exit !(a + 0 >= m + 0) }' \
-  || fail "test accuracy $accuracy is below $MIN_ACCURACY ($final_line)"
-
-for i in 1 2; do
-  lines=0
+executor_stderr_count() { # worker index, pattern[, folder]: matching lines in its executors' stderr
+  local total=0 f n
   while IFS= read -r f; do
-    n="$(grep -c 'ferrodl-worker executor=' "$f" || true)"
-    lines=$((lines + n))
-  done < <(find "$TMP/work-$i" -name stderr -type f)
-  ((lines > 0)) || fail "worker $i: no 'ferrodl-worker' line in its executors' stderr (under $TMP/work-$i): it did not train"
-  log "worker $i: $lines ferrodl-worker lines in its executors' stderr"
-done
+    n="$(grep -c -- "$2" "$f" 2>/dev/null || true)"
+    total=$((total + n))
+  done < <(find "${3:-$TMP/work-$1}" -name stderr -type f 2>/dev/null)
+  echo "$total"
+}
 
-log "$final_line"
-RESULT="PASS"
+# Kills worker 1's executor JVM while it is inside a gradient-sharing task of epoch >= 2.
+kill_executor_mid_fit() {
+  local submit_log="$1" deadline=$((SECONDS + SUBMIT_TIMEOUT)) pid starts ends app
+  until grep -q '^epoch 2/' "$submit_log" 2>/dev/null; do
+    ((SECONDS < deadline)) || { echo "no epoch 2 line" >"$TMP/kill.result"; return; }
+    sleep 0.2
+  done
+  # this submission's application folder on worker 1 (the newest)
+  app="$(ls -td "$TMP"/work-1/app-* 2>/dev/null | head -n 1)"
+  [[ -n "$app" ]] || { echo "no application folder on worker 1" >"$TMP/kill.result"; return; }
+  while ((SECONDS < deadline)); do
+    starts="$(executor_stderr_count 1 'ferrodl-worker-start ' "$app")"
+    ends="$(executor_stderr_count 1 'ferrodl-worker executor=' "$app")"
+    if ((starts > ends)); then
+      for pid in $(descendants "${PIDS[1]}"); do
+        if grep -q CoarseGrainedExecutorBackend "/proc/$pid/cmdline" 2>/dev/null; then
+          kill -KILL "$pid" 2>/dev/null && {
+            echo "killed executor PID $pid of worker 1 during a training task (task starts=$starts ends=$ends)" \
+              >"$TMP/kill.result"
+            return
+          }
+        fi
+      done
+    fi
+    sleep 0.1
+  done
+  echo "no training task of worker 1 was seen running" >"$TMP/kill.result"
+}
+
+run_scenario() {
+  local name="$1" min_accuracy="$2" kill="$3"
+  shift 3
+  CURRENT="$name"
+  local submit_log="$TMP/logs/spark-submit-$name.log"
+  rm -f "$TMP/kill.result"
+  log "[$name] spark-submit (timeout ${SUBMIT_TIMEOUT}s): $JAR --workers 2 $*"
+  local t0=$SECONDS killer=""
+  if ((kill)); then
+    kill_executor_mid_fit "$submit_log" &
+    killer=$!
+  fi
+  set +e
+  timeout --kill-after=20 "$SUBMIT_TIMEOUT" "$SPARK_HOME/bin/spark-submit" \
+    --master "$MASTER_URL" \
+    --deploy-mode client \
+    --driver-memory 1g \
+    --executor-memory 1g \
+    --conf spark.ui.enabled=false \
+    --conf spark.cores.max=2 \
+    --conf spark.scheduler.minRegisteredResourcesRatio=1.0 \
+    --conf spark.scheduler.maxRegisteredResourcesWaitingTime=60s \
+    --conf spark.executorEnv.RAYON_NUM_THREADS=1 \
+    --conf spark.driver.host=127.0.0.1 \
+    "$JAR" --workers 2 "$@" 2>&1 | tee "$submit_log" | grep --line-buffered -E '^(ferrodl MNIST|epoch |FINAL |SHARING |MnistMlpExample)'
+  local statuses=("${PIPESTATUS[@]}")
+  set -e
+  [[ -z "$killer" ]] || wait "$killer" 2>/dev/null || true
+  local submit_rc=${statuses[0]}
+  log "[$name] spark-submit finished with exit status $submit_rc after $((SECONDS - t0))s"
+  ((submit_rc != 124 && submit_rc != 137)) || fail "spark-submit did not finish within ${SUBMIT_TIMEOUT}s"
+  ((submit_rc == 0)) || fail "spark-submit exited with status $submit_rc"
+
+  local final_line accuracy
+  final_line="$(grep -E '^FINAL test_accuracy=' "$submit_log" | tail -n 1 || true)"
+  [[ -n "$final_line" ]] || fail "no 'FINAL test_accuracy=' line in the spark-submit output"
+  accuracy="$(sed -E 's/^FINAL test_accuracy=([0-9.]+).*/\1/' <<<"$final_line")"
+  awk -v a="$accuracy" -v m="$min_accuracy" 'BEGIN { exit !(a + 0 >= m + 0) }' \
+    || fail "test accuracy $accuracy is below $min_accuracy ($final_line)"
+
+  local i lines
+  for i in 1 2; do
+    lines="$(executor_stderr_count "$i" 'ferrodl-worker executor=')"
+    ((lines > 0)) || fail "worker $i: no 'ferrodl-worker' line in its executors' stderr (under $TMP/work-$i): it did not train"
+    log "[$name] worker $i: $lines ferrodl-worker lines in its executors' stderr so far"
+  done
+
+  local sharing=""
+  if [[ "$name" == shared* ]]; then
+    sharing="$(grep -E '^SHARING ' "$submit_log" | tail -n 1 || true)"
+    [[ -n "$sharing" ]] || fail "no 'SHARING' statistics line in the spark-submit output"
+    log "[$name] $sharing"
+  fi
+  if ((kill)); then
+    local what
+    what="$(cat "$TMP/kill.result" 2>/dev/null || echo "the killer did not report")"
+    log "[$name] $what"
+    [[ "$what" == killed* ]] || fail "fault injection did not happen: $what"
+    local reattempted aborted
+    reattempted="$(sed -E 's/.* reattempted_tasks=([0-9]+).*/\1/' <<<"$sharing")"
+    aborted="$(sed -E 's/.* aborted_connections=([0-9]+).*/\1/' <<<"$sharing")"
+    ((reattempted >= 1)) || fail "no re-run task was reported after the kill ($sharing)"
+    ((aborted >= 1)) || fail "the relay did not count the killed worker's connection as aborted ($sharing)"
+    [[ -n "$FAULT_FREE_SHARED_ACCURACY" ]] || fail "shared-kill needs the shared scenario's accuracy first"
+    awk -v a="$accuracy" -v f="$FAULT_FREE_SHARED_ACCURACY" -v t="$KILL_TOLERANCE" 'BEGIN { exit !(a + 0 >= f - t) }' \
+      || fail "accuracy after the kill $accuracy is more than $KILL_TOLERANCE below the fault-free $FAULT_FREE_SHARED_ACCURACY"
+  elif [[ "$name" == shared ]]; then
+    FAULT_FREE_SHARED_ACCURACY="$accuracy"
+  fi
+  log "[$name] PASS: $final_line"
+  PASSED=$((PASSED + 1))
+}
+
+for scenario in "${SCENARIOS[@]}"; do
+  case "$scenario" in
+    paramavg) run_scenario paramavg "$MIN_ACCURACY" 0 ;;
+    # shellcheck disable=SC2086
+    shared) run_scenario shared "$MIN_SHARED_ACCURACY" 0 --training-master shared $SHARED_ARGS ;;
+    # shellcheck disable=SC2086
+    shared-kill) run_scenario shared-kill 0 1 --training-master shared $SHARED_ARGS ;;
+    *) fail "unknown scenario '$scenario' (known: paramavg shared shared-kill)" ;;
+  esac
+done
+CURRENT="done"

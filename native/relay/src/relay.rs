@@ -68,12 +68,23 @@ struct Conn {
     heartbeat: Duration,
     /// Set by the writer once FINISH_ACK is flushed to the socket.
     acked: AtomicBool,
+    /// Why the connection was closed by someone other than its reader (writer failure, full
+    /// queue); the reader logs it once when the connection ends.
+    close_reason: Mutex<Option<String>>,
     /// Forwards that chose this connection as a destination (under the core lock) and have not
     /// finished pushing yet. Lets FINISH and teardown account for every message exactly.
     inflight: AtomicUsize,
 }
 
 impl Conn {
+    /// Closes the connection, remembering the first reason for the log.
+    fn fail(&self, reason: String) {
+        if !self.sock.is_closed() {
+            lock(&self.close_reason).get_or_insert(reason);
+        }
+        self.sock.close();
+    }
+
     fn wait_inflight_zero(&self, mut drain: impl FnMut()) {
         loop {
             drain();
@@ -520,6 +531,7 @@ fn handshake(sh: &Arc<Shared>, sock: &Arc<Socket>) -> Result<Option<Registered>,
         tx,
         heartbeat,
         acked: AtomicBool::new(false),
+        close_reason: Mutex::new(None),
         inflight: AtomicUsize::new(0),
     });
     let snapshot = {
@@ -715,17 +727,11 @@ fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>) {
     if pend_msgs > 0 {
         sh.bump(p, |c| c.messages_dropped_outbound += pend_msgs);
     }
-    if let Some(f) = failure {
-        if !conn.sock.is_closed() {
-            sh.log(&format!(
-                "partition {p} ({}): dropping connection: {f}",
-                conn.sock.peer
-            ));
-        }
-    }
     // Forget the BufWriter without flushing again (a failed flush would just fail again).
     let _ = w.into_parts();
-    if clean {
+    if let Some(f) = failure {
+        conn.fail(f);
+    } else if clean {
         let _ = conn.sock.stream.shutdown(Shutdown::Write);
     } else {
         conn.sock.close();
@@ -750,15 +756,11 @@ fn push(sh: &Shared, dest: &Conn, msg: &Arc<Vec<u8>>) {
                 Ok(()) => true,
                 Err(SendTimeoutError::Disconnected(_)) => false,
                 Err(SendTimeoutError::Timeout(_)) => {
-                    if !dest.sock.is_closed() {
-                        sh.log(&format!(
-                            "partition {dp} ({}): dropping connection: its queue of {} messages did not drain within {}",
-                            dest.sock.peer,
-                            sh.cfg.queue_limit_messages,
-                            human(sh.cfg.io_timeout)
-                        ));
-                    }
-                    dest.sock.close();
+                    dest.fail(format!(
+                        "its queue of {} messages did not drain within {}",
+                        sh.cfg.queue_limit_messages,
+                        human(sh.cfg.io_timeout)
+                    ));
                     false
                 }
             }
@@ -901,7 +903,6 @@ fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
             }
         }
     };
-    let should_log = !sh.stop.load(Ordering::SeqCst) && !conn.sock.is_closed();
     let mut abort_reason = None;
     match end {
         ReadEnd::Abort { reason, tell } => {
@@ -934,11 +935,15 @@ fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
     if abort_reason.is_none() && !conn.acked.load(Ordering::SeqCst) {
         abort_reason = Some("FINISH_ACK could not be delivered".into());
     }
+    // Someone else closed the connection first: their reason is the real one.
+    if let Some(r) = lock(&conn.close_reason).take() {
+        abort_reason = Some(r);
+    }
     if let Some(reason) = abort_reason {
         if !conn.acked.load(Ordering::SeqCst) {
             sh.stats().connections_aborted += 1;
         }
-        if should_log {
+        if !sh.stop.load(Ordering::SeqCst) {
             sh.log(&format!(
                 "partition {p} attempt {} ({}): connection dropped: {reason}",
                 w.attempt, conn.sock.peer
