@@ -19,6 +19,7 @@ public final class ExampleOptions {
     public static final int DEFAULT_AVERAGING_FREQUENCY = 10;
     public static final double DEFAULT_LEARNING_RATE = 1e-3;
     public static final long DEFAULT_SEED = 12345L;
+    public static final double DEFAULT_SPARSITY_TARGET = 0;
 
     /** Spark master URL; null: the one spark-submit set, else an embedded {@code local[*]}. */
     public String master;
@@ -31,6 +32,8 @@ public final class ExampleOptions {
     public int averagingFrequency = DEFAULT_AVERAGING_FREQUENCY;
     public double learningRate = DEFAULT_LEARNING_RATE;
     public long seed = DEFAULT_SEED;
+    /** shared: fraction of entries sent per step (TargetSparsityThresholdAlgorithm); 0: adaptive. */
+    public double sparsityTarget = DEFAULT_SPARSITY_TARGET;
     public String trainingMaster = "paramavg";
     public boolean help;
 
@@ -67,6 +70,9 @@ public final class ExampleOptions {
                 "  --learning-rate X          Adam learning rate (default " + DEFAULT_LEARNING_RATE + ")",
                 "  --seed N                   seed of initialisation, shuffling and workers (default "
                         + DEFAULT_SEED + ")",
+                "  --sparsity-target X        shared: aim at this fraction of update entries sent per step",
+                "                             (TargetSparsityThresholdAlgorithm); default 0: the adaptive",
+                "                             threshold algorithm (sparsity kept in [1e-4, 1e-2])",
                 "  --training-master NAME     one of: " + String.join(", ", TRAINING_MASTERS)
                         + " (default paramavg)",
                 "  --help                     print this text and exit",
@@ -129,12 +135,18 @@ public final class ExampleOptions {
                 case "--seed":
                     o.seed = parseLong(name, value);
                     break;
+                case "--sparsity-target":
+                    double target = parseDouble(name, value);
+                    if (!(target >= 0 && target <= 1)) {
+                        throw new UsageException("--sparsity-target must be in [0, 1], got " + value);
+                    }
+                    o.sparsityTarget = target;
+                    break;
                 case "--training-master":
                     String tm = value.trim().toLowerCase(Locale.ROOT);
                     if (!TRAINING_MASTERS.contains(tm)) {
                         throw new UsageException("--training-master: unknown value '" + value + "'; valid: "
-                                + String.join(", ", TRAINING_MASTERS)
-                                + " (shared, gradient sharing, is not available yet)");
+                                + String.join(", ", TRAINING_MASTERS));
                     }
                     o.trainingMaster = tm;
                     break;
@@ -147,6 +159,7 @@ public final class ExampleOptions {
 
     private static boolean isKnown(String name) {
         switch (name) {
+            case "--sparsity-target":
             case "--master": case "--data-dir": case "--epochs": case "--batch-size": case "--workers":
             case "--averaging-frequency": case "--learning-rate": case "--seed": case "--training-master":
                 return true;
@@ -170,6 +183,14 @@ public final class ExampleOptions {
             throw new UsageException(name + " must be a positive integer, got " + v);
         }
         return v;
+    }
+
+    private static double parseDouble(String name, String value) throws UsageException {
+        try {
+            return Double.parseDouble(value.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException(name + " must be a number, got '" + value + "'");
+        }
     }
 
     private static double positiveDouble(String name, String value) throws UsageException {

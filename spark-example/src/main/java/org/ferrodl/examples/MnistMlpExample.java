@@ -18,6 +18,8 @@ import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.layers.DenseLayer;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.weights.WeightInit;
+import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.AdaptiveThresholdAlgorithm;
+import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.TargetSparsityThresholdAlgorithm;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.ferrodl.spark.api.SparkTrainingStats;
@@ -171,6 +173,12 @@ public final class MnistMlpExample {
                         .build();
             case "shared":
                 return new SharedTrainingMaster.Builder(opts.batchSize)
+                        .thresholdAlgorithm(opts.sparsityTarget > 0
+                                // starts at 1e-3, near where this network's thresholds settle, so the
+                                // first steps are not sent as dense bitmaps while the threshold climbs
+                                ? new TargetSparsityThresholdAlgorithm(1e-3, opts.sparsityTarget,
+                                        TargetSparsityThresholdAlgorithm.DEFAULT_DECAY_RATE)
+                                : new AdaptiveThresholdAlgorithm())
                         .batchSizePerWorker(opts.batchSize)
                         .workersPerNode(1)
                         .workerPrefetchNumBatches(2)

@@ -6,10 +6,18 @@ import org.apache.spark.api.java.JavaRDD;
 import org.ferrodl.spark.api.Repartitioner;
 
 /**
- * The default: balanced partitions, one per worker ({@code numExecutors}), but never so many that a
- * partition holds fewer than {@code minObjectsPerPartition} objects, and never more than
- * {@code maxPartitions} (5000 by default). One partition per worker suits ferrodl: a worker task
- * keeps its optimizer state and residual for its whole partition.
+ * The default repartitioner: balanced partitions (sizes differ by at most one object, order kept
+ * within a partition), one per worker ({@code numExecutors}), but never so many that a partition
+ * holds fewer than {@code minObjectsPerPartition} objects, and never more than
+ * {@code maxPartitions} (5000 by default, as in the reference). Data that is already partitioned
+ * that way is returned as is, without a shuffle.
+ *
+ * <p><b>Difference from the reference:</b> the reference's DefaultRepartitioner ignores
+ * {@code numExecutors} and makes {@code ceil(count / minObjectsPerPartition)} partitions (up to
+ * {@code maxPartitions}), i.e. many partitions of about one minibatch, because its workers are
+ * long-lived per JVM and keep their model, updater and residual between partitions. A ferrodl
+ * gradient-sharing worker lives for one task (one partition): its optimizer state and residual
+ * start fresh with each partition, so ferrodl makes one partition per worker instead.
  */
 public final class DefaultRepartitioner implements Repartitioner {
     private static final long serialVersionUID = 1L;
@@ -17,10 +25,12 @@ public final class DefaultRepartitioner implements Repartitioner {
 
     private final int maxPartitions;
 
+    /** Up to {@link #DEFAULT_MAX_PARTITIONS} partitions. */
     public DefaultRepartitioner() {
         this(DEFAULT_MAX_PARTITIONS);
     }
 
+    /** @param maxPartitions the most partitions to make; at least 1 */
     @JsonCreator
     public DefaultRepartitioner(@JsonProperty("maxPartitions") int maxPartitions) {
         if (maxPartitions < 1) {
@@ -33,17 +43,22 @@ public final class DefaultRepartitioner implements Repartitioner {
         return maxPartitions;
     }
 
-    /** The number of partitions used for {@code count} objects. */
+    /**
+     * The number of partitions used for {@code count} objects:
+     * {@code min(maxPartitions, numExecutors, floor(count / minObjectsPerPartition))}, at least 1
+     * (non-positive arguments count as 1).
+     */
     public int numPartitions(long count, int minObjectsPerPartition, int numExecutors) {
-        long byMinimum = Math.max(1, count / Math.max(1, minObjectsPerPartition));
-        return (int) Math.max(1, Math.min(Math.min(maxPartitions, Math.max(1, numExecutors)), byMinimum));
+        long byMinimum = count / Math.max(1, minObjectsPerPartition);
+        long n = Math.min(Math.min(maxPartitions, Math.max(1, numExecutors)), byMinimum);
+        return (int) Math.max(1, n);
     }
 
     @Override
     public <T> JavaRDD<T> repartition(JavaRDD<T> input, int minObjectsPerPartition, int numExecutors) {
-        long count = input.count();
-        int partitions = numPartitions(count, minObjectsPerPartition, numExecutors);
-        return Balanced.into(input, partitions);
+        long[] sizes = Balanced.partitionSizes(input);
+        int partitions = numPartitions(Balanced.total(sizes), minObjectsPerPartition, numExecutors);
+        return Balanced.into(input, partitions, sizes);
     }
 
     @Override
@@ -54,5 +69,10 @@ public final class DefaultRepartitioner implements Repartitioner {
     @Override
     public int hashCode() {
         return Integer.hashCode(maxPartitions);
+    }
+
+    @Override
+    public String toString() {
+        return "DefaultRepartitioner(maxPartitions=" + maxPartitions + ")";
     }
 }

@@ -21,4 +21,9 @@ public final class NoOpRepartitioner implements Repartitioner {
     public int hashCode() {
         return NoOpRepartitioner.class.hashCode();
     }
+
+    @Override
+    public String toString() {
+        return "NoOpRepartitioner";
+    }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import java.util.Arrays;
 import java.util.Objects;
 import org.apache.spark.api.java.JavaRDD;
@@ -15,6 +16,7 @@ import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.optimize.solvers.accumulation.encoding.ResidualPostProcessor;
 import org.ferrodl.optimize.solvers.accumulation.encoding.ThresholdAlgorithm;
+import org.ferrodl.optimize.solvers.accumulation.encoding.residual.NoOpResidualPostProcessor;
 import org.ferrodl.optimize.solvers.accumulation.encoding.residual.ResidualClippingPostProcessor;
 import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.AdaptiveThresholdAlgorithm;
 import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.FixedThresholdAlgorithm;
@@ -226,8 +228,10 @@ public class SharedTrainingMaster implements TrainingMaster {
         return new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
     }
 
+    /** YAML with the same {@code type} property as the JSON (rather than YAML tags such as {@code !<adaptive>}). */
     private static ObjectMapper yaml() {
-        return new ObjectMapper(new YAMLFactory()).configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+        return new ObjectMapper(YAMLFactory.builder().disable(YAMLGenerator.Feature.USE_NATIVE_TYPE_ID).build())
+                .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
     }
 
     @Override
@@ -250,37 +254,61 @@ public class SharedTrainingMaster implements TrainingMaster {
 
     /** Reads a master written by {@link #toJson()}; unknown or invalid fields are refused. */
     public static SharedTrainingMaster fromJson(String jsonStr) {
+        SharedTrainingMaster m;
         try {
-            return json().readValue(jsonStr, SharedTrainingMaster.class).validated();
+            m = json().readValue(jsonStr, SharedTrainingMaster.class);
         } catch (JsonProcessingException e) {
             throw new DL4JInvalidConfigException("invalid SharedTrainingMaster JSON: " + e.getOriginalMessage());
         }
+        return m.validated("JSON");
     }
 
     /** Reads a master written by {@link #toYaml()}; unknown or invalid fields are refused. */
     public static SharedTrainingMaster fromYaml(String yamlStr) {
+        SharedTrainingMaster m;
         try {
-            return yaml().readValue(yamlStr, SharedTrainingMaster.class).validated();
+            m = yaml().readValue(yamlStr, SharedTrainingMaster.class);
         } catch (JsonProcessingException e) {
             throw new DL4JInvalidConfigException("invalid SharedTrainingMaster YAML: " + e.getOriginalMessage());
         }
+        return m.validated("YAML");
     }
 
-    private SharedTrainingMaster validated() {
-        Builder b = new Builder(Math.max(1, rddDataSetNumExamples));
-        Builder.check(rddDataSetNumExamples > 0, "rddDataSetNumExamples", rddDataSetNumExamples);
-        b.batchSizePerWorker(batchSizePerWorker).workersPerNode(workersPerNode)
-                .workerPrefetchNumBatches(workerPrefetchNumBatches).debugLongerIterations(debugLongerIterations)
-                .workerPeriodicGCFrequency(workerPeriodicGCFrequency).relayQueueLimit(relayQueueLimit)
-                .relayTimeoutMs(relayTimeoutMs);
-        Builder.check(thresholdAlgorithm != null, "thresholdAlgorithm", null);
-        Builder.check(residualPostProcessor != null, "residualPostProcessor", null);
-        Builder.check(rddTrainingApproach != null, "rddTrainingApproach", null);
-        if (relayPortRange != null) {
-            Builder.check(relayPortRange.length == 2, "relayPortRange", Arrays.toString(relayPortRange));
-            b.relayPortRange(relayPortRange[0], relayPortRange[1]);
+    /** Applies the builder's checks to a deserialized master (nothing else may construct one). */
+    private SharedTrainingMaster validated(String format) {
+        try {
+            Builder.check(rddDataSetNumExamples > 0, "rddDataSetNumExamples", rddDataSetNumExamples, ">= 1");
+            StorageLevel level = null;
+            try {
+                level = StorageLevels.fromName(storageLevel);
+            } catch (IllegalArgumentException e) {
+                Builder.check(false, "storageLevel", storageLevel, "a Spark storage level name such as MEMORY_ONLY_SER, or null");
+            }
+            Builder b = new Builder(rddDataSetNumExamples)
+                    .batchSizePerWorker(batchSizePerWorker)
+                    .workersPerNode(workersPerNode)
+                    .workerPrefetchNumBatches(workerPrefetchNumBatches)
+                    .thresholdAlgorithm(thresholdAlgorithm)
+                    .repartitionData(repartition)
+                    .repartitionStrategy(repartitionStrategy)
+                    .storageLevel(level)
+                    .rddTrainingApproach(rddTrainingApproach)
+                    .exportDirectory(exportDirectory)
+                    .debugLongerIterations(debugLongerIterations)
+                    .workerPeriodicGCFrequency(workerPeriodicGCFrequency)
+                    .relayBindAddress(relayBindAddress)
+                    .relayQueueLimit(relayQueueLimit)
+                    .relayTimeoutMs(relayTimeoutMs);
+            Builder.check(residualPostProcessor != null, "residualPostProcessor", null,
+                    "not null; use {type: noop} for no post-processing");
+            if (relayPortRange != null) {
+                Builder.check(relayPortRange.length == 2, "relayPortRange", Arrays.toString(relayPortRange),
+                        "[from, to] or null");
+                b.relayPortRange(relayPortRange[0], relayPortRange[1]);
+            }
+        } catch (IllegalArgumentException e) {
+            throw new DL4JInvalidConfigException("invalid SharedTrainingMaster " + format + ": " + e.getMessage(), e);
         }
-        StorageLevels.fromName(storageLevel);
         return this;
     }
 
@@ -318,7 +346,14 @@ public class SharedTrainingMaster implements TrainingMaster {
         return "SharedTrainingMaster" + toJson();
     }
 
-    /** Builder with the reference's options and defaults, plus the relay's (ours). */
+    /**
+     * Builder with every option of the reference's {@code SharedTrainingMaster.Builder} and its
+     * defaults, plus ferrodl's relay options. Every setter validates its argument and throws an
+     * {@link IllegalArgumentException} naming the option and the bad value. The reference's
+     * {@code transport(Transport)} and {@code VoidConfiguration} constructors configure its Aeron
+     * transport and have no equivalent: ferrodl's TCP relay is configured with the {@code relay*}
+     * options.
+     */
     public static class Builder {
         private final int rddDataSetNumExamples;
         private int batchSizePerWorker = 16;
@@ -343,174 +378,269 @@ public class SharedTrainingMaster implements TrainingMaster {
         private int relayQueueLimit = 64;
         private long relayTimeoutMs = 60_000;
 
-        /** @param rddDataSetNumExamples examples in each DataSet object of the training RDD */
+        /**
+         * A master with every default but the number of examples per DataSet object.
+         *
+         * @param rddDataSetNumExamples examples in each DataSet object of the training RDD; at least 1
+         */
         public Builder(int rddDataSetNumExamples) {
-            check(rddDataSetNumExamples > 0, "rddDataSetNumExamples", rddDataSetNumExamples);
+            check(rddDataSetNumExamples > 0, "rddDataSetNumExamples", rddDataSetNumExamples, ">= 1");
             this.rddDataSetNumExamples = rddDataSetNumExamples;
         }
 
-        /** @param thresholdAlgorithm the encoding threshold algorithm (see {@link #thresholdAlgorithm}) */
+        /**
+         * @param thresholdAlgorithm    the encoding threshold algorithm (see {@link #thresholdAlgorithm})
+         * @param rddDataSetNumExamples examples in each DataSet object of the training RDD; at least 1
+         */
         public Builder(ThresholdAlgorithm thresholdAlgorithm, int rddDataSetNumExamples) {
             this(rddDataSetNumExamples);
             thresholdAlgorithm(thresholdAlgorithm);
         }
 
-        /** @deprecated use {@link #Builder(ThresholdAlgorithm, int)}: a fixed threshold, as the reference maps it */
+        /**
+         * Same as the reference's deprecated {@code Builder(voidConfiguration, numWorkers, threshold,
+         * rddDataSetNumExamples)}: an {@link AdaptiveThresholdAlgorithm} starting at {@code threshold}.
+         *
+         * @deprecated use {@link #Builder(ThresholdAlgorithm, int)}
+         */
         @Deprecated
         public Builder(double threshold, int rddDataSetNumExamples) {
-            this(new FixedThresholdAlgorithm(threshold), rddDataSetNumExamples);
+            this(new AdaptiveThresholdAlgorithm(threshold), rddDataSetNumExamples);
         }
 
-        static void check(boolean ok, String option, Object value) {
+        static void check(boolean ok, String option, Object value, String requirement) {
             if (!ok) {
-                throw new IllegalArgumentException("SharedTrainingMaster option " + option + ": invalid value " + value);
+                throw new IllegalArgumentException("SharedTrainingMaster option " + option + ": invalid value "
+                        + value + " (must be " + requirement + ")");
             }
         }
 
-        /** Minibatch size each worker trains on (DataSets are split or merged to it). Default 16. */
+        private static String quoted(String s) {
+            return s == null ? "null" : "\"" + s + "\"";
+        }
+
+        /**
+         * Minibatch size each worker trains on: DataSet objects are split or merged to it. Default 16
+         * (the reference documents no default).
+         */
         public Builder batchSizePerWorker(int batchSize) {
-            check(batchSize > 0, "batchSizePerWorker", batchSize);
+            check(batchSize > 0, "batchSizePerWorker", batchSize, ">= 1");
             this.batchSizePerWorker = batchSize;
             return this;
         }
 
-        /** Network replicas trained in parallel per worker task; -1 (default): automatic, 1 on CPU. */
+        /**
+         * Network replicas trained in parallel by each worker task, sharing one connection to the
+         * relay. Default -1: automatic, which is 1 per executor task (ferrodl trains on CPU, where
+         * Spark's task slots already give the parallelism; see the reference's advice on
+         * {@code OMP_NUM_THREADS} when raising it).
+         */
         public Builder workersPerNode(int numWorkers) {
-            check(numWorkers == -1 || numWorkers >= 1, "workersPerNode", numWorkers);
+            check(numWorkers == -1 || numWorkers >= 1, "workersPerNode", numWorkers, "-1 (automatic) or >= 1");
             this.workersPerNode = numWorkers;
             return this;
         }
 
-        /** Minibatches prefetched asynchronously per worker. Default 2; 0 disables prefetching. */
+        /** Minibatches prepared asynchronously ahead of training in each worker. Default 2; 0 disables prefetching. */
         public Builder workerPrefetchNumBatches(int prefetchNumBatches) {
-            check(prefetchNumBatches >= 0, "workerPrefetchNumBatches", prefetchNumBatches);
+            check(prefetchNumBatches >= 0, "workerPrefetchNumBatches", prefetchNumBatches, ">= 0");
             this.workerPrefetchNumBatches = prefetchNumBatches;
             return this;
         }
 
-        /** Default: {@code new AdaptiveThresholdAlgorithm()}. */
+        /**
+         * Algorithm that picks the encoding threshold at each step; lower thresholds send more
+         * entries. Default: {@code new AdaptiveThresholdAlgorithm()} (1e-4, keeping the fraction of
+         * entries sent within [1e-4, 1e-2]).
+         */
         public Builder thresholdAlgorithm(ThresholdAlgorithm thresholdAlgorithm) {
-            check(thresholdAlgorithm != null, "thresholdAlgorithm", null);
+            check(thresholdAlgorithm != null, "thresholdAlgorithm", null, "not null");
             this.thresholdAlgorithm = thresholdAlgorithm;
             return this;
         }
 
-        /** @deprecated use {@link #thresholdAlgorithm}: sets a {@link FixedThresholdAlgorithm}. */
+        /**
+         * Same as the reference: {@code thresholdAlgorithm(new AdaptiveThresholdAlgorithm(updatesThreshold))},
+         * an adaptive threshold that starts at {@code updatesThreshold} (not a fixed one; use
+         * {@link FixedThresholdAlgorithm} for that).
+         *
+         * @deprecated use {@link #thresholdAlgorithm(ThresholdAlgorithm)}
+         */
         @Deprecated
         public Builder updatesThreshold(double updatesThreshold) {
-            return thresholdAlgorithm(new FixedThresholdAlgorithm(updatesThreshold));
+            check(updatesThreshold >= 1e-30 && updatesThreshold <= 1e30, "updatesThreshold", updatesThreshold,
+                    "in [1e-30, 1e30]");
+            return thresholdAlgorithm(new AdaptiveThresholdAlgorithm(updatesThreshold));
         }
 
-        /** Default: {@code new ResidualClippingPostProcessor(5.0, 5)}; null means no post-processing. */
+        /**
+         * What happens to each worker's residual after encoding. Default:
+         * {@code new ResidualClippingPostProcessor(5.0, 5)} (clip to ±5 × threshold every 5
+         * iterations); null means {@link NoOpResidualPostProcessor}.
+         */
         public Builder residualPostProcessor(ResidualPostProcessor residualPostProcessor) {
-            this.residualPostProcessor = residualPostProcessor == null
-                    ? new org.ferrodl.optimize.solvers.accumulation.encoding.residual.NoOpResidualPostProcessor()
+            this.residualPostProcessor = residualPostProcessor == null ? new NoOpResidualPostProcessor()
                     : residualPostProcessor;
             return this;
         }
 
-        /** Default: {@link DefaultRepartitioner}; null keeps the data's partitioning. */
+        /**
+         * How the data is partitioned among worker tasks before training. Default
+         * {@link DefaultRepartitioner} (balanced, one partition per worker, up to 5000); null keeps
+         * the data's partitioning.
+         */
         public Builder repartitioner(Repartitioner repartitioner) {
             this.repartitioner = repartitioner;
             return this;
         }
 
-        /** @deprecated use {@link #repartitioner(Repartitioner)}; stored for compatibility. */
+        /**
+         * Stored for compatibility (default {@link Repartition#Always}); the {@link #repartitioner}
+         * decides.
+         *
+         * @deprecated use {@link #repartitioner(Repartitioner)}
+         */
         @Deprecated
         public Builder repartitionData(Repartition repartition) {
-            check(repartition != null, "repartitionData", null);
+            check(repartition != null, "repartitionData", null, "not null");
             this.repartition = repartition;
             return this;
         }
 
-        /** @deprecated use {@link #repartitioner(Repartitioner)}; stored for compatibility. */
+        /**
+         * Stored for compatibility (default {@link RepartitionStrategy#Balanced}); the
+         * {@link #repartitioner} decides.
+         *
+         * @deprecated use {@link #repartitioner(Repartitioner)}
+         */
         @Deprecated
         public Builder repartitionStrategy(RepartitionStrategy repartitionStrategy) {
-            check(repartitionStrategy != null, "repartitionStrategy", null);
+            check(repartitionStrategy != null, "repartitionStrategy", null, "not null");
             this.repartitionStrategy = repartitionStrategy;
             return this;
         }
 
-        /** Storage level of the training RDD with {@link RDDTrainingApproach#Direct}; null: no persistence. */
+        /**
+         * Storage level of the training RDD with {@link RDDTrainingApproach#Direct}. Default
+         * {@code MEMORY_ONLY_SER}; null: no persistence. Only Spark's named levels
+         * ({@code StorageLevel.MEMORY_AND_DISK()} etc.) are accepted, so that the master can be
+         * written as JSON.
+         */
         public Builder storageLevel(StorageLevel storageLevel) {
+            try {
+                StorageLevels.name(storageLevel);
+            } catch (IllegalArgumentException e) {
+                check(false, "storageLevel", storageLevel.description(), "one of Spark's named levels or null");
+            }
             this.storageLevel = storageLevel;
             return this;
         }
 
-        /** Default {@link RDDTrainingApproach#Export}. */
+        /**
+         * How an {@code RDD<DataSet>} is consumed. Default {@link RDDTrainingApproach#Export}: the
+         * DataSets are written to {@link #exportDirectory} first and the workers train from the files.
+         */
         public Builder rddTrainingApproach(RDDTrainingApproach rddTrainingApproach) {
-            check(rddTrainingApproach != null, "rddTrainingApproach", null);
+            check(rddTrainingApproach != null, "rddTrainingApproach", null, "not null");
             this.rddTrainingApproach = rddTrainingApproach;
             return this;
         }
 
-        /** Base directory for {@link RDDTrainingApproach#Export}; must be shared by driver and executors. */
+        /**
+         * Base directory for {@link RDDTrainingApproach#Export}; a fit writes to
+         * {@code <exportDirectory>/<unique id>/} and deletes it afterwards. It must be visible to the
+         * driver and every executor (HDFS, S3, or a shared file system). Default null:
+         * {@code ${hadoop.tmp.dir}/ferrodl/}.
+         */
         public Builder exportDirectory(String exportDirectory) {
-            check(exportDirectory == null || !exportDirectory.isBlank(), "exportDirectory", "\"" + exportDirectory + "\"");
+            check(exportDirectory == null || !exportDirectory.isBlank(), "exportDirectory", quoted(exportDirectory),
+                    "a non-blank path or null");
             this.exportDirectory = exportDirectory;
             return this;
         }
 
+        /** Seed for repeatable data splitting and repartitioning. Default: none (random). */
         public Builder rngSeed(long rngSeed) {
             this.rngSeed = rngSeed;
             return this;
         }
 
+        /** Collect per-worker statistics and relay counters, see {@link #getTrainingStats()}. Default false. */
         public Builder collectTrainingStats(boolean enable) {
             this.collectTrainingStats = enable;
             return this;
         }
 
-        /** Logs threshold, sparsity and residual statistics per worker and step (costs time). */
+        /**
+         * Log the threshold, the fraction of entries sent and residual statistics per worker and step
+         * (at info level). Costs time; default false.
+         */
         public Builder encodingDebugMode(boolean enabled) {
             this.encodingDebugMode = enabled;
             return this;
         }
 
-        /** Sleeps this many milliseconds after every iteration. Debugging only. */
+        /** Sleep this many milliseconds after every iteration, for debugging only. Default 0. */
         public Builder debugLongerIterations(long timeMs) {
-            check(timeMs >= 0, "debugLongerIterations", timeMs);
+            check(timeMs >= 0, "debugLongerIterations", timeMs, ">= 0");
             this.debugLongerIterations = timeMs;
             return this;
         }
 
-        /** Accepted for compatibility; ferrodl has no off-heap memory for a periodic GC to free. */
+        /**
+         * Accepted and stored for compatibility; has no effect: ferrodl keeps no off-heap memory that
+         * a periodic JVM garbage collection would need to free. Default true.
+         */
         public Builder workerTogglePeriodicGC(boolean workerTogglePeriodicGC) {
             this.workerTogglePeriodicGC = workerTogglePeriodicGC;
             return this;
         }
 
-        /** Accepted for compatibility; see {@link #workerTogglePeriodicGC(boolean)}. */
+        /**
+         * Accepted and stored for compatibility; has no effect (see
+         * {@link #workerTogglePeriodicGC(boolean)}). Default 5000.
+         */
         public Builder workerPeriodicGCFrequency(int workerPeriodicGCFrequency) {
-            check(workerPeriodicGCFrequency > 0, "workerPeriodicGCFrequency", workerPeriodicGCFrequency);
+            check(workerPeriodicGCFrequency > 0, "workerPeriodicGCFrequency", workerPeriodicGCFrequency, ">= 1");
             this.workerPeriodicGCFrequency = workerPeriodicGCFrequency;
             return this;
         }
 
-        /** The relay listens on the first free port in {@code [from, to]}; default any free port. */
+        /**
+         * The relay listens on the first free port in {@code [from, to]} (inclusive), e.g. to match
+         * a firewall rule. Default: any free port.
+         */
         public Builder relayPortRange(int from, int to) {
-            check(from >= 1 && to <= 65535 && from <= to, "relayPortRange", from + ".." + to);
+            check(from >= 1 && to <= 65535 && from <= to, "relayPortRange", from + ".." + to,
+                    "1 <= from <= to <= 65535");
             this.relayPortRange = new int[] {from, to};
             return this;
         }
 
-        /** Address the relay binds to and workers connect to; default all interfaces, advertised as spark.driver.host. */
+        /**
+         * Address the relay binds to and that workers connect to. Default null: the relay binds all
+         * interfaces and workers connect to Spark's driver host ({@code spark.driver.host}).
+         */
         public Builder relayBindAddress(String address) {
-            check(address == null || !address.isBlank(), "relayBindAddress", "\"" + address + "\"");
+            check(address == null || (!address.isBlank() && address.strip().equals(address)), "relayBindAddress",
+                    quoted(address), "a host name or IP address without spaces, or null");
             this.relayBindAddress = address;
             return this;
         }
 
-        /** Messages queued per connection before senders wait (back-pressure). Default 64. */
+        /** Messages queued per relay connection before the sender waits (back-pressure). Default 64. */
         public Builder relayQueueLimit(int messages) {
-            check(messages >= 1, "relayQueueLimit", messages);
+            check(messages >= 1, "relayQueueLimit", messages, ">= 1");
             this.relayQueueLimit = messages;
             return this;
         }
 
-        /** Connect, read and write timeout of relay connections. Default 60 000 ms. */
+        /**
+         * Limit on each connect, read and write of a relay connection; a worker or relay that waits
+         * longer fails with an error naming the host and port. Default 60 000 ms.
+         */
         public Builder relayTimeoutMs(long timeoutMs) {
-            check(timeoutMs >= 100, "relayTimeoutMs", timeoutMs);
+            check(timeoutMs >= 100, "relayTimeoutMs", timeoutMs, ">= 100 ms");
             this.relayTimeoutMs = timeoutMs;
             return this;
         }

@@ -58,6 +58,8 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         Iterator<DataSet> source = prefetch != null ? prefetch : batches;
 
         long[] handles = NativeSharedWorker.connect(configJson(s, partition, attempt), s.params, s.updaterState);
+        LOG.info("ferrodl-worker-start executor={} partition={} attempt={} relay={}", executor, partition, attempt,
+                s.relayAddress);
         try {
             int replicas = handles.length - 1;
             long[] minibatches = new long[replicas];

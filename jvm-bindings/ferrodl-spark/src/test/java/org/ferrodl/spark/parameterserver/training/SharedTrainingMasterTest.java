@@ -178,4 +178,25 @@ class SharedTrainingMasterTest {
         assertTrue(text.contains("5") && text.contains("6"), text);
         assertFalse(text.isEmpty());
     }
+
+    @Test
+    void replicasPerWorkerSplitTheMinibatchesAndAllReachTheDriver() throws Exception {
+        JavaSparkContext sc = SparkTestSupport.sc();
+        SharedTrainingMaster tm = master(RDDTrainingApproach.Direct).workersPerNode(2).build();
+        SparkDl4jMultiLayer net = new SparkDl4jMultiLayer(sc, SparkTestSupport.conf(new Adam(0.02), 0), tm);
+        net.fit(sc.parallelize(separable(128, 8, 11), 2));
+        SparkTrainingStats stats = tm.getTrainingStats();
+        long minibatches = 0;
+        for (SharingWorkerStats w : stats.getSharingWorkerStats()) {
+            assertEquals(2, w.replicaSteps().size(), "two replicas per worker task");
+            minibatches += w.minibatches();
+            assertEquals(w.minibatches(), w.replicaSteps().get(0).size() + w.replicaSteps().get(1).size());
+        }
+        // 128 x 8 examples in minibatches of 16, whichever replica took them
+        assertEquals(64, minibatches);
+        JsonNode relay = JSON.readTree(stats.getRelayStatsJson());
+        assertEquals(64, relay.get("messagesApplied").asLong());
+        assertEquals(stats.getSharingWorkerStats().size(), relay.get("connectionsAccepted").asLong(),
+                "one relay connection per worker task, shared by its replicas");
+    }
 }

@@ -16,6 +16,11 @@ public final class ResidualClippingPostProcessor implements ResidualPostProcesso
     private final double thresholdMultipleClipValue;
     private final int frequency;
 
+    /**
+     * @param thresholdMultipleClipValue clip to ± this multiple of the current threshold; finite and > 0
+     * @param frequency                  clip every this many iterations; at least 1
+     * @throws IllegalArgumentException naming the argument out of range
+     */
     @JsonCreator
     public ResidualClippingPostProcessor(@JsonProperty("thresholdMultipleClipValue") double thresholdMultipleClipValue,
                                          @JsonProperty("frequency") int frequency) {

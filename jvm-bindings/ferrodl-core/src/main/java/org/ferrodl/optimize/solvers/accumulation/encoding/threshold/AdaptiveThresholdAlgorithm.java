@@ -23,20 +23,30 @@ public final class AdaptiveThresholdAlgorithm implements ThresholdAlgorithm {
     private final double maxTargetSparsity;
     private final double decayRate;
 
+    /** All defaults: {@code (1e-4, 1e-4, 1e-2, 0.5^(1/20))}. */
     public AdaptiveThresholdAlgorithm() {
         this(DEFAULT_INITIAL_THRESHOLD);
     }
 
+    /** @param initialThreshold threshold of the first step; the other settings take their defaults */
     public AdaptiveThresholdAlgorithm(double initialThreshold) {
         this(initialThreshold, DEFAULT_MIN_SPARSITY_TARGET, DEFAULT_MAX_SPARSITY_TARGET, DEFAULT_DECAY_RATE);
     }
 
+    /**
+     * @param initialThreshold  threshold of the first step, in [1e-30, 1e30]
+     * @param minTargetSparsity lower the threshold when a smaller fraction of the entries was sent; in (0, 1]
+     * @param maxTargetSparsity raise the threshold when a larger fraction was sent; in (0, 1], at least
+     *                          {@code minTargetSparsity}
+     * @param decayRate         factor of one step, in (0, 1)
+     * @throws IllegalArgumentException naming the first argument out of range
+     */
     @JsonCreator
     public AdaptiveThresholdAlgorithm(@JsonProperty("initialThreshold") double initialThreshold,
                                       @JsonProperty("minTargetSparsity") double minTargetSparsity,
                                       @JsonProperty("maxTargetSparsity") double maxTargetSparsity,
                                       @JsonProperty("decayRate") double decayRate) {
-        this.initialThreshold = Checks.positive("initialThreshold", initialThreshold);
+        this.initialThreshold = Checks.threshold("initialThreshold", initialThreshold);
         this.minTargetSparsity = Checks.fraction("minTargetSparsity", minTargetSparsity);
         this.maxTargetSparsity = Checks.fraction("maxTargetSparsity", maxTargetSparsity);
         if (minTargetSparsity > maxTargetSparsity) {

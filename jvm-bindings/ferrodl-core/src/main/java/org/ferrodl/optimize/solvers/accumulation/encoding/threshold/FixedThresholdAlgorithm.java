@@ -11,9 +11,13 @@ public final class FixedThresholdAlgorithm implements ThresholdAlgorithm {
 
     private final double threshold;
 
+    /**
+     * @param threshold the threshold of every step, in [1e-30, 1e30]
+     * @throws IllegalArgumentException when it is out of range
+     */
     @JsonCreator
     public FixedThresholdAlgorithm(@JsonProperty("threshold") double threshold) {
-        this.threshold = Checks.positive("threshold", threshold);
+        this.threshold = Checks.threshold("threshold", threshold);
     }
 
     public double getThreshold() {

@@ -20,15 +20,22 @@ public final class TargetSparsityThresholdAlgorithm implements ThresholdAlgorith
     private final double sparsityTarget;
     private final double decayRate;
 
+    /** All defaults: {@code (1e-4, 1e-3, 0.5^(1/20))}. */
     public TargetSparsityThresholdAlgorithm() {
         this(DEFAULT_INITIAL_THRESHOLD, DEFAULT_SPARSITY_TARGET, DEFAULT_DECAY_RATE);
     }
 
+    /**
+     * @param initialThreshold threshold of the first step, in [1e-30, 1e30]
+     * @param sparsityTarget   fraction of the entries to send per step, in (0, 1]
+     * @param decayRate        factor of one step, in (0, 1)
+     * @throws IllegalArgumentException naming the first argument out of range
+     */
     @JsonCreator
     public TargetSparsityThresholdAlgorithm(@JsonProperty("initialThreshold") double initialThreshold,
                                             @JsonProperty("sparsityTarget") double sparsityTarget,
                                             @JsonProperty("decayRate") double decayRate) {
-        this.initialThreshold = Checks.positive("initialThreshold", initialThreshold);
+        this.initialThreshold = Checks.threshold("initialThreshold", initialThreshold);
         this.sparsityTarget = Checks.fraction("sparsityTarget", sparsityTarget);
         this.decayRate = Checks.decay(decayRate);
     }
