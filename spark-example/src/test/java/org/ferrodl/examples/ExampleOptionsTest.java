@@ -45,6 +45,14 @@ class ExampleOptionsTest {
         assertTrue(ExampleOptions.parse("--help").help);
     }
 
+    @Test
+    void gradientSharingOptionsParse() throws Exception {
+        ExampleOptions o = ExampleOptions.parse("--training-master", "SHARED", "--sparsity-target", "0.001");
+        assertEquals("shared", o.trainingMaster);
+        assertEquals(0.001, o.sparsityTarget);
+        assertEquals(0.0, ExampleOptions.parse().sparsityTarget, "default: the adaptive threshold algorithm");
+    }
+
     private static String usageError(String... args) {
         return assertThrows(ExampleOptions.UsageException.class, () -> ExampleOptions.parse(args)).getMessage();
     }
@@ -60,8 +68,10 @@ class ExampleOptionsTest {
         assertTrue(usageError("--frobnicate", "1").contains("unknown option '--frobnicate'"));
         assertTrue(usageError("stray").contains("unexpected argument"));
         assertTrue(usageError("--data-dir", "/nonexistent/dir/for/sure").contains("not a directory"));
-        String tm = usageError("--training-master", "shared");
-        assertTrue(tm.contains("valid: paramavg"), tm);
+        String tm = usageError("--training-master", "gossip");
+        assertTrue(tm.contains("valid: paramavg, shared"), tm);
+        assertTrue(usageError("--sparsity-target", "1.5").contains("--sparsity-target must be in [0, 1]"));
+        assertTrue(usageError("--sparsity-target", "x").contains("--sparsity-target must be a number"));
         for (String m : new String[] {tm, usageError("--epochs", "-3")}) {
             assertFalse(m.contains("\n"), m);
         }

@@ -3,10 +3,6 @@ package org.ferrodl.spark.impl.paramavg;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.util.Objects;
 import org.apache.spark.Partitioner;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -24,6 +20,7 @@ import org.ferrodl.spark.api.RepartitionStrategy;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
+import org.ferrodl.spark.impl.common.MasterSerde;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.StorageLevels;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
@@ -255,48 +252,24 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         return lastStats;
     }
 
-    private static ObjectMapper json() {
-        return new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
-    }
-
-    private static ObjectMapper yaml() {
-        return new ObjectMapper(new YAMLFactory()).configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
-    }
-
     @Override
     public String toJson() {
-        try {
-            return json().writerWithDefaultPrettyPrinter().writeValueAsString(this);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot write ParameterAveragingTrainingMaster as JSON", e);
-        }
+        return MasterSerde.toJson(this);
     }
 
     @Override
     public String toYaml() {
-        try {
-            return yaml().writeValueAsString(this);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot write ParameterAveragingTrainingMaster as YAML", e);
-        }
+        return MasterSerde.toYaml(this);
     }
 
     /** Reads a master written by {@link #toJson()}; unknown or invalid fields are refused. */
     public static ParameterAveragingTrainingMaster fromJson(String jsonStr) {
-        try {
-            return json().readValue(jsonStr, ParameterAveragingTrainingMaster.class).validated();
-        } catch (JsonProcessingException e) {
-            throw new DL4JInvalidConfigException("invalid ParameterAveragingTrainingMaster JSON: " + e.getOriginalMessage());
-        }
+        return MasterSerde.fromJson(jsonStr, ParameterAveragingTrainingMaster.class).validated();
     }
 
     /** Reads a master written by {@link #toYaml()}; unknown or invalid fields are refused. */
     public static ParameterAveragingTrainingMaster fromYaml(String yamlStr) {
-        try {
-            return yaml().readValue(yamlStr, ParameterAveragingTrainingMaster.class).validated();
-        } catch (JsonProcessingException e) {
-            throw new DL4JInvalidConfigException("invalid ParameterAveragingTrainingMaster YAML: " + e.getOriginalMessage());
-        }
+        return MasterSerde.fromYaml(yamlStr, ParameterAveragingTrainingMaster.class).validated();
     }
 
     private ParameterAveragingTrainingMaster validated() {

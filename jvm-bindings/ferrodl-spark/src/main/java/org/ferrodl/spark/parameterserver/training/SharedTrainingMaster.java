@@ -3,11 +3,6 @@ package org.ferrodl.spark.parameterserver.training;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import java.util.Arrays;
 import java.util.Objects;
 import org.apache.spark.api.java.JavaRDD;
@@ -26,6 +21,7 @@ import org.ferrodl.spark.api.RepartitionStrategy;
 import org.ferrodl.spark.api.Repartitioner;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TrainingMaster;
+import org.ferrodl.spark.impl.common.MasterSerde;
 import org.ferrodl.spark.impl.common.StorageLevels;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
@@ -224,54 +220,24 @@ public class SharedTrainingMaster implements TrainingMaster {
 
     // ---------------------------------------------------------------------------- serialization
 
-    private static ObjectMapper json() {
-        return new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
-    }
-
-    /** YAML with the same {@code type} property as the JSON (rather than YAML tags such as {@code !<adaptive>}). */
-    private static ObjectMapper yaml() {
-        return new ObjectMapper(YAMLFactory.builder().disable(YAMLGenerator.Feature.USE_NATIVE_TYPE_ID).build())
-                .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
-    }
-
     @Override
     public String toJson() {
-        try {
-            return json().writerWithDefaultPrettyPrinter().writeValueAsString(this);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot write SharedTrainingMaster as JSON", e);
-        }
+        return MasterSerde.toJson(this);
     }
 
     @Override
     public String toYaml() {
-        try {
-            return yaml().writeValueAsString(this);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot write SharedTrainingMaster as YAML", e);
-        }
+        return MasterSerde.toYaml(this);
     }
 
     /** Reads a master written by {@link #toJson()}; unknown or invalid fields are refused. */
     public static SharedTrainingMaster fromJson(String jsonStr) {
-        SharedTrainingMaster m;
-        try {
-            m = json().readValue(jsonStr, SharedTrainingMaster.class);
-        } catch (JsonProcessingException e) {
-            throw new DL4JInvalidConfigException("invalid SharedTrainingMaster JSON: " + e.getOriginalMessage());
-        }
-        return m.validated("JSON");
+        return MasterSerde.fromJson(jsonStr, SharedTrainingMaster.class).validated("JSON");
     }
 
     /** Reads a master written by {@link #toYaml()}; unknown or invalid fields are refused. */
     public static SharedTrainingMaster fromYaml(String yamlStr) {
-        SharedTrainingMaster m;
-        try {
-            m = yaml().readValue(yamlStr, SharedTrainingMaster.class);
-        } catch (JsonProcessingException e) {
-            throw new DL4JInvalidConfigException("invalid SharedTrainingMaster YAML: " + e.getOriginalMessage());
-        }
-        return m.validated("YAML");
+        return MasterSerde.fromYaml(yamlStr, SharedTrainingMaster.class).validated("YAML");
     }
 
     /** Applies the builder's checks to a deserialized master (nothing else may construct one). */
