@@ -198,6 +198,7 @@ log "both workers registered after ${SECONDS}s"
 FAULT_FREE_SHARED_ACCURACY=""
 
 executor_stderr_count() { # worker index, pattern[, folder]: matching lines in its executors' stderr
+  # (`|| true` below: grep exits 1 when nothing matches, which is a count of 0 here, not an error)
   local total=0 f n
   while IFS= read -r f; do
     n="$(grep -c -- "$2" "$f" 2>/dev/null || true)"
@@ -262,6 +263,7 @@ run_scenario() {
     "$JAR" --workers 2 "$@" 2>&1 | tee "$submit_log" | grep --line-buffered -E '^(ferrodl MNIST|epoch |FINAL |SHARING |MnistMlpExample)'
   local statuses=("${PIPESTATUS[@]}")
   set -e
+  # the killer reports through kill.result, checked below; its exit status carries nothing
   [[ -z "$killer" ]] || wait "$killer" 2>/dev/null || true
   local submit_rc=${statuses[0]}
   log "[$name] spark-submit finished with exit status $submit_rc after $((SECONDS - t0))s"
@@ -269,6 +271,7 @@ run_scenario() {
   ((submit_rc == 0)) || fail "spark-submit exited with status $submit_rc"
 
   local final_line accuracy
+  # a missing line is reported by the checks that follow (grep's status would abort under set -e)
   final_line="$(grep -E '^FINAL test_accuracy=' "$submit_log" | tail -n 1 || true)"
   [[ -n "$final_line" ]] || fail "no 'FINAL test_accuracy=' line in the spark-submit output"
   accuracy="$(sed -E 's/^FINAL test_accuracy=([0-9.]+).*/\1/' <<<"$final_line")"
