@@ -51,7 +51,7 @@ pub struct WorkerConfig {
 
 /// Decodes a hex string (the secret).
 pub fn parse_hex(hex: &str) -> Result<Vec<u8>, SharingError> {
-    if hex.len() % 2 != 0 {
+    if hex.len() & 1 != 0 {
         return Err(SharingError::Config("secretHex has an odd number of digits".into()));
     }
     (0..hex.len())
