@@ -15,8 +15,14 @@ fn main() {
         .filter_map(|(k, _)| k.strip_prefix("CARGO_FEATURE_").map(|f| f.to_lowercase()))
         .collect();
     println!("cargo:rustc-env=FERRODL_GIT_SHA={sha}");
-    println!("cargo:rustc-env=FERRODL_TARGET={}", std::env::var("TARGET").unwrap_or_default());
-    println!("cargo:rustc-env=FERRODL_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
+    println!(
+        "cargo:rustc-env=FERRODL_TARGET={}",
+        std::env::var("TARGET").unwrap_or_default()
+    );
+    println!(
+        "cargo:rustc-env=FERRODL_PROFILE={}",
+        std::env::var("PROFILE").unwrap_or_default()
+    );
     println!("cargo:rustc-env=FERRODL_FEATURES={}", features.join(","));
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=build.rs");

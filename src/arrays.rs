@@ -8,7 +8,11 @@ use jni::sys::{jint, jsize};
 use jni::JNIEnv;
 
 /// Copies a non-null `float[]` into a Vec; `what` names the argument in errors.
-pub fn read_floats(env: &mut JNIEnv<'_>, array: &JFloatArray<'_>, what: &str) -> FerroResult<Vec<f32>> {
+pub fn read_floats(
+    env: &mut JNIEnv<'_>,
+    array: &JFloatArray<'_>,
+    what: &str,
+) -> FerroResult<Vec<f32>> {
     if array.as_raw().is_null() {
         return invalid(format!("{what} is null"));
     }
@@ -32,7 +36,11 @@ pub fn read_optional_floats(
 }
 
 /// Reads a shape (`long[]`), refusing negative dimensions.
-pub fn read_shape(env: &mut JNIEnv<'_>, array: &JLongArray<'_>, what: &str) -> FerroResult<Vec<usize>> {
+pub fn read_shape(
+    env: &mut JNIEnv<'_>,
+    array: &JLongArray<'_>,
+    what: &str,
+) -> FerroResult<Vec<usize>> {
     if array.as_raw().is_null() {
         return invalid(format!("{what} is null"));
     }
@@ -41,19 +49,26 @@ pub fn read_shape(env: &mut JNIEnv<'_>, array: &JLongArray<'_>, what: &str) -> F
     env.get_long_array_region(array, 0, &mut dims)?;
     dims.iter()
         .map(|&d| {
-            usize::try_from(d).or_else(|_| invalid(format!("{what} has a negative dimension {d}: {dims:?}")))
+            usize::try_from(d)
+                .or_else(|_| invalid(format!("{what} has a negative dimension {d}: {dims:?}")))
         })
         .collect()
 }
 
-pub fn new_float_array<'local>(env: &mut JNIEnv<'local>, data: &[f32]) -> FerroResult<JFloatArray<'local>> {
+pub fn new_float_array<'local>(
+    env: &mut JNIEnv<'local>,
+    data: &[f32],
+) -> FerroResult<JFloatArray<'local>> {
     let len = java_len(data.len())?;
     let array = env.new_float_array(len)?;
     env.set_float_array_region(&array, 0, data)?;
     Ok(array)
 }
 
-pub fn new_long_array<'local>(env: &mut JNIEnv<'local>, data: &[i64]) -> FerroResult<JLongArray<'local>> {
+pub fn new_long_array<'local>(
+    env: &mut JNIEnv<'local>,
+    data: &[i64],
+) -> FerroResult<JLongArray<'local>> {
     let len = java_len(data.len())?;
     let array = env.new_long_array(len)?;
     env.set_long_array_region(&array, 0, data)?;
@@ -61,17 +76,26 @@ pub fn new_long_array<'local>(env: &mut JNIEnv<'local>, data: &[i64]) -> FerroRe
 }
 
 fn java_len(len: usize) -> FerroResult<jsize> {
-    jsize::try_from(len).or_else(|_| invalid(format!("array of {len} elements is too large for a Java array")))
+    jsize::try_from(len).or_else(|_| {
+        invalid(format!(
+            "array of {len} elements is too large for a Java array"
+        ))
+    })
 }
 
 /// Checks that `rows * cols` matches the array length and that the dimensions are sane.
 pub fn check_matrix(data: &[f32], rows: i32, cols: i32, what: &str) -> FerroResult<(usize, usize)> {
     if rows <= 0 || cols <= 0 {
-        return invalid(format!("{what}: rows ({rows}) and columns ({cols}) must be positive"));
+        return invalid(format!(
+            "{what}: rows ({rows}) and columns ({cols}) must be positive"
+        ));
     }
     let (r, c) = (rows as usize, cols as usize);
     if r.checked_mul(c) != Some(data.len()) {
-        return invalid(format!("{what}: {} values do not form a {r} x {c} matrix", data.len()));
+        return invalid(format!(
+            "{what}: {} values do not form a {r} x {c} matrix",
+            data.len()
+        ));
     }
     Ok((r, c))
 }
@@ -106,7 +130,12 @@ pub fn read_batch(
         }
         None => None,
     };
-    Ok(Batch { features, labels, rows, mask })
+    Ok(Batch {
+        features,
+        labels,
+        rows,
+        mask,
+    })
 }
 
 impl Batch {

@@ -65,7 +65,10 @@ fn throw(env: &mut JNIEnv<'_>, class: &str, message: &str) {
     }
     if env.throw_new(class, message).is_err() && !env.exception_check().unwrap_or(true) {
         // The exception class itself could not be loaded: fall back to a JDK class.
-        let _ = env.throw_new("java/lang/IllegalStateException", format!("{class}: {message}"));
+        let _ = env.throw_new(
+            "java/lang/IllegalStateException",
+            format!("{class}: {message}"),
+        );
     }
 }
 

@@ -33,7 +33,9 @@ impl FerroError {
             FerroError::Data(DataError::Format(_)) => "DataSetFormatException",
             FerroError::Data(_) => "DL4JInvalidInputException",
             FerroError::Sharing(SharingError::Config(_)) => "DL4JInvalidConfigException",
-            FerroError::Sharing(SharingError::Nn(NnError::InvalidConfig(_))) => "DL4JInvalidConfigException",
+            FerroError::Sharing(SharingError::Nn(NnError::InvalidConfig(_))) => {
+                "DL4JInvalidConfigException"
+            }
             FerroError::Sharing(SharingError::Nn(_)) => "DL4JInvalidInputException",
             FerroError::Sharing(SharingError::Relay(_)) => "RelayException",
             FerroError::Sharing(_) => "NativeStateException",

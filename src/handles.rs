@@ -23,7 +23,11 @@ pub struct Registry<T> {
 
 impl<T> Registry<T> {
     pub fn new(kind: u8, what: &'static str) -> Self {
-        Registry { kind, what, items: Mutex::new(HashMap::new()) }
+        Registry {
+            kind,
+            what,
+            items: Mutex::new(HashMap::new()),
+        }
     }
 
     fn table(&self) -> MutexGuard<'_, HashMap<u64, Arc<Mutex<T>>>> {
@@ -52,7 +56,11 @@ impl<T> Registry<T> {
     /// Runs `f` with exclusive access to the object behind `handle`.
     pub fn with<R>(&self, handle: i64, f: impl FnOnce(&mut T) -> FerroResult<R>) -> FerroResult<R> {
         self.check_kind(handle)?;
-        let item = self.table().get(&(handle as u64)).cloned().ok_or_else(|| self.unknown(handle))?;
+        let item = self
+            .table()
+            .get(&(handle as u64))
+            .cloned()
+            .ok_or_else(|| self.unknown(handle))?;
         let mut guard = item.lock().map_err(|_| {
             FerroError::State(format!(
                 "{} handle {handle:#x} is unusable: an earlier native call panicked while using it; \
@@ -73,16 +81,25 @@ impl<T> Registry<T> {
 
     fn check_kind(&self, handle: i64) -> FerroResult<()> {
         if handle == 0 {
-            return Err(FerroError::State(format!("{} handle is 0 (closed or never created)", self.what)));
+            return Err(FerroError::State(format!(
+                "{} handle is 0 (closed or never created)",
+                self.what
+            )));
         }
         if (handle as u64 >> 56) as u8 != self.kind {
-            return Err(FerroError::State(format!("handle {handle:#x} is not a {} handle", self.what)));
+            return Err(FerroError::State(format!(
+                "handle {handle:#x} is not a {} handle",
+                self.what
+            )));
         }
         Ok(())
     }
 
     fn unknown(&self, handle: i64) -> FerroError {
-        FerroError::State(format!("{} handle {handle:#x} is unknown or already closed", self.what))
+        FerroError::State(format!(
+            "{} handle {handle:#x} is unknown or already closed",
+            self.what
+        ))
     }
 }
 
@@ -98,9 +115,15 @@ mod tests {
         let hb = b.insert(6);
         assert_ne!(ha, 0);
         assert_eq!(a.with(ha, |v| Ok(*v)).unwrap(), 5);
-        assert!(b.with(ha, |v| Ok(*v)).is_err(), "wrong kind must be refused");
+        assert!(
+            b.with(ha, |v| Ok(*v)).is_err(),
+            "wrong kind must be refused"
+        );
         a.remove(ha).unwrap();
-        assert!(a.with(ha, |v| Ok(*v)).is_err(), "closed handle must be refused");
+        assert!(
+            a.with(ha, |v| Ok(*v)).is_err(),
+            "closed handle must be refused"
+        );
         assert!(a.remove(ha).is_err());
         let ha2 = a.insert(7);
         assert_ne!(ha, ha2);

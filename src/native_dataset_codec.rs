@@ -29,7 +29,9 @@ fn read_optional_array(
     match (data.as_raw().is_null(), shape.as_raw().is_null()) {
         (true, true) => Ok(None),
         (false, false) => read_array(env, data, shape, what).map(Some),
-        _ => invalid(format!("{what}: data and shape must be both null or both set")),
+        _ => invalid(format!(
+            "{what}: data and shape must be both null or both set"
+        )),
     }
 }
 
@@ -51,7 +53,12 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeDataSetCodec_encode<'local>(
         let ds = DataSet {
             features: read_array(env, &features, &features_shape, "features")?,
             labels: read_array(env, &labels, &labels_shape, "labels")?,
-            features_mask: read_optional_array(env, &features_mask, &features_mask_shape, "features mask")?,
+            features_mask: read_optional_array(
+                env,
+                &features_mask,
+                &features_mask_shape,
+                "features mask",
+            )?,
             labels_mask: read_optional_array(env, &labels_mask, &labels_mask_shape, "labels mask")?,
         };
         let bytes = encode(&ds)?;
@@ -72,7 +79,12 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeDataSetCodec_decode<'local>(
         let raw = env.convert_byte_array(&bytes)?;
         let ds = decode(&raw)?;
         let out: JObjectArray = env.new_object_array(8, "java/lang/Object", JObject::null())?;
-        let arrays = [Some(&ds.features), Some(&ds.labels), ds.features_mask.as_ref(), ds.labels_mask.as_ref()];
+        let arrays = [
+            Some(&ds.features),
+            Some(&ds.labels),
+            ds.features_mask.as_ref(),
+            ds.labels_mask.as_ref(),
+        ];
         for (i, array) in arrays.into_iter().enumerate() {
             if let Some(a) = array {
                 let data = new_float_array(env, &a.data)?;

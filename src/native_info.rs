@@ -22,7 +22,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_buildInfo<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
 ) -> jstring {
-    guard(&mut env, |env| Ok(env.new_string(build_info_json())?.into_raw()))
+    guard(&mut env, |env| {
+        Ok(env.new_string(build_info_json())?.into_raw())
+    })
 }
 
 #[no_mangle]

@@ -47,7 +47,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_numParams<'local>(
     _class: JClass<'local>,
     handle: jlong,
 ) -> jlong {
-    guard(&mut env, |_| networks().with(handle, |n| Ok(n.num_params() as jlong)))
+    guard(&mut env, |_| {
+        networks().with(handle, |n| Ok(n.num_params() as jlong))
+    })
 }
 
 #[no_mangle]
@@ -115,8 +117,12 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_fit<'local>(
     mask_cols: jint,
 ) -> jdouble {
     guard(&mut env, |env| {
-        let b = read_batch(env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols)?;
-        networks().with(handle, |n| Ok(n.fit(&b.features, &b.labels, b.rows, b.mask())?))
+        let b = read_batch(
+            env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
+        )?;
+        networks().with(handle, |n| {
+            Ok(n.fit(&b.features, &b.labels, b.rows, b.mask())?)
+        })
     })
 }
 
@@ -135,8 +141,12 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_score<'local>(
     mask_cols: jint,
 ) -> jdouble {
     guard(&mut env, |env| {
-        let b = read_batch(env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols)?;
-        networks().with(handle, |n| Ok(n.score(&b.features, &b.labels, b.rows, b.mask())?))
+        let b = read_batch(
+            env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
+        )?;
+        networks().with(handle, |n| {
+            Ok(n.score(&b.features, &b.labels, b.rows, b.mask())?)
+        })
     })
 }
 
@@ -153,7 +163,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_output<'local>(
     guard(&mut env, |env| {
         let features = read_floats(env, &features, "features")?;
         let (rows, _) = check_matrix(&features, rows, f_cols, "features")?;
-        let out = networks().with(handle, |n| Ok(n.output(&features, rows, train == JNI_TRUE)?))?;
+        let out = networks().with(handle, |n| {
+            Ok(n.output(&features, rows, train == JNI_TRUE)?)
+        })?;
         Ok(new_float_array(env, &out)?.into_raw())
     })
 }
@@ -180,7 +192,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_setCounters<'local>(
 ) {
     guard(&mut env, |_| {
         if iteration < 0 || epoch < 0 {
-            return invalid(format!("counters must be >= 0 (iteration {iteration}, epoch {epoch})"));
+            return invalid(format!(
+                "counters must be >= 0 (iteration {iteration}, epoch {epoch})"
+            ));
         }
         networks().with(handle, |n| {
             n.set_counters(iteration as u64, epoch as u64);

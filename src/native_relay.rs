@@ -29,7 +29,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_start<'local>(
             return invalid("relay settings JSON is null");
         }
         if iteration < 0 || epoch < 0 {
-            return invalid(format!("counters must be >= 0 (iteration {iteration}, epoch {epoch})"));
+            return invalid(format!(
+                "counters must be >= 0 (iteration {iteration}, epoch {epoch})"
+            ));
         }
         let json: String = env.get_string(&settings_json)?.into();
         let params = read_floats(env, &params, "params")?;
@@ -44,7 +46,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_port<'local>(
     _class: JClass<'local>,
     handle: jlong,
 ) -> jint {
-    guard(&mut env, |_| relays().with(handle, |r| Ok(jint::from(r.port()))))
+    guard(&mut env, |_| {
+        relays().with(handle, |r| Ok(jint::from(r.port())))
+    })
 }
 
 #[no_mangle]
@@ -68,7 +72,11 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_counters<'local>(
 ) -> jlongArray {
     guard(&mut env, |env| {
         let (snapshot, applied) = relays().with(handle, |r| Ok((r.snapshot()?, r.applied())))?;
-        let values = [snapshot.iteration as i64, snapshot.epoch as i64, applied as i64];
+        let values = [
+            snapshot.iteration as i64,
+            snapshot.epoch as i64,
+            applied as i64,
+        ];
         Ok(new_long_array(env, &values)?.into_raw())
     })
 }

@@ -2,7 +2,9 @@
 //! Thread safety: the node and each replica are separate handles with their own locks, so the
 //! replicas of one node train in parallel from different Java threads.
 
-use crate::arrays::{new_float_array, new_long_array, read_batch, read_floats, read_optional_floats};
+use crate::arrays::{
+    new_float_array, new_long_array, read_batch, read_floats, read_optional_floats,
+};
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroError;
 use crate::handles::Registry;
@@ -66,8 +68,12 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_fit<'local>(
     mask_cols: jint,
 ) -> jdouble {
     guard(&mut env, |env| {
-        let b = read_batch(env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols)?;
-        replicas().with(replica, |t| Ok(t.fit(&b.features, &b.labels, b.rows, b.mask())?))
+        let b = read_batch(
+            env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
+        )?;
+        replicas().with(replica, |t| {
+            Ok(t.fit(&b.features, &b.labels, b.rows, b.mask())?)
+        })
     })
 }
 

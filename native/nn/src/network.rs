@@ -538,7 +538,11 @@ mod tests {
             let sa = a.fit(&x, &y, 2, None).unwrap();
             let before = b.params().to_vec();
             let sb = b.compute_update(&x, &y, 2, None).unwrap();
-            assert_eq!(b.params(), &before[..], "compute_update must not touch the parameters");
+            assert_eq!(
+                b.params(),
+                &before[..],
+                "compute_update must not touch the parameters"
+            );
             let u = b.update().to_vec();
             for (p, d) in b.params_mut().iter_mut().zip(&u) {
                 *p -= d;

@@ -64,12 +64,24 @@ pub struct DriverRelay {
 }
 
 impl DriverRelay {
-    pub fn start(settings_json: &str, params: Vec<f32>, iteration: u64, epoch: u64) -> Result<Self, SharingError> {
+    pub fn start(
+        settings_json: &str,
+        params: Vec<f32>,
+        iteration: u64,
+        epoch: u64,
+    ) -> Result<Self, SharingError> {
         let settings: RelaySettings = serde_json::from_str(settings_json)
             .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
-        let relay = Relay::start(settings.to_config()?, Box::new(MasterCopy::new(params, iteration, epoch)))?;
+        let relay = Relay::start(
+            settings.to_config()?,
+            Box::new(MasterCopy::new(params, iteration, epoch)),
+        )?;
         let port = relay.local_addr().port();
-        Ok(DriverRelay { relay: Some(relay), port, stopped: None })
+        Ok(DriverRelay {
+            relay: Some(relay),
+            port,
+            stopped: None,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -95,7 +107,11 @@ impl DriverRelay {
 
     /// Messages applied to the master copy so far.
     pub fn applied(&self) -> u64 {
-        self.stats().per_worker.values().map(|w| w.messages_applied).sum()
+        self.stats()
+            .per_worker
+            .values()
+            .map(|w| w.messages_applied)
+            .sum()
     }
 
     pub fn stats_json(&self) -> String {
@@ -142,7 +158,9 @@ pub fn relay_stats_json(s: &RelayStats) -> Value {
             )
         })
         .collect();
-    let sum = |f: fn(&ferrodl_relay::WorkerCounters) -> u64| -> u64 { s.per_worker.values().map(f).sum() };
+    let sum = |f: fn(&ferrodl_relay::WorkerCounters) -> u64| -> u64 {
+        s.per_worker.values().map(f).sum()
+    };
     json!({
         "connectionsAccepted": s.connections_accepted,
         "connectionsRejected": s.connections_rejected,

@@ -12,7 +12,14 @@ pub struct MasterCopy {
 
 impl MasterCopy {
     pub fn new(params: Vec<f32>, iteration: u64, epoch: u64) -> Self {
-        MasterCopy { snapshot: Snapshot { iteration, epoch, params }, applied: 0 }
+        MasterCopy {
+            snapshot: Snapshot {
+                iteration,
+                epoch,
+                params,
+            },
+            applied: 0,
+        }
     }
 
     pub fn state(&self) -> &Snapshot {

@@ -54,19 +54,29 @@ impl Snapshot {
     pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, SharingError> {
         let bad = |m: String| SharingError::Message(format!("parameter snapshot: {m}"));
         if bytes.len() < 24 {
-            return Err(bad(format!("{} bytes, shorter than its 24-byte header", bytes.len())));
+            return Err(bad(format!(
+                "{} bytes, shorter than its 24-byte header",
+                bytes.len()
+            )));
         }
         let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
         let (iteration, epoch, n) = (word(0), word(8), word(16));
         let expected = n.checked_mul(4).and_then(|b| b.checked_add(24));
         if expected != Some(bytes.len() as u64) {
-            return Err(bad(format!("{} bytes, header says {n} parameters", bytes.len())));
+            return Err(bad(format!(
+                "{} bytes, header says {n} parameters",
+                bytes.len()
+            )));
         }
         let params = bytes[24..]
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect();
-        Ok(Snapshot { iteration, epoch, params })
+        Ok(Snapshot {
+            iteration,
+            epoch,
+            params,
+        })
     }
 }
 
@@ -85,11 +95,18 @@ mod tests {
 
     #[test]
     fn snapshot_round_trip_and_validation() {
-        let s = Snapshot { iteration: 11, epoch: 3, params: vec![1.5, -2.25, f32::MIN_POSITIVE] };
+        let s = Snapshot {
+            iteration: 11,
+            epoch: 3,
+            params: vec![1.5, -2.25, f32::MIN_POSITIVE],
+        };
         let b = s.to_bytes();
         assert_eq!(b.len(), 24 + 12);
         assert_eq!(Snapshot::from_bytes(&b).unwrap(), s);
-        assert!(Snapshot::from_bytes(&b[..b.len() - 1]).unwrap_err().to_string().contains("3 parameters"));
+        assert!(Snapshot::from_bytes(&b[..b.len() - 1])
+            .unwrap_err()
+            .to_string()
+            .contains("3 parameters"));
         assert!(Snapshot::from_bytes(&b[..10]).is_err());
     }
 }

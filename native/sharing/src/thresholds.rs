@@ -64,6 +64,10 @@ mod carry_tests {
         let mut next = ThresholdEncoder::from_json(10, &alg, &post, Some(&avg)).unwrap();
         let stats = next.encode_update(&[0.001; 10], 0, 1, &mut out).unwrap();
         let expected = 0.1 * ferrodl_comm::DEFAULT_DECAY_RATE.powi(16);
-        assert!((f64::from(stats.threshold) - expected).abs() < 1e-6, "{state} {avg} {}", stats.threshold);
+        assert!(
+            (f64::from(stats.threshold) - expected).abs() < 1e-6,
+            "{state} {avg} {}",
+            stats.threshold
+        );
     }
 }

@@ -52,7 +52,9 @@ pub struct WorkerConfig {
 /// Decodes a hex string (the secret).
 pub fn parse_hex(hex: &str) -> Result<Vec<u8>, SharingError> {
     if hex.len() & 1 != 0 {
-        return Err(SharingError::Config("secretHex has an odd number of digits".into()));
+        return Err(SharingError::Config(
+            "secretHex has an odd number of digits".into(),
+        ));
     }
     (0..hex.len())
         .step_by(2)
@@ -202,7 +204,12 @@ impl WorkerNode {
         let n = nets[0].num_params();
         let shared = Arc::new(NodeShared {
             inboxes: (0..config.replicas)
-                .map(|_| Mutex::new(Inbox { sum: vec![0.0; n], pending: 0 }))
+                .map(|_| {
+                    Mutex::new(Inbox {
+                        sum: vec![0.0; n],
+                        pending: 0,
+                    })
+                })
                 .collect(),
             client: Mutex::new(None),
             relayed_error: Mutex::new(None),
@@ -210,7 +217,10 @@ impl WorkerNode {
         });
         let client_config = ClientConfig {
             secret: parse_hex(&config.secret_hex)?,
-            worker: WorkerId { partition: config.partition, attempt: config.attempt },
+            worker: WorkerId {
+                partition: config.partition,
+                attempt: config.attempt,
+            },
             connect_timeout: Duration::from_millis(config.connect_timeout_ms),
             io_timeout: Duration::from_millis(config.io_timeout_ms),
             max_message_bytes: config.max_message_bytes,
@@ -284,7 +294,11 @@ impl WorkerNode {
             shared,
             partition: config.partition,
             attempt: config.attempt,
-            started_from: Snapshot { params: Vec::new(), iteration: start_iteration, epoch: start_epoch },
+            started_from: Snapshot {
+                params: Vec::new(),
+                iteration: start_iteration,
+                epoch: start_epoch,
+            },
         };
         Ok((node, replicas))
     }
@@ -292,9 +306,9 @@ impl WorkerNode {
     /// Flushes everything sent and waits until the driver has applied all of it, then closes the
     /// connection. Replicas can no longer send afterwards.
     pub fn finish(&mut self) -> Result<NodeReport, SharingError> {
-        let client = lock(&self.shared.client).take().ok_or_else(|| {
-            SharingError::Message("this worker node has already finished".into())
-        })?;
+        let client = lock(&self.shared.client)
+            .take()
+            .ok_or_else(|| SharingError::Message("this worker node has already finished".into()))?;
         let stats: ClientStats = client.finish()?;
         if let Some(e) = lock(&self.shared.relayed_error).clone() {
             return Err(SharingError::Message(e));
@@ -339,9 +353,13 @@ impl ReplicaTrainer {
             return Err(SharingError::Message(e));
         }
         self.apply_inbox();
-        let score = self.net.compute_update(features, labels, rows, labels_mask)?;
+        let score = self
+            .net
+            .compute_update(features, labels, rows, labels_mask)?;
         let (iteration, epoch) = (self.net.iteration_count(), self.net.epoch_count());
-        let stats = self.encoder.encode_update(self.net.update(), iteration, epoch, &mut self.encoded)?;
+        let stats =
+            self.encoder
+                .encode_update(self.net.update(), iteration, epoch, &mut self.encoded)?;
         // Only the encoded part is applied here, exactly as every other replica applies it.
         ferrodl_comm::decode_add(&self.encoded, -1.0, self.net.params_mut())?;
         self.shared.deliver(&self.encoded, Some(self.index))?;
@@ -398,8 +416,8 @@ impl ReplicaTrainer {
     pub fn report(&mut self) -> ReplicaReport {
         self.apply_inbox();
         let mut r = self.report.clone();
-        r.threshold_state = serde_json::to_value(self.encoder.threshold_state())
-            .unwrap_or(serde_json::Value::Null);
+        r.threshold_state =
+            serde_json::to_value(self.encoder.threshold_state()).unwrap_or(serde_json::Value::Null);
         r
     }
 

@@ -13,7 +13,10 @@ const SECRET: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbcc
 
 fn initial_params() -> Vec<f32> {
     let conf = ferrodl_nn::MultiLayerConfiguration::from_json(NET).unwrap();
-    ferrodl_nn::MultiLayerNetwork::<f32>::new(conf).unwrap().params().to_vec()
+    ferrodl_nn::MultiLayerNetwork::<f32>::new(conf)
+        .unwrap()
+        .params()
+        .to_vec()
 }
 
 fn start_relay(params: Vec<f32>) -> DriverRelay {
@@ -24,7 +27,13 @@ fn start_relay(params: Vec<f32>) -> DriverRelay {
     DriverRelay::start(&settings, params, 0, 0).unwrap()
 }
 
-fn worker_config(port: u16, partition: u32, attempt: u32, replicas: usize, threshold: &str) -> WorkerConfig {
+fn worker_config(
+    port: u16,
+    partition: u32,
+    attempt: u32,
+    replicas: usize,
+    threshold: &str,
+) -> WorkerConfig {
     let json = serde_json::json!({
         "network": NET,
         "relayAddress": format!("127.0.0.1:{port}"),
@@ -58,7 +67,13 @@ fn batch(rng: &mut Rng, rows: usize) -> (Vec<f32>, Vec<f32>) {
 fn one_worker_master_copy_equals_the_worker_exactly() {
     let params = initial_params();
     let mut relay = start_relay(params.clone());
-    let cfg = worker_config(relay.port(), 0, 0, 1, r#"{"type":"fixed","threshold":0.001}"#);
+    let cfg = worker_config(
+        relay.port(),
+        0,
+        0,
+        1,
+        r#"{"type":"fixed","threshold":0.001}"#,
+    );
     let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
     let mut rng = Rng::new(1);
     for _ in 0..20 {
@@ -72,7 +87,10 @@ fn one_worker_master_copy_equals_the_worker_exactly() {
     // The worker applies exactly the encoded updates it sends, in the same order as the driver.
     assert_eq!(master.params, replicas[0].network().params());
     assert_eq!(master.iteration, 20);
-    assert_ne!(master.params, params, "training must have moved the parameters");
+    assert_ne!(
+        master.params, params,
+        "training must have moved the parameters"
+    );
     let stats: serde_json::Value = serde_json::from_str(&relay.stats_json()).unwrap();
     assert_eq!(stats["messagesApplied"], 20);
     assert_eq!(stats["messagesDropped"], 0);
@@ -113,7 +131,9 @@ fn two_nodes_learn_together_and_send_far_less_than_dense() {
     net.set_params(&master.params).unwrap();
     let after = net.score(&x, &y, 400, None).unwrap();
     let out = net.output(&x, 400, false).unwrap();
-    let correct = (0..400).filter(|&r| (out[r * 2 + 1] > out[r * 2]) == (y[r * 2 + 1] == 1.0)).count();
+    let correct = (0..400)
+        .filter(|&r| (out[r * 2 + 1] > out[r * 2]) == (y[r * 2 + 1] == 1.0))
+        .count();
     assert!(after < before * 0.5, "score {before} -> {after}");
     assert!(correct >= 360, "accuracy {correct}/400");
 
@@ -125,7 +145,10 @@ fn two_nodes_learn_together_and_send_far_less_than_dense() {
         assert_eq!(replica.minibatches, 150);
         let per_iteration = node.bytes_sent as f64 / 150.0;
         // Adaptive thresholds keep the sparsity at most 1e-2 after warm-up: far below dense fp32.
-        assert!(per_iteration < 0.5 * (4 * n) as f64, "{per_iteration} bytes/iteration for {n} params");
+        assert!(
+            per_iteration < 0.5 * (4 * n) as f64,
+            "{per_iteration} bytes/iteration for {n} params"
+        );
         assert_eq!(replica.steps.len(), 150);
     }
     assert_eq!(master.iteration, 150);
@@ -135,7 +158,13 @@ fn two_nodes_learn_together_and_send_far_less_than_dense() {
 fn a_rerun_worker_starts_from_the_driver_state() {
     let params = initial_params();
     let relay = start_relay(params.clone());
-    let cfg = worker_config(relay.port(), 3, 0, 1, r#"{"type":"fixed","threshold":0.0005}"#);
+    let cfg = worker_config(
+        relay.port(),
+        3,
+        0,
+        1,
+        r#"{"type":"fixed","threshold":0.0005}"#,
+    );
     let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
     let mut rng = Rng::new(5);
     for _ in 0..7 {
@@ -146,7 +175,13 @@ fn a_rerun_worker_starts_from_the_driver_state() {
     let trained = replicas[0].network().params().to_vec();
 
     // The same partition again (Spark's second attempt), given the stale broadcast parameters.
-    let retry = worker_config(relay.port(), 3, 1, 1, r#"{"type":"fixed","threshold":0.0005}"#);
+    let retry = worker_config(
+        relay.port(),
+        3,
+        1,
+        1,
+        r#"{"type":"fixed","threshold":0.0005}"#,
+    );
     let (mut node2, replicas2) = WorkerNode::connect(&retry, &params, None).unwrap();
     assert_eq!(replicas2[0].network().params(), &trained[..]);
     assert_eq!(replicas2[0].network().iteration_count(), 7);
@@ -161,7 +196,13 @@ fn a_rerun_worker_starts_from_the_driver_state() {
 fn replicas_of_one_node_share_updates_locally() {
     let params = initial_params();
     let mut relay = start_relay(params.clone());
-    let cfg = worker_config(relay.port(), 0, 0, 2, r#"{"type":"fixed","threshold":0.001}"#);
+    let cfg = worker_config(
+        relay.port(),
+        0,
+        0,
+        2,
+        r#"{"type":"fixed","threshold":0.001}"#,
+    );
     let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
     let mut rng = Rng::new(9);
     let (x, y) = batch(&mut rng, 8);
@@ -189,16 +230,35 @@ fn replicas_of_one_node_share_updates_locally() {
 fn bad_configuration_and_wrong_secret_are_clear_errors() {
     let params = initial_params();
     let relay = start_relay(params.clone());
-    let mut cfg = worker_config(relay.port(), 0, 0, 1, r#"{"type":"fixed","threshold":0.001}"#);
+    let mut cfg = worker_config(
+        relay.port(),
+        0,
+        0,
+        1,
+        r#"{"type":"fixed","threshold":0.001}"#,
+    );
     cfg.secret_hex = "ff".repeat(32);
-    let err = WorkerNode::connect(&cfg, &params, None).err().expect("wrong secret must fail");
+    let err = WorkerNode::connect(&cfg, &params, None)
+        .err()
+        .expect("wrong secret must fail");
     let text = err.to_string();
-    assert!(text.contains(&format!("127.0.0.1:{}", relay.port())), "{text}");
+    assert!(
+        text.contains(&format!("127.0.0.1:{}", relay.port())),
+        "{text}"
+    );
 
     let bad = worker_config(relay.port(), 0, 0, 1, r#"{"type":"fixed","threshold":-1}"#);
-    let err = WorkerNode::connect(&bad, &params, None).err().expect("negative threshold must fail");
+    let err = WorkerNode::connect(&bad, &params, None)
+        .err()
+        .expect("negative threshold must fail");
     assert!(err.to_string().contains("threshold"), "{err}");
 
-    let zero = worker_config(relay.port(), 0, 0, 0, r#"{"type":"fixed","threshold":0.001}"#);
+    let zero = worker_config(
+        relay.port(),
+        0,
+        0,
+        0,
+        r#"{"type":"fixed","threshold":0.001}"#,
+    );
     assert!(WorkerNode::connect(&zero, &params, None).is_err());
 }
