@@ -11,7 +11,7 @@
 #
 # Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: all three)
 # Environment: MIN_ACCURACY (0.94), MIN_SHARED_ACCURACY (0.95), KILL_TOLERANCE (0.01),
-#              SHARED_ARGS (extra example options of the shared scenarios; --epochs 15 --batch-size 16), SUBMIT_TIMEOUT seconds
+#              SHARED_ARGS (extra example options of the shared scenarios; --epochs 20 --batch-size 16), SUBMIT_TIMEOUT seconds
 #              (600), REGISTER_TIMEOUT seconds (90), EXAMPLE_JAR (the uber-jar to submit), KEEP_TMP=1
 #              keeps the temp dir (logs, work dirs), PYTHON (python3), JAVA_HOME as usual.
 # Needs: the uber-jar (make jvm), python3 + pip for the Spark distribution on a fresh machine.
@@ -25,7 +25,7 @@ JAR="${EXAMPLE_JAR:-$ROOT/spark-example/target/ferrodl-spark-example-0.1.0.jar}"
 MIN_ACCURACY="${MIN_ACCURACY:-0.94}"
 MIN_SHARED_ACCURACY="${MIN_SHARED_ACCURACY:-0.95}"
 KILL_TOLERANCE="${KILL_TOLERANCE:-0.01}"
-SHARED_ARGS="${SHARED_ARGS:---epochs 15 --batch-size 16}"
+SHARED_ARGS="${SHARED_ARGS:---epochs 20 --batch-size 16}"
 SCENARIOS=("$@")
 ((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg shared shared-kill)
 PASSED=0
