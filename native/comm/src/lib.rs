@@ -35,6 +35,7 @@ pub use residual::{
 };
 pub use threshold::{
     average_states, try_average_states, AdaptiveConfig, AdaptiveThreshold, FixedConfig,
-    FixedThreshold, TargetSparsityConfig, TargetSparsityThreshold, ThresholdAlgorithm,
-    ThresholdAlgorithmConfig, ThresholdState, DEFAULT_DECAY_RATE, MAX_THRESHOLD, MIN_THRESHOLD,
+    FixedThreshold, StepRule, SteppedThreshold, TargetSparsityConfig, TargetSparsityThreshold,
+    ThresholdAlgorithm, ThresholdAlgorithmConfig, ThresholdState, DEFAULT_DECAY_RATE,
+    MAX_THRESHOLD, MIN_THRESHOLD,
 };

@@ -394,74 +394,77 @@ fn adopt(name: &str, current: &mut f64, state: &ThresholdState) -> Result<bool, 
     }
 }
 
-/// Keeps the fraction of sent entries between two bounds.
+/// The rule of a threshold that moves by one multiplicative step after every encode: lowered
+/// (× decay) when too few entries were sent, raised (÷ decay) when too many, else kept.
+pub trait StepRule: Copy + fmt::Debug + PartialEq + Send + 'static {
+    /// The JSON `type` of the algorithm (also the name of its carried state).
+    const NAME: &'static str;
+    fn validate(&self) -> Result<(), ConfigError>;
+    fn initial_threshold(&self) -> f64;
+    fn decay_rate(&self) -> f64;
+    /// `(lower, raise)` for the fraction of entries `sparsity` sent by the last encode.
+    fn direction(&self, sparsity: f64) -> (bool, bool);
+}
+
+impl StepRule for AdaptiveConfig {
+    const NAME: &'static str = "adaptive";
+    fn validate(&self) -> Result<(), ConfigError> {
+        AdaptiveConfig::validate(self)
+    }
+    fn initial_threshold(&self) -> f64 {
+        self.initial_threshold
+    }
+    fn decay_rate(&self) -> f64 {
+        self.decay_rate
+    }
+    /// Keeps the fraction of sent entries between two bounds.
+    fn direction(&self, s: f64) -> (bool, bool) {
+        (s < self.min_target_sparsity, s > self.max_target_sparsity)
+    }
+}
+
+impl StepRule for TargetSparsityConfig {
+    const NAME: &'static str = "targetSparsity";
+    fn validate(&self) -> Result<(), ConfigError> {
+        TargetSparsityConfig::validate(self)
+    }
+    fn initial_threshold(&self) -> f64 {
+        self.initial_threshold
+    }
+    fn decay_rate(&self) -> f64 {
+        self.decay_rate
+    }
+    /// Steers the fraction of sent entries towards one target.
+    fn direction(&self, s: f64) -> (bool, bool) {
+        (s < self.sparsity_target, s > self.sparsity_target)
+    }
+}
+
+/// A threshold algorithm driven by a [`StepRule`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct AdaptiveThreshold {
-    config: AdaptiveConfig,
+pub struct SteppedThreshold<R: StepRule> {
+    config: R,
     current: f64,
 }
 
-impl AdaptiveThreshold {
-    pub fn new(config: AdaptiveConfig) -> Result<Self, ConfigError> {
-        config.validate()?;
-        Ok(AdaptiveThreshold {
-            config,
-            current: config.initial_threshold,
-        })
-    }
-}
-
-impl ThresholdAlgorithm for AdaptiveThreshold {
-    fn name(&self) -> &'static str {
-        "adaptive"
-    }
-    fn threshold(&mut self, _iteration: u64, _epoch: u64) -> f32 {
-        self.current_threshold()
-    }
-    fn current_threshold(&self) -> f32 {
-        self.current as f32
-    }
-    fn observe(&mut self, stats: &EncodeStats) {
-        let s = stats.sparsity;
-        let c = &self.config;
-        self.current = step(
-            self.current,
-            c.decay_rate,
-            s < c.min_target_sparsity,
-            s > c.max_target_sparsity,
-        );
-    }
-    fn state(&self) -> ThresholdState {
-        ThresholdState {
-            algorithm: self.name().into(),
-            threshold: self.current,
-        }
-    }
-    fn set_state(&mut self, state: &ThresholdState) -> Result<bool, ConfigError> {
-        adopt(self.name(), &mut self.current, state)
-    }
-}
-
+/// Keeps the fraction of sent entries between two bounds (the default).
+pub type AdaptiveThreshold = SteppedThreshold<AdaptiveConfig>;
 /// Steers the fraction of sent entries towards one target.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TargetSparsityThreshold {
-    config: TargetSparsityConfig,
-    current: f64,
-}
+pub type TargetSparsityThreshold = SteppedThreshold<TargetSparsityConfig>;
 
-impl TargetSparsityThreshold {
-    pub fn new(config: TargetSparsityConfig) -> Result<Self, ConfigError> {
+impl<R: StepRule> SteppedThreshold<R> {
+    pub fn new(config: R) -> Result<Self, ConfigError> {
         config.validate()?;
-        Ok(TargetSparsityThreshold {
+        Ok(SteppedThreshold {
             config,
-            current: config.initial_threshold,
+            current: config.initial_threshold(),
         })
     }
 }
 
-impl ThresholdAlgorithm for TargetSparsityThreshold {
+impl<R: StepRule> ThresholdAlgorithm for SteppedThreshold<R> {
     fn name(&self) -> &'static str {
-        "targetSparsity"
+        R::NAME
     }
     fn threshold(&mut self, _iteration: u64, _epoch: u64) -> f32 {
         self.current_threshold()
@@ -470,14 +473,8 @@ impl ThresholdAlgorithm for TargetSparsityThreshold {
         self.current as f32
     }
     fn observe(&mut self, stats: &EncodeStats) {
-        let s = stats.sparsity;
-        let c = &self.config;
-        self.current = step(
-            self.current,
-            c.decay_rate,
-            s < c.sparsity_target,
-            s > c.sparsity_target,
-        );
+        let (lower, raise) = self.config.direction(stats.sparsity);
+        self.current = step(self.current, self.config.decay_rate(), lower, raise);
     }
     fn state(&self) -> ThresholdState {
         ThresholdState {
