@@ -3,7 +3,8 @@
 //! * [`Scalar`]: the element type (implemented for `f32` and `f64`) so that every layer is written
 //!   once and gradient checks can run in double precision.
 //! * [`gemm`]: row-major matrix products through `matrixmultiply`, with transposed operands
-//!   expressed as strides (no copies).
+//!   expressed as strides (no copies), on [`num_threads`] threads for products large enough to
+//!   gain from it ([`set_num_threads`] changes the count at run time).
 //! * [`Rng`]: a seeded, platform-independent random generator (SplitMix64-seeded xoshiro256**,
 //!   Box–Muller normals) so one seed gives bit-identical parameters everywhere.
 //! * Row-wise helpers ([`add_row_vector`], [`column_sums`], [`softmax_rows`], ...) used by layers.
@@ -12,6 +13,10 @@
 //! `rows * cols` elements. Length mismatches are programming errors of the engine (user input is
 //! validated before it reaches this crate), so they are checked with `assert!` — the checks also
 //! keep the unsafe GEMM calls sound.
+
+mod parallel;
+
+pub use parallel::{default_num_threads, num_threads, set_num_threads, MIN_MULADDS_PER_THREAD};
 
 use num_traits::{Float, FromPrimitive};
 use std::fmt::{Debug, Display};
@@ -135,6 +140,9 @@ pub enum Op {
 /// `op(A)` is `m × k` and `op(B)` is `k × n`, so `A` is stored as `m × k` (`Op::N`) or `k × m`
 /// (`Op::T`), likewise `B` as `k × n` or `n × k`; `C` is `m × n`. With `beta == 0` the previous
 /// contents of `C` are ignored (they may be anything, even NaN).
+///
+/// Products of at least twice [`MIN_MULADDS_PER_THREAD`] multiply-adds (`m·n·k`) run on up to
+/// [`num_threads`] threads; the result does not depend on the thread count (bit for bit).
 #[allow(clippy::too_many_arguments)]
 pub fn gemm<T: Scalar>(
     op_a: Op,
@@ -148,6 +156,25 @@ pub fn gemm<T: Scalar>(
     beta: T,
     c: &mut [T],
 ) {
+    gemm_with_threads(num_threads(), op_a, op_b, m, n, k, alpha, a, b, beta, c);
+}
+
+/// [`gemm`] on at most `threads` threads; returns the number of blocks the product was cut into
+/// (1: computed by the calling thread alone).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_with_threads<T: Scalar>(
+    threads: usize,
+    op_a: Op,
+    op_b: Op,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: &[T],
+    b: &[T],
+    beta: T,
+    c: &mut [T],
+) -> usize {
     assert_eq!(
         a.len(),
         m * k,
@@ -167,12 +194,12 @@ pub fn gemm<T: Scalar>(
         c.len()
     );
     if m == 0 || n == 0 {
-        return;
+        return 0;
     }
     if k == 0 {
         // Empty inner dimension: the product is zero, only the beta term remains.
         scale_in_place(c, beta);
-        return;
+        return 0;
     }
     let (rsa, csa) = match op_a {
         Op::N => (k as isize, 1),
@@ -185,7 +212,7 @@ pub fn gemm<T: Scalar>(
     // SAFETY: the asserts above pin every slice to exactly the extent the strides address, and
     // `c` is a unique borrow, so it cannot alias `a` or `b`.
     unsafe {
-        T::gemm_raw(
+        parallel::gemm_threaded(
             m,
             k,
             n,
@@ -198,8 +225,7 @@ pub fn gemm<T: Scalar>(
             csb,
             beta,
             c.as_mut_ptr(),
-            n as isize,
-            1,
+            threads,
         )
     }
 }
@@ -494,6 +520,183 @@ mod tests {
         for (x, y) in c.iter().zip(&want) {
             assert!((*x as f64 - (1.0 + 2.0 * y)).abs() < 1e-4);
         }
+    }
+
+    /// Reference `alpha·op(A)·op(B) + beta·C` in f64 (naive triple loop, explicit indexing of
+    /// the stored layouts).
+    #[allow(clippy::too_many_arguments)]
+    fn naive_general(
+        op_a: Op,
+        op_b: Op,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f64,
+        a: &[f64],
+        b: &[f64],
+        beta: f64,
+        c: &[f64],
+    ) -> Vec<f64> {
+        let mut out = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0;
+                for p in 0..k {
+                    let av = match op_a {
+                        Op::N => a[i * k + p],
+                        Op::T => a[p * m + i],
+                    };
+                    let bv = match op_b {
+                        Op::N => b[p * n + j],
+                        Op::T => b[j * k + p],
+                    };
+                    s += av * bv;
+                }
+                out[i * n + j] = alpha * s + beta * c[i * n + j];
+            }
+        }
+        out
+    }
+
+    /// Every transpose combination, odd sizes (including ones cut in blocks by 2 threads, split
+    /// by rows and by columns), alpha/beta, f32 and f64, 1 and 2 threads: matches the naive loop,
+    /// and 2 threads give bit-identical results to 1.
+    fn check_gemm_against_naive<T: Scalar>(tol: f64) {
+        let shapes = [
+            (1, 1, 1),
+            (3, 5, 7),
+            (17, 1, 33),
+            (1, 19, 5),
+            (129, 67, 131), // 2 threads: row blocks
+            (45, 301, 97),  // 2 threads: column blocks
+            (64, 500, 97),
+        ];
+        let mut rng = Rng::new(5);
+        for &(m, n, k) in &shapes {
+            let a: Vec<f64> = (0..m * k).map(|_| rng.next_gaussian()).collect();
+            let b: Vec<f64> = (0..k * n).map(|_| rng.next_gaussian()).collect();
+            let c0: Vec<f64> = (0..m * n).map(|_| rng.next_gaussian()).collect();
+            let (at, bt): (Vec<T>, Vec<T>) = (
+                a.iter().map(|&v| T::of(v)).collect(),
+                b.iter().map(|&v| T::of(v)).collect(),
+            );
+            // The reference sees exactly the rounded inputs.
+            let (ar, br): (Vec<f64>, Vec<f64>) = (
+                at.iter().map(|v| v.f64()).collect(),
+                bt.iter().map(|v| v.f64()).collect(),
+            );
+            for op_a in [Op::N, Op::T] {
+                for op_b in [Op::N, Op::T] {
+                    for (alpha, beta) in [(1.0, 0.0), (-0.5, 1.0), (2.0, 0.25)] {
+                        let want = naive_general(op_a, op_b, m, n, k, alpha, &ar, &br, beta, &c0);
+                        let mut got1: Vec<T> = c0.iter().map(|&v| T::of(v)).collect();
+                        if beta == 0.0 {
+                            got1.fill(T::nan()); // beta = 0 must ignore C's old contents
+                        }
+                        let mut got2 = got1.clone();
+                        let parts1 = gemm_with_threads(
+                            1,
+                            op_a,
+                            op_b,
+                            m,
+                            n,
+                            k,
+                            T::of(alpha),
+                            &at,
+                            &bt,
+                            T::of(beta),
+                            &mut got1,
+                        );
+                        let parts2 = gemm_with_threads(
+                            2,
+                            op_a,
+                            op_b,
+                            m,
+                            n,
+                            k,
+                            T::of(alpha),
+                            &at,
+                            &bt,
+                            T::of(beta),
+                            &mut got2,
+                        );
+                        assert_eq!(parts1, 1);
+                        let big = m * n * k >= 2 * MIN_MULADDS_PER_THREAD;
+                        assert_eq!(parts2, if big { 2 } else { 1 }, "{m}x{n}x{k}");
+                        let scale = (k as f64).sqrt() * (1.0 + alpha.abs()) + beta.abs();
+                        for (i, (x, y)) in got1.iter().zip(&want).enumerate() {
+                            assert!(
+                                (x.f64() - y).abs() <= tol * scale,
+                                "{} {op_a:?}{op_b:?} {m}x{n}x{k} a={alpha} b={beta} [{i}]: {x} vs {y}",
+                                T::NAME
+                            );
+                        }
+                        let same = got1
+                            .iter()
+                            .zip(&got2)
+                            .all(|(x, y)| x.f64().to_bits() == y.f64().to_bits());
+                        assert!(same, "1 vs 2 threads differ: {op_a:?}{op_b:?} {m}x{n}x{k}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gemm_f64_matches_naive_on_1_and_2_threads() {
+        check_gemm_against_naive::<f64>(1e-12);
+    }
+
+    #[test]
+    fn gemm_f32_matches_naive_on_1_and_2_threads() {
+        check_gemm_against_naive::<f32>(2e-5);
+    }
+
+    /// The process-wide setting is observed and takes effect on the next product, in both
+    /// directions, and any count gives the same bits. (The only test that changes the setting.)
+    #[test]
+    fn set_num_threads_takes_effect_at_run_time() {
+        let (m, n, k) = (256, 192, 160);
+        let mut rng = Rng::new(11);
+        let a: Vec<f32> = (0..m * k).map(|_| rng.next_gaussian() as f32).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.next_gaussian() as f32).collect();
+        let run = || {
+            let mut c = vec![0.0f32; m * n];
+            let parts = gemm_with_threads(
+                num_threads(),
+                Op::N,
+                Op::T,
+                m,
+                n,
+                k,
+                1.0,
+                &a,
+                &b,
+                0.0,
+                &mut c,
+            );
+            // The public entry point reads the same setting.
+            let mut c2 = vec![0.0f32; m * n];
+            gemm(Op::N, Op::T, m, n, k, 1.0, &a, &b, 0.0, &mut c2);
+            assert_eq!(c, c2);
+            (parts, c)
+        };
+        assert_eq!(num_threads(), default_num_threads());
+        assert!(default_num_threads() >= 1);
+        set_num_threads(1);
+        assert_eq!(num_threads(), 1);
+        let (p1, c1) = run();
+        set_num_threads(2);
+        assert_eq!(num_threads(), 2);
+        let (p2, c2) = run();
+        set_num_threads(3);
+        let (p3, c3) = run();
+        set_num_threads(1);
+        let (p1b, c1b) = run();
+        set_num_threads(0);
+        assert_eq!(num_threads(), default_num_threads());
+        assert_eq!((p1, p2, p3, p1b), (1, 2, 3, 1));
+        assert!(c1 == c2 && c1 == c3 && c1 == c1b);
     }
 
     #[test]

@@ -1,0 +1,253 @@
+//! Thread-count control and the multi-threaded GEMM driver.
+//!
+//! `matrixmultiply` is used single-threaded: its own `threading` feature reads
+//! `MATMUL_NUM_THREADS` once, on the first product of the process, caps the count at 4 and
+//! keeps one process-wide pool, so a count chosen later (by the JVM, per Spark task) could not
+//! take effect. Instead, a product large enough to pay for it is cut into independent blocks of
+//! `C` (rows, or columns when `C` is wider than tall), each block computed by one
+//! single-threaded `matrixmultiply` call: the calling thread takes the first block and the
+//! helpers of our pool the others. The inner dimension is never split, so every element of `C`
+//! is summed in the same order whatever the thread count: results are bit-identical for 1, 2 or
+//! more threads.
+//!
+//! [`set_num_threads`] takes effect on the next product; the default is the number of cores this
+//! process may use (`std::thread::available_parallelism`).
+
+use crate::Scalar;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// 0 means "never set": use [`default_num_threads`].
+static NUM_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Helper threads (the caller is the other one) and their pool, rebuilt when the count changes.
+static POOL: Mutex<Option<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+
+/// Multiply-adds (`m·n·k`) below which a block is not worth a thread (see
+/// `docs/BENCHMARKS.md`, "GEMM threading threshold").
+pub const MIN_MULADDS_PER_THREAD: usize = 1 << 20;
+
+/// Smallest extent of a block along the split dimension (the widest `matrixmultiply` kernel is
+/// 16 wide; narrower blocks would run its edge paths).
+const MIN_BLOCK: usize = 16;
+
+/// Number of cores this process may use, the thread count when [`set_num_threads`] was never
+/// called (or was called with 0).
+pub fn default_num_threads() -> usize {
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Sets how many threads the engine's numeric kernels (GEMM) use, process-wide, from the next
+/// call on. `0` restores the default ([`default_num_threads`]).
+pub fn set_num_threads(n: usize) {
+    NUM_THREADS.store(n, Ordering::Relaxed);
+}
+
+/// The thread count in force (at least 1).
+pub fn num_threads() -> usize {
+    match NUM_THREADS.load(Ordering::Relaxed) {
+        0 => default_num_threads(),
+        n => n,
+    }
+}
+
+/// The pool with `helpers` threads (`None` when it cannot be started: the caller then works
+/// alone).
+fn pool(helpers: usize) -> Option<Arc<rayon::ThreadPool>> {
+    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((h, p)) = slot.as_ref() {
+        if *h == helpers {
+            return Some(p.clone());
+        }
+    }
+    // A pool of the old size stays alive until the products running on it have finished.
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(helpers)
+            .thread_name(|i| format!("ferrodl-gemm-{i}"))
+            .build()
+            .ok()?,
+    );
+    *slot = Some((helpers, p.clone()));
+    Some(p)
+}
+
+/// How many blocks an `m × n` (inner `k`) product is cut into with `threads` threads.
+pub(crate) fn plan_parts(m: usize, n: usize, k: usize, threads: usize) -> usize {
+    if threads <= 1 {
+        return 1;
+    }
+    let work = m.saturating_mul(n).saturating_mul(k);
+    let by_work = work / MIN_MULADDS_PER_THREAD;
+    let by_extent = m.max(n) / MIN_BLOCK;
+    threads.min(by_work).min(by_extent).max(1)
+}
+
+/// Start of block `i` of `parts` over `0..len`, on a multiple of `MIN_BLOCK` (except `len`).
+fn block_start(len: usize, parts: usize, i: usize) -> usize {
+    if i >= parts {
+        return len;
+    }
+    (len * i / parts / MIN_BLOCK * MIN_BLOCK).min(len)
+}
+
+/// Raw operands of one product, shareable across the threads that compute disjoint blocks of C.
+#[derive(Clone, Copy)]
+struct Operands<T> {
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: *const T,
+    rsa: isize,
+    csa: isize,
+    b: *const T,
+    rsb: isize,
+    csb: isize,
+    beta: T,
+    c: *mut T,
+    rsc: isize,
+}
+
+// SAFETY: the pointers come from slices borrowed for the whole parallel section (which joins
+// before returning); threads only read A and B and write disjoint blocks of C.
+unsafe impl<T: Send> Send for Operands<T> {}
+unsafe impl<T: Sync> Sync for Operands<T> {}
+
+impl<T: Scalar> Operands<T> {
+    /// Computes rows `r0..r1` (split_rows) or columns `r0..r1` of C.
+    ///
+    /// # Safety
+    /// The operands must describe valid memory, and no other thread may write the same block.
+    unsafe fn run_block(&self, split_rows: bool, r0: usize, r1: usize) {
+        if r1 <= r0 {
+            return;
+        }
+        let o = self;
+        if split_rows {
+            T::gemm_raw(
+                r1 - r0,
+                o.k,
+                o.n,
+                o.alpha,
+                o.a.offset(r0 as isize * o.rsa),
+                o.rsa,
+                o.csa,
+                o.b,
+                o.rsb,
+                o.csb,
+                o.beta,
+                o.c.offset(r0 as isize * o.rsc),
+                o.rsc,
+                1,
+            )
+        } else {
+            T::gemm_raw(
+                o.m,
+                o.k,
+                r1 - r0,
+                o.alpha,
+                o.a,
+                o.rsa,
+                o.csa,
+                o.b.offset(r0 as isize * o.csb),
+                o.rsb,
+                o.csb,
+                o.beta,
+                o.c.add(r0),
+                o.rsc,
+                1,
+            )
+        }
+    }
+}
+
+/// `C = alpha·A·B + beta·C` (row-major C of `m × n`, unit column stride) on up to `threads`
+/// threads. Returns the number of blocks it was cut into.
+///
+/// # Safety
+/// As [`Scalar::gemm_raw`]: the strides and dimensions must describe memory inside the operands,
+/// `c` must not alias `a` or `b`, and `m, n, k > 0`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gemm_threaded<T: Scalar>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    a: *const T,
+    rsa: isize,
+    csa: isize,
+    b: *const T,
+    rsb: isize,
+    csb: isize,
+    beta: T,
+    c: *mut T,
+    threads: usize,
+) -> usize {
+    let ops = Operands {
+        m,
+        n,
+        k,
+        alpha,
+        a,
+        rsa,
+        csa,
+        b,
+        rsb,
+        csb,
+        beta,
+        c,
+        rsc: n as isize,
+    };
+    let parts = plan_parts(m, n, k, threads);
+    let pool = if parts > 1 { pool(threads - 1) } else { None };
+    let Some(pool) = pool else {
+        ops.run_block(true, 0, m);
+        return 1;
+    };
+    // Cut the longer side of C: each block then re-packs the smaller share of the other operand.
+    let split_rows = m >= n;
+    let len = if split_rows { m } else { n };
+    pool.in_place_scope(|s| {
+        for i in 1..parts {
+            let (r0, r1) = (block_start(len, parts, i), block_start(len, parts, i + 1));
+            s.spawn(move |_| {
+                // SAFETY: block i of C is written by this task only; see `Operands`.
+                unsafe { ops.run_block(split_rows, r0, r1) }
+            });
+        }
+        // The caller computes block 0 itself instead of waiting idle.
+        ops.run_block(split_rows, 0, block_start(len, parts, 1));
+    });
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_cover_the_range_in_order() {
+        for len in [16, 17, 100, 500, 784, 1000, 1025] {
+            for parts in 1..=4 {
+                let starts: Vec<usize> = (0..=parts).map(|i| block_start(len, parts, i)).collect();
+                assert_eq!(starts[0], 0);
+                assert_eq!(starts[parts], len);
+                assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{len} {parts}");
+                assert!(starts[..parts].iter().all(|s| s % MIN_BLOCK == 0));
+            }
+        }
+    }
+
+    #[test]
+    fn small_products_stay_on_one_thread() {
+        assert_eq!(plan_parts(64, 500, 784, 1), 1);
+        assert_eq!(plan_parts(8, 8, 8, 2), 1);
+        assert_eq!(plan_parts(64, 10, 100, 2), 1);
+        assert_eq!(plan_parts(64, 500, 784, 2), 2);
+        assert_eq!(plan_parts(1024, 1024, 1024, 4), 4);
+        // Too narrow to cut in 16-wide blocks.
+        assert_eq!(plan_parts(16, 16, 1 << 20, 2), 1);
+    }
+}
