@@ -1,0 +1,127 @@
+//! The flat state layout of [`Optimizer`] and the `set_state` round trip.
+
+use super::close;
+use crate::*;
+
+#[test]
+fn layout_initial_state_and_round_trip() {
+    let adam = AnyUpdater::Adam(Adam::default());
+    let sgd = AnyUpdater::Sgd(Sgd {
+        learning_rate: 0.5,
+        learning_rate_schedule: None,
+    });
+    let nest = AnyUpdater::Nesterovs(Nesterovs::default());
+    let ams = AnyUpdater::AMSGrad(AMSGrad::default());
+    let rms = AnyUpdater::RmsProp(RmsProp::default());
+    let delta = AnyUpdater::AdaDelta(AdaDelta::default());
+    let noop = AnyUpdater::NoOp(NoOp {});
+    let ada = AnyUpdater::AdaGrad(AdaGrad::default());
+    let max = AnyUpdater::AdaMax(AdaMax::default());
+    let nadam = AnyUpdater::Nadam(Nadam::default());
+    let blocks = vec![
+        (0..3, adam),    // state 0..6   (m 0..3, v 3..6)
+        (3..5, sgd),     // none
+        (5..6, nest),    // state 6      (v)
+        (6..8, ams),     // state 7..13  (m 7..9, v 9..11, vhat 11..13)
+        (8..9, rms),     // state 13     (s, starts at 1e-8)
+        (9..10, delta),  // state 14..16 (msg 14, msdx 15)
+        (10..11, noop),  // none
+        (11..12, ada),   // state 16     (h, starts at 1e-6)
+        (12..13, max),   // state 17..19 (m 17, u 18)
+        (13..14, nadam), // state 19..21 (m 19, v 20)
+    ];
+    let mut opt = Optimizer::<f32>::new(blocks.clone());
+    assert_eq!(opt.state_len(), 6 + 1 + 6 + 1 + 2 + 1 + 2 + 2);
+    let mut init = [0.0f32; 21];
+    init[13] = 1e-8;
+    init[16] = 1e-6;
+    assert_eq!(opt.state(), &init[..]);
+    assert_eq!(opt.blocks().count(), 10);
+
+    let mut g = vec![1.0f32; 14];
+    opt.step(&mut g, 0, 0);
+    let s = opt.state();
+    // Adam m = 0.1, v = 0.001; Nesterovs v = -0.1; AMSGrad m, v, vhat = 0.1, 0.001, 0.001.
+    assert!(s[..3].iter().all(|m| (m - 0.1).abs() < 1e-7));
+    assert!(s[3..6].iter().all(|v| (v - 0.001).abs() < 1e-7));
+    assert!((s[6] + 0.1).abs() < 1e-7);
+    assert!(s[7..9].iter().all(|m| (m - 0.1).abs() < 1e-7));
+    assert!(s[9..13].iter().all(|v| (v - 0.001).abs() < 1e-7));
+    // RmsProp s = 0.95e-8 + 0.05; AdaDelta msg = 0.05; AdaGrad h = 1 + 1e-6; AdaMax u = 1.
+    assert!((s[13] - 0.05).abs() < 1e-7);
+    assert!((s[14] - 0.05).abs() < 1e-7);
+    assert!((s[16] - 1.000001).abs() < 1e-6);
+    assert!((s[17] - 0.1).abs() < 1e-7 && (s[18] - 1.0).abs() < 1e-7);
+    assert!((s[19] - 0.1).abs() < 1e-7 && (s[20] - 0.001).abs() < 1e-7);
+    assert_eq!(&g[3..5], &[0.5, 0.5]); // Sgd
+    assert_eq!(g[10], 0.0); // NoOp
+
+    let mut other = Optimizer::<f32>::new(blocks.clone());
+    other.set_state(opt.state()).unwrap();
+    let (mut g1, mut g2) = (vec![0.3f32; 14], vec![0.3f32; 14]);
+    opt.step(&mut g1, 1, 0);
+    other.step(&mut g2, 1, 0);
+    assert_eq!(g1, g2);
+    assert_eq!(opt.state(), other.state());
+    assert_eq!(opt, other);
+    let err = other.set_state(&[0.0; 3]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "updater state has 3 values but this network needs 21"
+    );
+    other.reset_state();
+    assert_eq!(other.state(), &init[..]);
+}
+
+#[test]
+fn gaps_between_blocks_are_left_alone() {
+    let sgd = AnyUpdater::Sgd(Sgd {
+        learning_rate: 0.5,
+        learning_rate_schedule: None,
+    });
+    let mut opt = Optimizer::<f64>::new([(1..2, sgd)]);
+    let mut g = [4.0, 4.0, 4.0];
+    opt.step(&mut g, 0, 0);
+    assert_eq!(g, [4.0, 2.0, 4.0]);
+    close(opt.blocks().next().unwrap().1.learning_rate_at(0, 0), 0.5);
+}
+
+#[test]
+fn defaults_match_reference() {
+    let sgd = Sgd::default();
+    assert_eq!(
+        (sgd.learning_rate, sgd.learning_rate_schedule),
+        (1e-3, None)
+    );
+    for (lr, b1, b2, eps) in [
+        {
+            let a = Adam::default();
+            (a.learning_rate, a.beta1, a.beta2, a.epsilon)
+        },
+        {
+            let a = AdaMax::default();
+            (a.learning_rate, a.beta1, a.beta2, a.epsilon)
+        },
+        {
+            let a = Nadam::default();
+            (a.learning_rate, a.beta1, a.beta2, a.epsilon)
+        },
+        {
+            let a = AMSGrad::default();
+            (a.learning_rate, a.beta1, a.beta2, a.epsilon)
+        },
+    ] {
+        assert_eq!((lr, b1, b2, eps), (1e-3, 0.9, 0.999, 1e-8));
+    }
+    let r = RmsProp::default();
+    assert_eq!((r.learning_rate, r.rms_decay, r.epsilon), (0.1, 0.95, 1e-8));
+    let n = Nesterovs::default();
+    assert_eq!((n.learning_rate, n.momentum), (0.1, 0.9));
+    assert!(n.learning_rate_schedule.is_none() && n.momentum_schedule.is_none());
+    let a = AdaGrad::default();
+    assert_eq!((a.learning_rate, a.epsilon), (0.1, 1e-6));
+    let d = AdaDelta::default();
+    assert_eq!((d.rho, d.epsilon), (0.95, 1e-6));
+    assert_eq!(UpdaterConfig::default(), UpdaterConfig::Sgd(Sgd::default()));
+    assert_eq!(AnyUpdater::default(), AnyUpdater::Sgd(Sgd::default()));
+}
