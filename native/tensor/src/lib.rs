@@ -15,6 +15,7 @@
 //! keep the unsafe GEMM calls sound.
 
 mod parallel;
+mod pool;
 
 pub use parallel::{default_num_threads, num_threads, set_num_threads, MIN_MULADDS_PER_THREAD};
 
@@ -570,6 +571,8 @@ mod tests {
             (129, 67, 131), // 2 threads: row blocks
             (45, 301, 97),  // 2 threads: column blocks
             (64, 500, 97),
+            (33, 47, 255), // 2 threads: column blocks of 16 and 31
+            (1, 4099, 67), // 2 threads: a single row
         ];
         let mut rng = Rng::new(5);
         for &(m, n, k) in &shapes {
@@ -621,7 +624,7 @@ mod tests {
                             &mut got2,
                         );
                         assert_eq!(parts1, 1);
-                        let big = m * n * k >= 2 * MIN_MULADDS_PER_THREAD;
+                        let big = m * n * k >= 2 * MIN_MULADDS_PER_THREAD && m.max(n) >= 32;
                         assert_eq!(parts2, if big { 2 } else { 1 }, "{m}x{n}x{k}");
                         let scale = (k as f64).sqrt() * (1.0 + alpha.abs()) + beta.abs();
                         for (i, (x, y)) in got1.iter().zip(&want).enumerate() {

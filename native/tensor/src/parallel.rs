@@ -5,8 +5,8 @@
 //! keeps one process-wide pool, so a count chosen later (by the JVM, per Spark task) could not
 //! take effect. Instead, a product large enough to pay for it is cut into independent blocks of
 //! `C` (rows, or columns when `C` is wider than tall), each block computed by one
-//! single-threaded `matrixmultiply` call: the calling thread takes the first block and the
-//! helpers of our pool the others. The inner dimension is never split, so every element of `C`
+//! single-threaded `matrixmultiply` call: the calling thread takes the first block and its
+//! helper threads (`pool.rs`) the others. The inner dimension is never split, so every element of `C`
 //! is summed in the same order whatever the thread count: results are bit-identical for 1, 2 or
 //! more threads.
 //!
@@ -14,18 +14,22 @@
 //! process may use (`std::thread::available_parallelism`).
 
 use crate::Scalar;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// 0 means "never set": use [`default_num_threads`].
 static NUM_THREADS: AtomicUsize = AtomicUsize::new(0);
 
-/// Helper threads (the caller is the other one) and their pool, rebuilt when the count changes.
-static POOL: Mutex<Option<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+thread_local! {
+    /// Each thread that multiplies has its own helpers (`num_threads() - 1` of them), so
+    /// concurrent callers (Spark tasks in one executor) never wait for each other's blocks.
+    static POOL: RefCell<Option<crate::pool::Pool>> = const { RefCell::new(None) };
+}
 
 /// Multiply-adds (`m·n·k`) below which a block is not worth a thread (see
 /// `docs/BENCHMARKS.md`, "GEMM threading threshold").
-pub const MIN_MULADDS_PER_THREAD: usize = 1 << 20;
+pub const MIN_MULADDS_PER_THREAD: usize = 1 << 17;
 
 /// Smallest extent of a block along the split dimension (the widest `matrixmultiply` kernel is
 /// 16 wide; narrower blocks would run its edge paths).
@@ -39,7 +43,8 @@ pub fn default_num_threads() -> usize {
 }
 
 /// Sets how many threads the engine's numeric kernels (GEMM) use, process-wide, from the next
-/// call on. `0` restores the default ([`default_num_threads`]).
+/// call on: a thread that multiplies uses itself and up to `n - 1` helper threads of its own.
+/// `0` restores the default ([`default_num_threads`]).
 pub fn set_num_threads(n: usize) {
     NUM_THREADS.store(n, Ordering::Relaxed);
 }
@@ -50,27 +55,6 @@ pub fn num_threads() -> usize {
         0 => default_num_threads(),
         n => n,
     }
-}
-
-/// The pool with `helpers` threads (`None` when it cannot be started: the caller then works
-/// alone).
-fn pool(helpers: usize) -> Option<Arc<rayon::ThreadPool>> {
-    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((h, p)) = slot.as_ref() {
-        if *h == helpers {
-            return Some(p.clone());
-        }
-    }
-    // A pool of the old size stays alive until the products running on it have finished.
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(helpers)
-            .thread_name(|i| format!("ferrodl-gemm-{i}"))
-            .build()
-            .ok()?,
-    );
-    *slot = Some((helpers, p.clone()));
-    Some(p)
 }
 
 /// How many blocks an `m × n` (inner `k`) product is cut into with `threads` threads.
@@ -201,26 +185,43 @@ pub(crate) unsafe fn gemm_threaded<T: Scalar>(
         rsc: n as isize,
     };
     let parts = plan_parts(m, n, k, threads);
-    let pool = if parts > 1 { pool(threads - 1) } else { None };
-    let Some(pool) = pool else {
+    if parts <= 1 {
         ops.run_block(true, 0, m);
         return 1;
-    };
+    }
     // Cut the longer side of C: each block then re-packs the smaller share of the other operand.
     let split_rows = m >= n;
     let len = if split_rows { m } else { n };
-    pool.in_place_scope(|s| {
-        for i in 1..parts {
-            let (r0, r1) = (block_start(len, parts, i), block_start(len, parts, i + 1));
-            s.spawn(move |_| {
-                // SAFETY: block i of C is written by this task only; see `Operands`.
-                unsafe { ops.run_block(split_rows, r0, r1) }
-            });
+    let block = |i: usize| {
+        // SAFETY: block i of C is written by part i only; see `Operands`.
+        unsafe {
+            ops.run_block(
+                split_rows,
+                block_start(len, parts, i),
+                block_start(len, parts, i + 1),
+            )
         }
-        // The caller computes block 0 itself instead of waiting idle.
-        ops.run_block(split_rows, 0, block_start(len, parts, 1));
-    });
-    parts
+    };
+    POOL.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let helpers = threads - 1;
+        let stale = match slot.as_ref() {
+            Some(p) => p.helpers() != helpers,
+            None => true,
+        };
+        if stale {
+            // The old helpers (if any) finish and exit when their pool is dropped.
+            *slot = crate::pool::Pool::new(helpers);
+        }
+        match slot.as_ref() {
+            Some(pool) => pool.run(parts, &block),
+            None => {
+                // No helper thread could be started: compute every block here.
+                (0..parts).for_each(block);
+                parts
+            }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -245,6 +246,8 @@ mod tests {
         assert_eq!(plan_parts(64, 500, 784, 1), 1);
         assert_eq!(plan_parts(8, 8, 8, 2), 1);
         assert_eq!(plan_parts(64, 10, 100, 2), 1);
+        assert_eq!(plan_parts(48, 48, 48, 2), 1);
+        assert_eq!(plan_parts(64, 64, 64, 2), 2);
         assert_eq!(plan_parts(64, 500, 784, 2), 2);
         assert_eq!(plan_parts(1024, 1024, 1024, 4), 4);
         // Too narrow to cut in 16-wide blocks.
