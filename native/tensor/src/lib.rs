@@ -17,7 +17,10 @@
 mod parallel;
 mod pool;
 
-pub use parallel::{default_num_threads, num_threads, set_num_threads, MIN_MULADDS_PER_THREAD};
+pub use parallel::{
+    chunk_len, default_num_threads, num_threads, parallel_for_each, set_num_threads,
+    MIN_MULADDS_PER_THREAD,
+};
 
 use num_traits::{Float, FromPrimitive};
 use std::fmt::{Debug, Display};
@@ -659,6 +662,9 @@ mod tests {
     /// directions, and any count gives the same bits. (The only test that changes the setting.)
     #[test]
     fn set_num_threads_takes_effect_at_run_time() {
+        let _g = parallel::SETTING_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let (m, n, k) = (256, 192, 160);
         let mut rng = Rng::new(11);
         let a: Vec<f32> = (0..m * k).map(|_| rng.next_gaussian() as f32).collect();

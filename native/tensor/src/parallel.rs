@@ -27,6 +27,81 @@ thread_local! {
     static POOL: RefCell<Option<crate::pool::Pool>> = const { RefCell::new(None) };
 }
 
+/// Runs `work(parts)` on this thread's pool sized for `threads`, where `work` gets a pool that
+/// can run `parts` pieces; `None` when the pool is unavailable: inside a piece (nested parallel
+/// calls run sequentially, so helpers never start helpers of their own) or when no helper
+/// thread could be started.
+fn with_pool<R>(threads: usize, work: impl FnOnce(&crate::pool::Pool) -> R) -> Option<R> {
+    if crate::pool::in_helper() {
+        return None;
+    }
+    POOL.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?; // busy: called from inside piece 0
+        let helpers = threads - 1;
+        let stale = match slot.as_ref() {
+            Some(p) => p.helpers() != helpers,
+            None => true,
+        };
+        if stale {
+            // The old helpers (if any) finish and exit when their pool is dropped.
+            *slot = None;
+            *slot = crate::pool::Pool::new(helpers);
+        }
+        slot.as_ref().map(work)
+    })
+}
+
+/// Length of the blocks that cut `len` elements into at most [`num_threads`] blocks of at least
+/// `min_len` elements (for [`parallel_for_each`] over `chunks_mut(chunk_len(..))`).
+pub fn chunk_len(len: usize, min_len: usize) -> usize {
+    let parts = num_threads().min(len / min_len.max(1)).max(1);
+    len.div_ceil(parts).max(1)
+}
+
+/// Calls `f` on every item, spread over up to [`num_threads`] threads (the calling thread and
+/// the same helpers the GEMM uses), and returns when all calls have finished. Items are handed
+/// out round-robin (item `i` goes to thread `i % threads`); with one item, or one thread, or
+/// when called from inside another parallel section, everything runs on the calling thread.
+///
+/// Items are typically disjoint mutable blocks of the same vectors, e.g. an optimizer step:
+/// ```
+/// let (mut p, g) = (vec![1.0f32; 100_000], vec![0.5f32; 100_000]);
+/// let c = ferrodl_tensor::chunk_len(p.len(), 16_384);
+/// let items: Vec<_> = p.chunks_mut(c).zip(g.chunks(c)).collect();
+/// ferrodl_tensor::parallel_for_each(items, |(p, g)| {
+///     p.iter_mut().zip(g).for_each(|(p, g)| *p -= 0.1 * g)
+/// });
+/// assert!(p.iter().all(|&v| v == 0.95));
+/// ```
+pub fn parallel_for_each<I: Send, F: Fn(I) + Sync>(items: Vec<I>, f: F) {
+    let all = num_threads();
+    if all.min(items.len()) <= 1 {
+        items.into_iter().for_each(f);
+        return;
+    }
+    let n = items.len();
+    let slots: Vec<std::sync::Mutex<Option<I>>> = items
+        .into_iter()
+        .map(|i| std::sync::Mutex::new(Some(i)))
+        .collect();
+    let take = |i: usize| {
+        slots[i]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .expect("each item is taken once")
+    };
+    let ran = with_pool(all, |pool| {
+        let parts = n.min(pool.helpers() + 1);
+        pool.run(parts, &|part| {
+            (part..n).step_by(parts).for_each(|i| f(take(i)))
+        })
+    });
+    if ran.is_none() {
+        (0..n).for_each(|i| f(take(i)));
+    }
+}
+
 /// Multiply-adds (`m·n·k`) below which a block is not worth a thread (see
 /// `docs/BENCHMARKS.md`, "GEMM threading threshold").
 pub const MIN_MULADDS_PER_THREAD: usize = 1 << 17;
@@ -202,27 +277,20 @@ pub(crate) unsafe fn gemm_threaded<T: Scalar>(
             )
         }
     };
-    POOL.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        let helpers = threads - 1;
-        let stale = match slot.as_ref() {
-            Some(p) => p.helpers() != helpers,
-            None => true,
-        };
-        if stale {
-            // The old helpers (if any) finish and exit when their pool is dropped.
-            *slot = crate::pool::Pool::new(helpers);
+    match with_pool(threads, |pool| pool.run(parts, &block)) {
+        Some(used) => used,
+        None => {
+            // No helpers here (nested call, or none could be started): every block on this
+            // thread, in the same blocks, so the bits are the same.
+            (0..parts).for_each(block);
+            parts
         }
-        match slot.as_ref() {
-            Some(pool) => pool.run(parts, &block),
-            None => {
-                // No helper thread could be started: compute every block here.
-                (0..parts).for_each(block);
-                parts
-            }
-        }
-    })
+    }
 }
+
+/// Serialises the tests that change or depend on the process-wide thread count.
+#[cfg(test)]
+pub(crate) static SETTING_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[cfg(test)]
 mod tests {
@@ -239,6 +307,46 @@ mod tests {
                 assert!(starts[..parts].iter().all(|s| s % MIN_BLOCK == 0));
             }
         }
+    }
+
+    #[test]
+    fn parallel_for_each_visits_every_item_once_and_nests_sequentially() {
+        for n in [0usize, 1, 2, 3, 7, 64] {
+            let mut v = vec![0u32; n * 10];
+            let items: Vec<(usize, &mut [u32])> = v.chunks_mut(10).enumerate().collect();
+            parallel_for_each(items, |(i, block)| {
+                // a nested parallel section (and a GEMM) inside an item runs sequentially
+                let inner: Vec<&mut u32> = block.iter_mut().collect();
+                parallel_for_each(inner, |x| *x += i as u32 + 1);
+                let mut c = [0.0f32; 64 * 64];
+                crate::gemm(
+                    crate::Op::N,
+                    crate::Op::N,
+                    64,
+                    64,
+                    64,
+                    1.0,
+                    &[1.0; 64 * 64],
+                    &[1.0; 64 * 64],
+                    0.0,
+                    &mut c,
+                );
+                assert!(c.iter().all(|&x| x == 64.0));
+            });
+            for (j, x) in v.iter().enumerate() {
+                assert_eq!(*x, (j / 10) as u32 + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn chunk_len_respects_the_minimum() {
+        let _g = SETTING_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let t = num_threads();
+        assert_eq!(chunk_len(100, 1000), 100);
+        assert_eq!(chunk_len(0, 10), 1);
+        assert_eq!(chunk_len(10_000, 1), 10_000usize.div_ceil(t));
+        assert!(chunk_len(443_610, 16_384) >= 16_384);
     }
 
     #[test]

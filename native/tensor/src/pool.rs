@@ -22,6 +22,15 @@ pub(crate) const SPIN: Duration = Duration::from_micros(200);
 const PARTS_BITS: u32 = 16;
 const PARTS_MASK: usize = (1 << PARTS_BITS) - 1;
 
+thread_local! {
+    static IN_HELPER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `true` on a helper thread (nested parallel calls run sequentially there).
+pub(crate) fn in_helper() -> bool {
+    IN_HELPER.with(|h| h.get())
+}
+
 #[derive(Clone, Copy)]
 struct Job {
     run: unsafe fn(*const (), usize),
@@ -191,6 +200,7 @@ fn wait_for_job(s: &Shared, seen: usize) -> Option<usize> {
 }
 
 fn helper(s: &Shared, index: usize) {
+    IN_HELPER.with(|h| h.set(true));
     let mut seen = 0;
     while let Some(e) = wait_for_job(s, seen) {
         seen = e;
