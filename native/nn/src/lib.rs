@@ -6,16 +6,18 @@
 pub mod activation;
 pub mod config;
 pub mod error;
+pub mod init;
 pub mod layers;
 pub mod loss;
 pub mod network;
+pub mod regularization;
 
 pub use config::{
-    Activation, DenseLayerConfig, LayerConfig, LossFunction, MultiLayerConfiguration,
-    OutputLayerConfig, UpdaterConfig, WeightInit,
+    Activation, DenseLayerConfig, InputType, LayerConfig, LayerShapes, LossFunction,
+    MultiLayerConfiguration, OutputLayerConfig, Shape, UpdaterConfig, WeightInit,
 };
 pub use error::NnError;
-pub use layers::{DenseLayer, Layer, OutputLayer};
+pub use layers::{Layer, ParamKind, ParamSpec};
 pub use loss::LabelsMask;
 pub use network::MultiLayerNetwork;
 

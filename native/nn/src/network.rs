@@ -1,13 +1,30 @@
-//! `MultiLayerNetwork`: a stack of layers ending in an output layer, trained one minibatch per
-//! `fit` call (ARCHITECTURE.md §3–§4).
+//! `MultiLayerNetwork`: a stack of layers ending in an output or loss layer, trained one minibatch
+//! per `fit` call (ARCHITECTURE.md §3–§4).
 
-use crate::config::{LayerConfig, MultiLayerConfiguration};
+use crate::activation::ActivationCache;
+use crate::config::{
+    Activation, GradientNormalization, LayerConfig, LayerShapes, LossFunction,
+    MultiLayerConfiguration,
+};
 use crate::error::NnError;
-use crate::layers::{DenseLayer, Layer, OutputLayer};
+use crate::layers::misc::DropoutMask;
+use crate::layers::{build_layer, Ctx, Layer, ParamKind};
 use crate::loss::LabelsMask;
-use ferrodl_optim::Optimizer;
+use crate::regularization::{self, ParamBlock};
+use ferrodl_optim::{AnyUpdater, Optimizer};
 use ferrodl_tensor::{Rng, Scalar};
 use std::ops::Range;
+
+/// Seed offset of the training RNG (dropout masks), so it never replays the initialisation draws.
+const TRAIN_RNG_STREAM: u64 = 0x7472_6169_6e5f_726e;
+
+/// The activation and loss applied to the last layer's output.
+#[derive(Debug)]
+struct Head<T> {
+    act: ActivationCache<T>,
+    loss: LossFunction,
+    weights: Option<Vec<f64>>,
+}
 
 /// A feed-forward network with all parameters in one flat vector.
 ///
@@ -15,45 +32,43 @@ use std::ops::Range;
 /// `MultiLayerNetwork<f64>` (built with [`MultiLayerNetwork::from_configuration`]) runs the same
 /// code in double precision for gradient checks.
 ///
-/// Parameter layout (ARCHITECTURE.md §3): for each layer in order, `W` row-major (`nIn·nOut`
-/// values) then `b` (`nOut` values, absent when `hasBias` is false). Gradients use the same layout
-/// in a second flat vector, and updater state is one flat vector laid out block by block in the
-/// same order. Forward/backward buffers are kept between calls and only resized when the batch
-/// size changes, so repeated `fit` calls with one batch size do not allocate.
+/// Parameter layout (ARCHITECTURE.md §2.2): for each layer in order, its parameter blocks as
+/// [`Layer::param_specs`] lists them (dense: `W` row-major `nIn × nOut`, then `b`). Gradients use
+/// the same layout in a second flat vector, and updater state is one flat vector laid out block by
+/// block in the same order. Forward/backward buffers are kept between calls and only grow, so
+/// repeated `fit` calls with one batch size do not allocate.
 ///
 /// Seeded initialisation: one [`Rng`] is created from `seed` (its bits as `u64`) and consumed
-/// layer by layer in order, each layer drawing one standard normal per weight in row-major order
-/// of `W`; biases take `biasInit` without drawing. Since the draws are made in `f64` and then
-/// rounded, an `f32` and an `f64` network from one seed agree to `f32` rounding.
+/// layer by layer in order (see each layer's `init_params`). Since the draws are made in `f64` and
+/// then rounded, an `f32` and an `f64` network from one seed agree to `f32` rounding. Dropout
+/// masks come from a second RNG derived from the same seed.
 #[derive(Debug)]
 pub struct MultiLayerNetwork<T: Scalar = f32> {
     conf: MultiLayerConfiguration,
-    hidden: Vec<Box<dyn Layer<T>>>,
-    output: OutputLayer,
-    /// Parameter block of each layer (hidden layers, then the output layer).
+    shapes: Vec<LayerShapes>,
+    layers: Vec<Box<dyn Layer<T>>>,
+    /// Parameter block of each layer.
     ranges: Vec<Range<usize>>,
+    /// Every parameter block of the network with its regularization settings.
+    blocks: Vec<ParamBlock>,
+    frozen: Vec<bool>,
+    /// Layers before this index neither train nor need a backward pass.
+    first_trainable: usize,
+    head: Head<T>,
     params: Vec<T>,
     grads: Vec<T>,
     optimizer: Optimizer<T>,
-    /// Activations of each layer for the last forward pass (`rows × nOut_i`).
+    /// Output of each layer for the last forward pass (`rows × n_out_i`).
     acts: Vec<Vec<T>>,
+    /// Input dropout of each layer (`dropOut`), and the masked input it produced.
+    drop_masks: Vec<DropoutMask<T>>,
+    dropped: Vec<Vec<T>>,
+    /// The head's activations (the network output).
+    out: Vec<T>,
     /// Ping-pong buffers for `dL/d(activation)` during backpropagation.
     delta: Vec<T>,
     delta_next: Vec<T>,
-}
-
-/// Picks layer `i` out of the split storage (a free function so callers can borrow other fields
-/// mutably at the same time).
-fn layer_at<'a, T: Scalar>(
-    hidden: &'a [Box<dyn Layer<T>>],
-    output: &'a OutputLayer,
-    i: usize,
-) -> &'a dyn Layer<T> {
-    if i < hidden.len() {
-        hidden[i].as_ref()
-    } else {
-        output
-    }
+    train_rng: Rng,
 }
 
 fn describe_value(v: f64) -> &'static str {
@@ -90,48 +105,92 @@ impl MultiLayerNetwork<f32> {
 impl<T: Scalar> MultiLayerNetwork<T> {
     /// Builds a network of any element type (`MultiLayerNetwork::<f64>::from_configuration`).
     pub fn from_configuration(conf: MultiLayerConfiguration) -> Result<Self, NnError> {
-        conf.validate()?;
+        let shapes = conf.layer_shapes()?;
         let n = conf.layers.len();
-        let mut hidden: Vec<Box<dyn Layer<T>>> = Vec::with_capacity(n - 1);
-        let mut output = None;
-        for layer in &conf.layers {
-            match layer {
-                LayerConfig::DenseLayer(c) => hidden.push(Box::new(DenseLayer::new(c.clone()))),
-                LayerConfig::OutputLayer(c) => output = Some(OutputLayer::new(c.clone())),
-            }
+        let mut layers = Vec::with_capacity(n);
+        for (i, (lc, s)) in conf.layers.iter().zip(&shapes).enumerate() {
+            let layer = build_layer::<T>(lc, *s)
+                .map_err(|e| NnError::InvalidConfig(format!("{}: {e}", lc.describe(i))))?;
+            layers.push(layer);
         }
-        // validate() guarantees exactly one OutputLayer, in last position.
-        let output = output.ok_or_else(|| {
-            NnError::InvalidConfig("the last layer must be an OutputLayer".into())
-        })?;
+        let frozen: Vec<bool> = conf.layers.iter().map(LayerConfig::is_frozen).collect();
 
         let mut ranges = Vec::with_capacity(n);
-        let mut offset = 0;
         let mut blocks = Vec::new();
-        for i in 0..n {
-            let layer = layer_at(&hidden, &output, i);
-            let len = layer.num_params();
-            for (r, u) in layer.updater_blocks() {
-                blocks.push((offset + r.start..offset + r.end, u));
+        let mut offset = 0;
+        for (i, layer) in layers.iter().enumerate() {
+            let start = offset;
+            for spec in layer.param_specs() {
+                let len = spec.len();
+                blocks.push(ParamBlock::new(
+                    i,
+                    &conf.layers[i],
+                    frozen[i],
+                    spec,
+                    offset..offset + len,
+                ));
+                offset += len;
             }
-            ranges.push(offset..offset + len);
-            offset += len;
+            ranges.push(start..offset);
         }
+        let optimizer = Optimizer::new(
+            blocks
+                .iter()
+                .filter(|b| b.trains())
+                .map(|b| (b.range.clone(), b.updater.clone()))
+                .collect::<Vec<(Range<usize>, AnyUpdater)>>(),
+        );
         let mut params = vec![T::zero(); offset];
         let mut rng = Rng::new(conf.seed as u64);
-        for (i, r) in ranges.iter().enumerate() {
-            layer_at(&hidden, &output, i).init_params(&mut params[r.clone()], &mut rng);
+        for (layer, r) in layers.iter().zip(&ranges) {
+            layer.init_params(&mut params[r.clone()], &mut rng);
         }
+        let head = match conf.layers[n - 1].unfrozen() {
+            LayerConfig::OutputLayer(c) => Head {
+                act: ActivationCache::new(c.activation),
+                loss: c.loss_function,
+                weights: c.loss_weights.clone(),
+            },
+            LayerConfig::LossLayer(c) => Head {
+                act: ActivationCache::new(c.activation),
+                loss: c.loss_function,
+                weights: c.loss_weights.clone(),
+            },
+            // layer_shapes() guarantees an output or loss layer in last position.
+            other => {
+                return Err(NnError::InvalidConfig(format!(
+                    "the last layer must be an OutputLayer, not a {}",
+                    other.type_name()
+                )))
+            }
+        };
+        // Backward passes start at the first layer with parameters that change.
+        let first_trainable = (0..n)
+            .find(|&i| !frozen[i] && !layers[i].param_specs().is_empty())
+            .unwrap_or(n);
+        let drop_masks = conf
+            .layers
+            .iter()
+            .map(|l| DropoutMask::new(l.input_drop_out()))
+            .collect();
         Ok(MultiLayerNetwork {
-            optimizer: Optimizer::new(blocks),
+            train_rng: Rng::new((conf.seed as u64) ^ TRAIN_RNG_STREAM),
             grads: vec![T::zero(); offset],
             params,
             ranges,
-            hidden,
-            output,
+            blocks,
+            frozen,
+            first_trainable,
+            head,
+            optimizer,
             acts: vec![Vec::new(); n],
+            drop_masks,
+            dropped: vec![Vec::new(); n],
+            out: Vec::new(),
             delta: Vec::new(),
             delta_next: Vec::new(),
+            layers,
+            shapes,
             conf,
         })
     }
@@ -163,14 +222,14 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         Ok(())
     }
 
-    /// The gradient of the last [`fit`](Self::fit) or
-    /// [`compute_gradient_and_score`](Self::compute_gradient_and_score), same layout as `params()`.
-    /// After `fit` it holds the update that was subtracted, not the raw gradient.
+    /// The gradient of the last [`compute_gradient_and_score`](Self::compute_gradient_and_score)
+    /// (loss + L1/L2), same layout as `params()`. After `fit` it holds the update that was
+    /// subtracted, not the raw gradient.
     pub fn gradient(&self) -> &[T] {
         &self.grads
     }
 
-    /// Updater state, flat (Adam: m then v; Nesterovs: v; Sgd: nothing; per parameter block).
+    /// Updater state, flat (docs/UPDATERS.md gives each updater's layout), per trainable block.
     pub fn updater_state(&self) -> &[T] {
         self.optimizer.state()
     }
@@ -181,29 +240,49 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             .map_err(|e| NnError::InvalidInput(e.to_string()))
     }
 
-    /// Number of input columns (nIn of the first layer).
+    /// Values per example of the input.
     pub fn n_in(&self) -> usize {
-        self.conf.layers[0].n_in()
+        self.shapes[0].input.len()
     }
 
-    /// Number of output columns (nOut of the output layer).
+    /// Values per example of the output (labels width).
     pub fn n_out(&self) -> usize {
-        Layer::<T>::n_out(&self.output)
+        self.shapes[self.num_layers() - 1].output.len()
     }
 
     /// Number of layers (including the output layer).
     pub fn num_layers(&self) -> usize {
-        self.ranges.len()
+        self.layers.len()
     }
 
-    /// Layer `i` (the last one is the output layer); `None` when out of range.
+    /// Layer `i` (the last one is the output layer's parameterised part); `None` when out of range.
     pub fn layer(&self, i: usize) -> Option<&dyn Layer<T>> {
-        (i < self.num_layers()).then(|| layer_at(&self.hidden, &self.output, i))
+        self.layers.get(i).map(|l| l.as_ref())
+    }
+
+    /// Input and output shape of layer `i`.
+    pub fn layer_shapes(&self, i: usize) -> Option<LayerShapes> {
+        self.shapes.get(i).copied()
     }
 
     /// Range of layer `i`'s block in `params()`.
     pub fn param_range(&self, i: usize) -> Option<Range<usize>> {
         self.ranges.get(i).cloned()
+    }
+
+    /// The reference's parameter table: (`"<layer>_<name>"`, range in `params()`, shape) for
+    /// every parameter block in layout order.
+    pub fn param_table(&self) -> Vec<(String, Range<usize>, Vec<usize>)> {
+        self.blocks
+            .iter()
+            .map(|b| {
+                (
+                    format!("{}_{}", b.layer, b.name),
+                    b.range.clone(),
+                    b.shape.clone(),
+                )
+            })
+            .collect()
     }
 
     pub fn iteration_count(&self) -> u64 {
@@ -224,6 +303,18 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         self.conf.epoch_count += 1;
     }
 
+    /// The learning rate of layer `i`'s weights at the current counters (schedules applied);
+    /// `None` for layers without parameters.
+    pub fn learning_rate(&self, i: usize) -> Option<f64> {
+        self.blocks
+            .iter()
+            .find(|b| b.layer == i && b.kind != ParamKind::State)
+            .map(|b| {
+                b.updater
+                    .learning_rate_at(self.conf.iteration_count, self.conf.epoch_count)
+            })
+    }
+
     // ---- input validation -------------------------------------------------------------------
 
     fn check_rows(rows: usize) -> Result<(), NnError> {
@@ -239,10 +330,16 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     pub fn check_features_shape(&self, rows: usize, cols: usize) -> Result<(), NnError> {
         Self::check_rows(rows)?;
         if cols != self.n_in() {
+            let what = match self.conf.input_type {
+                Some(t) => format!("the input type {t:?} expects {} values", self.n_in()),
+                None => format!(
+                    "{} expects nIn={}",
+                    self.conf.layers[0].describe(0),
+                    self.n_in()
+                ),
+            };
             return Err(NnError::Shape(format!(
-                "features have {cols} columns but {} expects nIn={}",
-                self.conf.layers[0].describe(0),
-                self.n_in()
+                "features have {cols} columns but {what}"
             )));
         }
         Ok(())
@@ -291,7 +388,10 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     /// Full check of a features array (shape, then NaN/infinite values with row and column).
     pub fn check_features(&self, features: &[T], rows: usize) -> Result<(), NnError> {
         self.check_flat("features", features.len(), rows, self.n_in())?;
-        check_finite("features contain", features, self.n_in())
+        check_finite("features contain", features, self.n_in())?;
+        self.layers[0]
+            .check_input(features)
+            .map_err(|m| NnError::InvalidInput(format!("{}: {m}", self.conf.layers[0].describe(0))))
     }
 
     /// Full check of labels and the optional labels mask.
@@ -325,74 +425,83 @@ impl<T: Scalar> MultiLayerNetwork<T> {
 
     // ---- computation ------------------------------------------------------------------------
 
-    /// Sizes the activation and delta buffers for `rows` examples (no reallocation once a
-    /// batch size has been seen, since `resize` keeps capacity).
+    /// Sizes the activation and delta buffers for `rows` examples (`resize` keeps capacity, so
+    /// nothing is reallocated once a batch size has been seen).
     fn ensure_buffers(&mut self, rows: usize) {
         let mut widest = self.n_in();
-        for (i, a) in self.acts.iter_mut().enumerate() {
-            let w = layer_at(&self.hidden, &self.output, i).n_out();
+        for (i, s) in self.shapes.iter().enumerate() {
+            let w = s.output.len();
             widest = widest.max(w);
-            a.resize(rows * w, T::zero());
+            self.acts[i].resize(rows * w, T::zero());
+            if self.drop_masks[i].enabled() {
+                self.dropped[i].resize(rows * s.input.len(), T::zero());
+            }
         }
+        self.out.resize(rows * self.n_out(), T::zero());
         self.delta.resize(rows * widest, T::zero());
         self.delta_next.resize(rows * widest, T::zero());
     }
 
-    /// Forward pass over validated input; activations end up in `self.acts`.
-    fn forward(&mut self, features: &[T], rows: usize) {
+    /// Forward pass over validated input; layer outputs end up in `self.acts`, the network output
+    /// in `self.out`.
+    fn forward(&mut self, features: &[T], rows: usize, train: bool) -> Result<(), NnError> {
         self.ensure_buffers(rows);
         for i in 0..self.num_layers() {
             let (before, rest) = self.acts.split_at_mut(i);
-            let input: &[T] = if i == 0 { features } else { &before[i - 1] };
-            let layer = layer_at(&self.hidden, &self.output, i);
-            layer.forward(
+            let mut input: &[T] = if i == 0 { features } else { &before[i - 1] };
+            if i > 0 {
+                self.layers[i].check_input(input).map_err(|m| {
+                    NnError::InvalidInput(format!("{}: {m}", self.conf.layers[i].describe(i)))
+                })?;
+            }
+            // Frozen layers run in inference mode (no dropout, running batch-norm statistics).
+            let train_i = train && !self.frozen[i];
+            if self.drop_masks[i].enabled() {
+                self.drop_masks[i].apply(input, &mut self.dropped[i], train_i, &mut self.train_rng);
+                input = &self.dropped[i];
+            }
+            let mut ctx = Ctx {
+                train: train_i,
+                rng: &mut self.train_rng,
+            };
+            self.layers[i].forward(
                 &self.params[self.ranges[i].clone()],
                 input,
                 rows,
                 &mut rest[0],
+                &mut ctx,
             );
         }
+        let last = self.num_layers() - 1;
+        self.out.copy_from_slice(&self.acts[last]);
+        let n_out = self.n_out();
+        self.head.act.forward(&mut self.out, n_out, None);
+        Ok(())
     }
 
-    fn regularization_score(&self) -> f64 {
-        (0..self.num_layers())
-            .map(|i| {
-                layer_at(&self.hidden, &self.output, i)
-                    .regularization_score(&self.params[self.ranges[i].clone()])
-            })
-            .sum()
-    }
-
-    /// Score of the current activations against `labels` (after `forward`).
-    fn score_from_acts(&self, labels: &[T], rows: usize, mask: Option<&LabelsMask<'_, T>>) -> f64 {
-        let out = &self.acts[self.num_layers() - 1];
-        let data = self.output.score_sum(out, labels, mask);
+    /// Score of the current output against `labels` (after `forward`): data term + L1/L2.
+    fn score_from_output(
+        &self,
+        labels: &[T],
+        rows: usize,
+        mask: Option<&LabelsMask<'_, T>>,
+    ) -> f64 {
+        let data = self.head.loss.score_sum(
+            &self.out,
+            labels,
+            mask,
+            self.head.weights.as_deref(),
+            self.n_out(),
+        );
         let data = if self.conf.mini_batch {
             data / rows as f64
         } else {
             data
         };
-        data + self.regularization_score()
+        data + regularization::score(&self.blocks, &self.params)
     }
 
-    /// Forward and backward pass without updating anything: fills [`gradient`](Self::gradient)
-    /// with the gradient of the returned score (loss mean + L1/L2) with respect to `params()`.
-    pub fn compute_gradient_and_score(
-        &mut self,
-        features: &[T],
-        labels: &[T],
-        rows: usize,
-        labels_mask: Option<(&[T], usize)>,
-    ) -> Result<f64, NnError> {
-        self.check_features(features, rows)?;
-        self.check_labels(labels, rows, labels_mask)?;
-        let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
-        self.forward(features, rows);
-        let score = self.score_from_acts(labels, rows, mask.as_ref());
-        self.backward(features, labels, rows, mask.as_ref());
-        Ok(score)
-    }
-
+    /// Backward pass after `forward`: the raw data gradient (no regularization) into `grads`.
     fn backward(
         &mut self,
         features: &[T],
@@ -410,33 +519,87 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             T::one()
         };
         let n_out = self.n_out();
-        self.output.loss_delta(
-            &self.acts[last],
+        let head_z = self
+            .head
+            .act
+            .activation
+            .needs_preactivation()
+            .then(|| &self.acts[last][..]);
+        self.head.loss.delta(
+            self.head.act.activation,
+            head_z,
+            &self.out,
             labels,
             mask,
+            self.head.weights.as_deref(),
+            n_out,
             scale,
             &mut self.delta[..rows * n_out],
         );
         for i in (0..n).rev() {
-            let layer = layer_at(&self.hidden, &self.output, i);
-            let (w_in, w_out) = (layer.n_in(), layer.n_out());
-            let input: &[T] = if i == 0 { features } else { &self.acts[i - 1] };
-            let params = &self.params[self.ranges[i].clone()];
-            let grads = &mut self.grads[self.ranges[i].clone()];
-            // The first layer's input gradient is never needed.
-            let grad_input = (i > 0).then(|| &mut self.delta_next[..rows * w_in]);
-            let delta = &mut self.delta[..rows * w_out];
-            if i == last {
-                // The loss already produced dL/dz (possibly fused with softmax).
-                self.output
-                    .dense()
-                    .backward_from_preactivation(params, input, rows, delta, grads, grad_input);
-            } else {
-                layer.backward(params, input, &self.acts[i], rows, delta, grads, grad_input);
+            let r = self.ranges[i].clone();
+            if i < self.first_trainable {
+                // Nothing before the first trainable layer learns: skip its backward pass.
+                self.grads[r].fill(T::zero());
+                continue;
             }
-            layer.add_regularization_gradient(params, grads);
+            let (w_in, w_out) = (self.shapes[i].input.len(), self.shapes[i].output.len());
+            let input: &[T] = if self.drop_masks[i].enabled() {
+                &self.dropped[i]
+            } else if i == 0 {
+                features
+            } else {
+                &self.acts[i - 1]
+            };
+            let want_grad_input = i > self.first_trainable;
+            let grad_input = want_grad_input.then(|| &mut self.delta_next[..rows * w_in]);
+            self.layers[i].backward(
+                &self.params[r.clone()],
+                input,
+                &self.acts[i],
+                rows,
+                &mut self.delta[..rows * w_out],
+                &mut self.grads[r],
+                grad_input,
+            );
+            if want_grad_input {
+                self.drop_masks[i].backward_in_place(&mut self.delta_next[..rows * w_in]);
+            }
             std::mem::swap(&mut self.delta, &mut self.delta_next);
         }
+    }
+
+    /// Validates a minibatch and runs forward + backward; `grads` holds the raw data gradient.
+    fn forward_backward(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        labels_mask: Option<(&[T], usize)>,
+    ) -> Result<f64, NnError> {
+        self.check_features(features, rows)?;
+        self.check_labels(labels, rows, labels_mask)?;
+        let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
+        self.forward(features, rows, true)?;
+        let score = self.score_from_output(labels, rows, mask.as_ref());
+        self.backward(features, labels, rows, mask.as_ref());
+        Ok(score)
+    }
+
+    /// Forward (training mode) and backward pass without updating anything: fills
+    /// [`gradient`](Self::gradient) with the gradient of the returned score (loss mean + L1/L2)
+    /// with respect to `params()`. Running statistics blocks (batch norm `mean`/`var`) hold
+    /// `old − new` instead, which is not a gradient of the score.
+    pub fn compute_gradient_and_score(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        labels_mask: Option<(&[T], usize)>,
+    ) -> Result<f64, NnError> {
+        let score = self.forward_backward(features, labels, rows, labels_mask)?;
+        regularization::add_gradient(&self.blocks, &self.params, &mut self.grads);
+        Ok(score)
     }
 
     /// One training iteration on one minibatch: forward, backward, updater, `params -= update`,
@@ -455,10 +618,12 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         Ok(score)
     }
 
-    /// A training iteration that leaves the parameters alone: forward, backward and updater, then
-    /// the iteration counter + 1. [`update`](Self::update) then holds what `fit` would subtract.
-    /// Gradient sharing uses this: the update is threshold-encoded and only the encoded part is
-    /// applied (to every replica alike), the rest stays in the worker's residual.
+    /// A training iteration that leaves the parameters alone: forward, backward, gradient
+    /// normalization, L1/L2, updater, weight decay, then the iteration counter + 1.
+    /// [`update`](Self::update) then holds what `fit` would subtract (zero for frozen layers,
+    /// `old − new` for running statistics). Gradient sharing uses this: the update is
+    /// threshold-encoded and only the encoded part is applied (to every replica alike), the rest
+    /// stays in the worker's residual.
     pub fn compute_update(
         &mut self,
         features: &[T],
@@ -466,9 +631,18 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
-        let score = self.compute_gradient_and_score(features, labels, rows, labels_mask)?;
-        self.optimizer
-            .step(&mut self.grads, self.conf.iteration_count);
+        let score = self.forward_backward(features, labels, rows, labels_mask)?;
+        regularization::normalize_gradients(&self.blocks, &mut self.grads);
+        regularization::add_gradient(&self.blocks, &self.params, &mut self.grads);
+        let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
+        self.optimizer.step(&mut self.grads, iteration, epoch);
+        regularization::finish_update(
+            &self.blocks,
+            &self.params,
+            &mut self.grads,
+            iteration,
+            epoch,
+        );
         self.conf.iteration_count += 1;
         Ok(score)
     }
@@ -484,16 +658,15 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         &mut self.params
     }
 
-    /// Network output (`rows × nOut`) for `features`. `train` selects training-mode behaviour of
-    /// layers that have one (dropout, batch norm); the dense layers here behave the same.
+    /// Network output (`rows × nOut`) for `features`. `train` selects training-mode behaviour
+    /// (dropout on, batch norm on batch statistics — without touching the running statistics).
     pub fn output(&mut self, features: &[T], rows: usize, train: bool) -> Result<Vec<T>, NnError> {
-        let _ = train;
         self.check_features(features, rows)?;
-        self.forward(features, rows);
-        Ok(self.acts[self.num_layers() - 1].clone())
+        self.forward(features, rows, train)?;
+        Ok(self.out.clone())
     }
 
-    /// Score (loss mean + L1/L2) of a minibatch without changing the network.
+    /// Score (loss mean + L1/L2) of a minibatch in inference mode, without changing the network.
     pub fn score(
         &mut self,
         features: &[T],
@@ -504,8 +677,50 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         self.check_features(features, rows)?;
         self.check_labels(labels, rows, labels_mask)?;
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
-        self.forward(features, rows);
-        Ok(self.score_from_acts(labels, rows, mask.as_ref()))
+        self.forward(features, rows, false)?;
+        Ok(self.score_from_output(labels, rows, mask.as_ref()))
+    }
+
+    /// Per-example scores in inference mode (the reference's `scoreExamples`): each example's
+    /// loss, plus the whole L1/L2 term when `include_regularization` (not divided by N).
+    pub fn score_examples(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        labels_mask: Option<(&[T], usize)>,
+        include_regularization: bool,
+    ) -> Result<Vec<f64>, NnError> {
+        self.check_features(features, rows)?;
+        self.check_labels(labels, rows, labels_mask)?;
+        let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
+        self.forward(features, rows, false)?;
+        let mut per = vec![0.0f64; rows];
+        self.head.loss.score_examples(
+            &self.out,
+            labels,
+            mask.as_ref(),
+            self.head.weights.as_deref(),
+            self.n_out(),
+            &mut per,
+        );
+        if include_regularization {
+            let reg = regularization::score(&self.blocks, &self.params);
+            per.iter_mut().for_each(|v| *v += reg);
+        }
+        Ok(per)
+    }
+
+    /// The activation of the network's output (after the last layer).
+    pub fn output_activation(&self) -> Activation {
+        self.head.act.activation
+    }
+
+    /// Gradient normalization mode of layer `i` (for summaries).
+    pub fn gradient_normalization(&self, i: usize) -> GradientNormalization {
+        self.conf.layers[i]
+            .base()
+            .map_or(GradientNormalization::None, |b| b.gradient_normalization)
     }
 }
 
@@ -524,6 +739,7 @@ mod tests {
         let mut v: Vec<*const f32> = net.acts.iter().map(|a| a.as_ptr()).collect();
         v.push(net.delta.as_ptr());
         v.push(net.delta_next.as_ptr());
+        v.push(net.out.as_ptr());
         v.sort();
         v
     }

@@ -42,7 +42,7 @@ fn run_check(layers: Vec<Value>, mini_batch: bool, mask: Mask, seed: u64) {
         ferrodl_nn::LayerConfig::OutputLayer(o) => o.loss_function,
         _ => unreachable!(),
     };
-    let act = conf.layers.last().unwrap().dense().activation;
+    let act = conf.layers.last().unwrap().activation().unwrap();
     let mut net = MultiLayerNetwork::<f64>::from_configuration(conf).unwrap();
     let (n_in, n_out, rows) = (net.n_in(), net.n_out(), 5);
     let mut rng = Rng::new(seed);

@@ -267,18 +267,23 @@ const ARCH_EXAMPLE: &str = r#"{
   "miniBatch": true,
   "iterationCount": 0,
   "epochCount": 0,
+  "inputType": null,
   "layers": [
     { "type": "DenseLayer", "name": null, "nIn": 784, "nOut": 100,
       "activation": "RELU", "weightInit": "XAVIER", "biasInit": 0.0, "hasBias": true,
-      "l1": 0.0, "l2": 1e-4, "l1Bias": 0.0, "l2Bias": 0.0,
+      "l1": 0.0, "l2": 1e-4, "l1Bias": 0.0, "l2Bias": 0.0, "weightDecay": 0.0, "weightDecayBias": 0.0,
+      "dropOut": 0.0, "weightInitDistribution": null,
+      "gradientNormalization": "None", "gradientNormalizationThreshold": 1.0,
       "updater": {"type": "Adam", "learningRate": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
       "biasUpdater": {"type": "Adam", "learningRate": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8} },
     { "type": "OutputLayer", "name": null, "nIn": 100, "nOut": 10,
       "activation": "SOFTMAX", "weightInit": "XAVIER", "biasInit": 0.0, "hasBias": true,
-      "l1": 0.0, "l2": 1e-4, "l1Bias": 0.0, "l2Bias": 0.0,
+      "l1": 0.0, "l2": 1e-4, "l1Bias": 0.0, "l2Bias": 0.0, "weightDecay": 0.0, "weightDecayBias": 0.0,
+      "dropOut": 0.0, "weightInitDistribution": null,
+      "gradientNormalization": "None", "gradientNormalizationThreshold": 1.0,
       "updater": {"type": "Sgd", "learningRate": 0.1},
       "biasUpdater": {"type": "Sgd", "learningRate": 0.1},
-      "lossFunction": "MCXENT" }
+      "lossFunction": "MCXENT", "lossWeights": null }
   ]
 }"#;
 
@@ -308,7 +313,9 @@ fn omitted_optional_fields_take_reference_defaults() {
             {"type":"OutputLayer","nIn":2,"nOut":2,"updater":{"type":"Adam"}}]}"#,
     )
     .unwrap();
-    let d = c.layers[0].dense();
+    let ferrodl_nn::LayerConfig::DenseLayer(d) = &c.layers[0] else {
+        panic!("expected a dense layer")
+    };
     assert_eq!(d.activation, ferrodl_nn::Activation::Sigmoid);
     assert_eq!(d.weight_init, ferrodl_nn::WeightInit::Xavier);
     assert!(d.has_bias && c.mini_batch);
@@ -318,11 +325,12 @@ fn omitted_optional_fields_take_reference_defaults() {
             assert_eq!(o.loss_function, ferrodl_nn::LossFunction::Mcxent);
             assert_eq!(
                 o.updater,
-                ferrodl_nn::UpdaterConfig::Adam(ferrodl_nn::config::AdamConfig {
+                ferrodl_nn::UpdaterConfig::Adam(ferrodl_optim::Adam {
                     learning_rate: 1e-3,
                     beta1: 0.9,
                     beta2: 0.999,
-                    epsilon: 1e-8
+                    epsilon: 1e-8,
+                    ..Default::default()
                 })
             );
         }
@@ -331,7 +339,10 @@ fn omitted_optional_fields_take_reference_defaults() {
 }
 
 fn ferrodl_optim_sgd(lr: f64) -> ferrodl_optim::AnyUpdater {
-    ferrodl_optim::AnyUpdater::Sgd(ferrodl_optim::Sgd { learning_rate: lr })
+    ferrodl_optim::AnyUpdater::Sgd(ferrodl_optim::Sgd {
+        learning_rate: lr,
+        ..Default::default()
+    })
 }
 
 fn config_error(v: serde_json::Value) -> String {
@@ -421,59 +432,52 @@ fn configuration_validation_errors() {
 
     let m = config_error(conf_value(
         1,
-        vec![dense(4, 3, "RELU6"), output(3, 2, "SOFTMAX", "MCXENT")],
+        vec![dense(4, 3, "RELU7"), output(3, 2, "SOFTMAX", "MCXENT")],
     ));
     assert!(
-        m.contains("layer 0") && m.contains("unknown variant `RELU6`"),
+        m.contains("layer 0") && m.contains("unknown variant `RELU7`"),
         "{m}"
     );
-    for name in [
-        "IDENTITY",
-        "RELU",
-        "LEAKYRELU",
-        "TANH",
-        "SIGMOID",
-        "SOFTMAX",
-    ] {
+    for name in ferrodl_nn::Activation::NAMES {
         assert!(m.contains(name), "{m} should list {name}");
     }
 
-    let m = config_error(conf_value(1, vec![output(3, 2, "SOFTMAX", "XENT")]));
+    let m = config_error(conf_value(1, vec![output(3, 2, "SOFTMAX", "XENTROPY")]));
     assert!(
-        m.contains("unknown variant `XENT`") && m.contains("NEGATIVELOGLIKELIHOOD"),
+        m.contains("unknown variant `XENTROPY`") && m.contains("NEGATIVELOGLIKELIHOOD"),
         "{m}"
     );
 
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
-    l["updater"] = json!({"type": "RmsProp", "learningRate": 0.1});
+    l["updater"] = json!({"type": "RmsPropX", "learningRate": 0.1});
     let m = config_error(conf_value(1, vec![l]));
     assert!(
-        m.contains("unknown variant `RmsProp`") && m.contains("Nesterovs"),
+        m.contains("unknown variant `RmsPropX`") && m.contains("Nesterovs"),
         "{m}"
     );
 
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
-    l["weightInit"] = json!("UNIFORM");
+    l["weightInit"] = json!("GAUSSIAN");
     let m = config_error(conf_value(1, vec![l]));
     assert!(
-        m.contains("unknown variant `UNIFORM`") && m.contains("XAVIER"),
+        m.contains("unknown variant `GAUSSIAN`") && m.contains("XAVIER"),
         "{m}"
     );
 
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
-    l["type"] = json!("ConvolutionLayer");
+    l["type"] = json!("Convolution3D");
     let m = config_error(conf_value(1, vec![l]));
     assert!(
-        m.contains("unknown variant `ConvolutionLayer`") && m.contains("DenseLayer"),
+        m.contains("unknown variant `Convolution3D`") && m.contains("DenseLayer"),
         "{m}"
     );
 
     // Unknown fields are errors at every level.
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");
-    l["dropOut"] = json!(0.5);
+    l["dropout"] = json!(0.5);
     let m = config_error(conf_value(1, vec![l]));
     assert!(
-        m.contains("layer 0") && m.contains("unknown field `dropOut`"),
+        m.contains("layer 0") && m.contains("unknown field `dropout`"),
         "{m}"
     );
     let mut l = output(3, 2, "SOFTMAX", "MCXENT");

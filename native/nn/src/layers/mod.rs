@@ -1,44 +1,129 @@
-//! Layers: a [`Layer`] trait over flat parameter/gradient views, and the dense layers built from
-//! their configurations (`DenseLayerConfig` -> [`DenseLayer`], `OutputLayerConfig` ->
-//! [`OutputLayer`]).
+//! Layers: a [`Layer`] trait over flat parameter/gradient views, and [`build_layer`], which turns
+//! a layer configuration plus its input shape into a layer.
 //!
 //! Layers own no parameters: the network keeps all parameters in one flat vector and hands each
-//! layer its block (`W` row-major `nIn × nOut`, then `b`), and the same for gradients. That keeps
-//! `params()` a zero-copy view and lets updaters run over the whole vector at once.
+//! layer its block (laid out as [`Layer::param_specs`] says), and the same for gradients. That
+//! keeps `params()` a zero-copy view and lets updaters run over the whole vector at once. Layers do
+//! own their scratch buffers (im2col columns, pooling arg-max, batch statistics, pre-activations),
+//! which are resized only when the batch size grows.
+//!
+//! Regularization, gradient normalization, updaters and frozen layers are handled by the network
+//! from the configuration and the parameter kinds, so each layer only does forward/backward.
 
+mod batchnorm;
+mod conv;
 mod dense;
+mod embedding;
+pub mod misc;
+mod pooling;
+mod reshape;
 
-pub use dense::{DenseLayer, OutputLayer};
+pub use batchnorm::BatchNormLayer;
+pub use conv::{Conv1dLayer, Conv2dLayer};
+pub use dense::DenseLayer;
+pub use embedding::EmbeddingLayer;
+pub use misc::{ActivationLayer, DropoutLayer, IdentityLayer};
+pub use pooling::{GlobalPoolingLayer, Pooling1dLayer, Pooling2dLayer};
+pub use reshape::{Upsampling2dLayer, ZeroPaddingLayer};
 
-use ferrodl_optim::AnyUpdater;
+use crate::config::{Activation, LayerConfig, LayerShapes, Shape};
+use crate::error::NnError;
 use ferrodl_tensor::{Rng, Scalar};
 use std::fmt::Debug;
-use std::ops::Range;
+
+/// What a parameter block is, which decides regularization and updater handling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Weights: `l1`, `l2`, `weightDecay`, the layer's `updater`.
+    Weight,
+    /// Biases (and batch-norm beta): `l1Bias`, `l2Bias`, `weightDecayBias`, `biasUpdater`.
+    Bias,
+    /// Batch-norm gamma: trained by the `updater`, not regularized.
+    Gain,
+    /// Running statistics: the layer computes `old − new` as the "gradient" so that
+    /// `params -= update` moves them; no updater, no regularization, no normalization.
+    State,
+}
+
+/// One named parameter block of a layer, in layout order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// The reference's parameter key: `W`, `b`, `gamma`, `beta`, `mean`, `var`.
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub shape: Vec<usize>,
+}
+
+impl ParamSpec {
+    pub fn new(name: &'static str, kind: ParamKind, shape: Vec<usize>) -> Self {
+        ParamSpec { name, kind, shape }
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Per-call context of a forward pass.
+pub struct Ctx<'a> {
+    /// Training mode: dropout active, batch norm on batch statistics.
+    pub train: bool,
+    /// The network's training RNG (dropout masks).
+    pub rng: &'a mut Rng,
+}
 
 /// A layer of a feed-forward network, generic over the element type.
 ///
-/// All matrices are row-major with one example per row.
-pub trait Layer<T: Scalar>: Send + Sync + Debug {
+/// All activations are row-major with one example per row of `shape.len()` values.
+pub trait Layer<T: Scalar>: Send + Debug {
     /// Layer type name as in the configuration JSON (`"DenseLayer"`, ...).
     fn type_name(&self) -> &'static str;
-    fn n_in(&self) -> usize;
-    fn n_out(&self) -> usize;
-    /// Length of this layer's parameter block.
-    fn num_params(&self) -> usize;
+    fn input_shape(&self) -> Shape;
+    fn output_shape(&self) -> Shape;
 
-    /// Writes initial values into this layer's parameter block, drawing from `rng` in the
-    /// documented order (see [`DenseLayer`]).
-    fn init_params(&self, params: &mut [T], rng: &mut Rng);
+    /// Values per example going in.
+    fn n_in(&self) -> usize {
+        self.input_shape().len()
+    }
+
+    /// Values per example coming out.
+    fn n_out(&self) -> usize {
+        self.output_shape().len()
+    }
+
+    /// The parameter blocks in layout order (empty for layers without parameters).
+    fn param_specs(&self) -> Vec<ParamSpec> {
+        Vec::new()
+    }
+
+    fn num_params(&self) -> usize {
+        self.param_specs().iter().map(ParamSpec::len).sum()
+    }
+
+    /// Checks input values the layer cannot take (e.g. an embedding index out of range) before
+    /// [`forward`](Self::forward); the message names the problem and the row.
+    fn check_input(&self, _input: &[T]) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Writes initial values into this layer's parameter block, drawing from `rng` in a
+    /// documented order.
+    fn init_params(&self, _params: &mut [T], _rng: &mut Rng) {}
 
     /// `output (rows × n_out) = f(input (rows × n_in))`; `output`'s old contents are ignored.
-    fn forward(&self, params: &[T], input: &[T], rows: usize, output: &mut [T]);
+    fn forward(&mut self, params: &[T], input: &[T], rows: usize, output: &mut [T], ctx: &mut Ctx);
 
-    /// Backpropagation. On entry `delta` holds `dL/d(output)` (`rows × n_out`); it is used as
+    /// Backpropagation after a training-mode or inference-mode [`forward`](Self::forward) on the
+    /// same input. On entry `delta` holds `dL/d(output)` (`rows × n_out`); it may be used as
     /// scratch. Writes this layer's parameter gradient into `grads` (overwriting it) and, when
     /// `grad_input` is given, `dL/d(input)` (`rows × n_in`) into it.
     #[allow(clippy::too_many_arguments)]
     fn backward(
-        &self,
+        &mut self,
         params: &[T],
         input: &[T],
         output: &[T],
@@ -47,13 +132,47 @@ pub trait Layer<T: Scalar>: Send + Sync + Debug {
         grads: &mut [T],
         grad_input: Option<&mut [T]>,
     );
+}
 
-    /// L1/L2 penalty of this layer's parameters (added to the score).
-    fn regularization_score(&self, params: &[T]) -> f64;
-
-    /// Adds the gradient of [`Layer::regularization_score`] to `grads`.
-    fn add_regularization_gradient(&self, params: &[T], grads: &mut [T]);
-
-    /// The updater of each parameter sub-block (ranges relative to this layer's block).
-    fn updater_blocks(&self) -> Vec<(Range<usize>, AnyUpdater)>;
+/// Builds the layer for configuration `conf` (validated) with the shapes the validation computed.
+/// Output and loss layers become their parameterised part (a DenseLayer with identity activation,
+/// or an identity layer): the network applies their activation and loss itself.
+pub fn build_layer<T: Scalar>(
+    conf: &LayerConfig,
+    shapes: LayerShapes,
+) -> Result<Box<dyn Layer<T>>, NnError> {
+    let LayerShapes { input, output } = shapes;
+    Ok(match conf.unfrozen() {
+        LayerConfig::DenseLayer(c) => Box::new(DenseLayer::new(
+            "DenseLayer",
+            input,
+            c.n_out,
+            c.has_bias,
+            c.base(),
+        )),
+        LayerConfig::OutputLayer(c) => {
+            let mut base = c.base();
+            base.activation = Activation::Identity;
+            Box::new(DenseLayer::new(
+                "OutputLayer",
+                input,
+                c.n_out,
+                c.has_bias,
+                base,
+            ))
+        }
+        LayerConfig::LossLayer(_) => Box::new(IdentityLayer::new("LossLayer", input)),
+        LayerConfig::ActivationLayer(c) => Box::new(ActivationLayer::new(input, c.activation)),
+        LayerConfig::DropoutLayer(c) => Box::new(DropoutLayer::new(input, c.drop_out)),
+        LayerConfig::BatchNormalization(c) => Box::new(BatchNormLayer::new(c, input)),
+        LayerConfig::ConvolutionLayer(c) => Box::new(Conv2dLayer::new(c, input, output)?),
+        LayerConfig::Convolution1DLayer(c) => Box::new(Conv1dLayer::new(c, input, output)?),
+        LayerConfig::SubsamplingLayer(c) => Box::new(Pooling2dLayer::new(c, input, output)?),
+        LayerConfig::Subsampling1DLayer(c) => Box::new(Pooling1dLayer::new(c, input, output)?),
+        LayerConfig::Upsampling2D(c) => Box::new(Upsampling2dLayer::new(c, input, output)),
+        LayerConfig::ZeroPaddingLayer(c) => Box::new(ZeroPaddingLayer::new(c, input, output)),
+        LayerConfig::GlobalPoolingLayer(c) => Box::new(GlobalPoolingLayer::new(c, input, output)),
+        LayerConfig::EmbeddingLayer(c) => Box::new(EmbeddingLayer::new(c)),
+        LayerConfig::FrozenLayer(_) => unreachable!("unfrozen() removed the wrapper"),
+    })
 }

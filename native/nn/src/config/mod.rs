@@ -1,0 +1,100 @@
+//! Network configuration: the JSON of ARCHITECTURE.md §2, parsed with serde, and its validation
+//! (value ranges and the shape of every layer's input and output).
+//!
+//! Every struct denies unknown fields, so a field that only one side (Java or Rust) knows is an
+//! error instead of being silently ignored. Fields that the reference builder fills with a default
+//! may be omitted in hand-written JSON and take the reference's default; `nIn`/`nOut` and the layer
+//! `type` are always required. Java always writes every field.
+
+mod enums;
+mod layers;
+mod shapes;
+mod validate;
+
+pub use enums::*;
+pub use ferrodl_optim::UpdaterConfig;
+pub use layers::*;
+pub use shapes::{window, InputType, Shape, Window};
+pub use validate::{layer_num_params, LayerShapes};
+
+use crate::error::NnError;
+use layers::default_true;
+use serde::{Deserialize, Serialize};
+
+/// The only configuration format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A whole network configuration plus its training counters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MultiLayerConfiguration {
+    pub format_version: u32,
+    /// Seed of the parameter initialisation (a Java `long`; its bits are used as a `u64`).
+    pub seed: i64,
+    #[serde(default = "default_true")]
+    pub mini_batch: bool,
+    #[serde(default)]
+    pub iteration_count: u64,
+    #[serde(default)]
+    pub epoch_count: u64,
+    /// What the input looks like (`setInputType`); `None`: feed-forward of the first nIn.
+    #[serde(default)]
+    pub input_type: Option<InputType>,
+    pub layers: Vec<LayerConfig>,
+}
+
+/// The top level with layers kept raw, so each layer can be parsed with its index in the message.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawConfiguration {
+    format_version: u32,
+    seed: i64,
+    #[serde(default = "default_true")]
+    mini_batch: bool,
+    #[serde(default)]
+    iteration_count: u64,
+    #[serde(default)]
+    epoch_count: u64,
+    #[serde(default)]
+    input_type: Option<InputType>,
+    layers: Vec<serde_json::Value>,
+}
+
+impl MultiLayerConfiguration {
+    /// Parses and validates a configuration.
+    pub fn from_json(json: &str) -> Result<Self, NnError> {
+        let raw: RawConfiguration = serde_json::from_str(json)
+            .map_err(|e| NnError::InvalidConfig(format!("invalid configuration JSON: {e}")))?;
+        if raw.format_version != FORMAT_VERSION {
+            return Err(NnError::InvalidConfig(format!(
+                "unsupported configuration formatVersion {} (this build reads {FORMAT_VERSION})",
+                raw.format_version
+            )));
+        }
+        let mut layers = Vec::with_capacity(raw.layers.len());
+        for (i, v) in raw.layers.into_iter().enumerate() {
+            let layer = LayerConfig::deserialize(v).map_err(|e| {
+                NnError::InvalidConfig(format!("invalid configuration JSON: layer {i}: {e}"))
+            })?;
+            layers.push(layer);
+        }
+        let conf = MultiLayerConfiguration {
+            format_version: raw.format_version,
+            seed: raw.seed,
+            mini_batch: raw.mini_batch,
+            iteration_count: raw.iteration_count,
+            epoch_count: raw.epoch_count,
+            input_type: raw.input_type,
+            layers,
+        };
+        conf.validate()?;
+        Ok(conf)
+    }
+
+    /// Serialises to the §2 JSON shape (every field written).
+    pub fn to_json(&self) -> String {
+        // Serialising plain structs of numbers, strings and enums cannot fail; fall back to an
+        // empty object rather than panicking should serde_json ever disagree.
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+}

@@ -1,0 +1,227 @@
+//! Layers without parameters that keep the shape: identity (the parameterised part of a
+//! `LossLayer`), `ActivationLayer`, `DropoutLayer`, and the inverted-dropout mask the network also
+//! uses for every layer's `dropOut`.
+
+use super::{Ctx, Layer};
+use crate::activation::ActivationCache;
+use crate::config::{Activation, Shape};
+use ferrodl_tensor::{Rng, Scalar};
+
+/// Inverted dropout: in training each value is kept with probability `p` and scaled by `1/p`
+/// (so inference needs no rescaling); outside training it is the identity.
+#[derive(Clone, Debug)]
+pub struct DropoutMask<T> {
+    retain: f64,
+    /// `0` or `1/p` per value of the last training-mode pass.
+    mask: Vec<T>,
+    active: bool,
+}
+
+impl<T: Scalar> DropoutMask<T> {
+    /// `retain` of 0 or 1 means no dropout.
+    pub fn new(retain: f64) -> Self {
+        DropoutMask {
+            retain,
+            mask: Vec::new(),
+            active: false,
+        }
+    }
+
+    /// Whether this mask ever drops anything.
+    pub fn enabled(&self) -> bool {
+        self.retain > 0.0 && self.retain < 1.0
+    }
+
+    /// `out = input ⊙ mask` in training (drawing a new mask from `rng`), `out = input` otherwise.
+    pub fn apply(&mut self, input: &[T], out: &mut [T], train: bool, rng: &mut Rng) {
+        self.active = train && self.enabled();
+        if !self.active {
+            out.copy_from_slice(input);
+            return;
+        }
+        let scale = T::of(1.0 / self.retain);
+        self.mask.resize(input.len(), T::zero());
+        for ((m, o), &x) in self.mask.iter_mut().zip(out.iter_mut()).zip(input) {
+            *m = if rng.next_f64() < self.retain {
+                scale
+            } else {
+                T::zero()
+            };
+            *o = x * *m;
+        }
+    }
+
+    /// `grad ⊙= mask` for the mask of the last [`apply`](Self::apply) (nothing when inactive).
+    pub fn backward_in_place(&self, grad: &mut [T]) {
+        if self.active {
+            for (g, &m) in grad.iter_mut().zip(&self.mask) {
+                *g = *g * m;
+            }
+        }
+    }
+}
+
+/// Passes its input through (a LossLayer's body: the network applies activation and loss).
+#[derive(Clone, Debug)]
+pub struct IdentityLayer {
+    type_name: &'static str,
+    shape: Shape,
+}
+
+impl IdentityLayer {
+    pub fn new(type_name: &'static str, shape: Shape) -> Self {
+        IdentityLayer { type_name, shape }
+    }
+}
+
+impl<T: Scalar> Layer<T> for IdentityLayer {
+    fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+    fn input_shape(&self) -> Shape {
+        self.shape
+    }
+    fn output_shape(&self) -> Shape {
+        self.shape
+    }
+    fn forward(&mut self, _: &[T], input: &[T], _: usize, output: &mut [T], _: &mut Ctx) {
+        output.copy_from_slice(input);
+    }
+    fn backward(
+        &mut self,
+        _: &[T],
+        _: &[T],
+        _: &[T],
+        _: usize,
+        delta: &mut [T],
+        _: &mut [T],
+        grad_input: Option<&mut [T]>,
+    ) {
+        if let Some(gx) = grad_input {
+            gx.copy_from_slice(delta);
+        }
+    }
+}
+
+/// `a = act(x)` on any shape (softmax acts on each example's whole row).
+#[derive(Clone, Debug)]
+pub struct ActivationLayer<T> {
+    shape: Shape,
+    act: ActivationCache<T>,
+}
+
+impl<T: Scalar> ActivationLayer<T> {
+    pub fn new(shape: Shape, activation: Activation) -> Self {
+        ActivationLayer {
+            shape,
+            act: ActivationCache::new(activation),
+        }
+    }
+}
+
+impl<T: Scalar> Layer<T> for ActivationLayer<T> {
+    fn type_name(&self) -> &'static str {
+        "ActivationLayer"
+    }
+    fn input_shape(&self) -> Shape {
+        self.shape
+    }
+    fn output_shape(&self) -> Shape {
+        self.shape
+    }
+    fn forward(&mut self, _: &[T], input: &[T], _: usize, output: &mut [T], _: &mut Ctx) {
+        output.copy_from_slice(input);
+        self.act.forward(output, self.shape.len(), None);
+    }
+    fn backward(
+        &mut self,
+        _: &[T],
+        _: &[T],
+        output: &[T],
+        _: usize,
+        delta: &mut [T],
+        _: &mut [T],
+        grad_input: Option<&mut [T]>,
+    ) {
+        if let Some(gx) = grad_input {
+            self.act.backward(output, delta, self.shape.len());
+            gx.copy_from_slice(delta);
+        }
+    }
+}
+
+/// Inverted dropout as a layer of its own.
+#[derive(Clone, Debug)]
+pub struct DropoutLayer<T> {
+    shape: Shape,
+    mask: DropoutMask<T>,
+}
+
+impl<T: Scalar> DropoutLayer<T> {
+    pub fn new(shape: Shape, retain: f64) -> Self {
+        DropoutLayer {
+            shape,
+            mask: DropoutMask::new(retain),
+        }
+    }
+}
+
+impl<T: Scalar> Layer<T> for DropoutLayer<T> {
+    fn type_name(&self) -> &'static str {
+        "DropoutLayer"
+    }
+    fn input_shape(&self) -> Shape {
+        self.shape
+    }
+    fn output_shape(&self) -> Shape {
+        self.shape
+    }
+    fn forward(&mut self, _: &[T], input: &[T], _: usize, output: &mut [T], ctx: &mut Ctx) {
+        self.mask.apply(input, output, ctx.train, ctx.rng);
+    }
+    fn backward(
+        &mut self,
+        _: &[T],
+        _: &[T],
+        _: &[T],
+        _: usize,
+        delta: &mut [T],
+        _: &mut [T],
+        grad_input: Option<&mut [T]>,
+    ) {
+        if let Some(gx) = grad_input {
+            gx.copy_from_slice(delta);
+            self.mask.backward_in_place(gx);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverted_dropout_keeps_the_expected_fraction_and_scale() {
+        let mut m = DropoutMask::<f64>::new(0.8);
+        let x = vec![1.0; 100_000];
+        let mut out = vec![0.0; x.len()];
+        let mut rng = Rng::new(5);
+        m.apply(&x, &mut out, true, &mut rng);
+        let kept = out.iter().filter(|&&v| v != 0.0).count() as f64 / x.len() as f64;
+        assert!((kept - 0.8).abs() < 0.005, "kept {kept}");
+        assert!(out.iter().all(|&v| v == 0.0 || (v - 1.25).abs() < 1e-15));
+        // The mean is preserved (inverted dropout).
+        let mean = out.iter().sum::<f64>() / x.len() as f64;
+        assert!((mean - 1.0).abs() < 0.01, "mean {mean}");
+        // Backward uses the same mask.
+        let mut g = vec![2.0; x.len()];
+        m.backward_in_place(&mut g);
+        assert!(g.iter().zip(&out).all(|(&gi, &o)| gi == 2.0 * o));
+        // Inference: identity.
+        m.apply(&x, &mut out, false, &mut rng);
+        assert!(out.iter().all(|&v| v == 1.0));
+        let mut g = vec![2.0; x.len()];
+        m.backward_in_place(&mut g);
+        assert!(g.iter().all(|&v| v == 2.0));
+    }
+}
