@@ -1,0 +1,907 @@
+//! Pooling layers: windowed 2-D ([`Pooling2dLayer`], the reference's SubsamplingLayer) and 1-D
+//! ([`Pooling1dLayer`], run as a one-row image), and global pooling over all positions
+//! ([`GlobalPoolingLayer`]).
+//!
+//! # Semantics
+//!
+//! Padding cells (explicit `padding`, or the automatic padding of `ConvolutionMode.Same`) are not
+//! part of any window: they are never a maximum, add nothing to a sum or p-norm, and are not
+//! counted by AVG, which divides by the number of input cells its window covers (the reference's
+//! default of excluding the padding from the divisor). For a window inside the input that is the
+//! full kernel size `kH·kW`; only border windows of padded layers divide by fewer. A window that
+//! covers only padding (possible when `padding >= kernel`) outputs 0 and passes no gradient.
+//!
+//! * MAX: `max x`; the gradient goes to the arg-max recorded in the forward pass (the first
+//!   maximum in row-major window order on ties).
+//! * AVG: `Σx / count`; SUM: `Σx`.
+//! * PNORM: `(Σ|x|^p)^(1/p)`, gradient `x·|x|^(p−2) / max(‖x‖_p, eps)^(p−1)` (written as
+//!   `sign(x)·|x|^(p−1)` so that `x = 0` gives 0 for every `p ≥ 1`); `eps` is the layer's
+//!   (global pooling: [`GLOBAL_PNORM_EPS`]).
+
+use super::conv::{describe, Dim};
+use super::{Ctx, Layer};
+use crate::config::{
+    GlobalPoolingLayerConfig, PoolingType, Shape, Subsampling1DLayerConfig, SubsamplingLayerConfig,
+};
+use crate::error::NnError;
+use ferrodl_tensor::Scalar;
+
+/// The arg-max of a window that covers only padding.
+const NO_CELL: u32 = u32::MAX;
+
+/// `eps` of global PNORM pooling's backward pass (its configuration has none).
+pub const GLOBAL_PNORM_EPS: f64 = 1e-8;
+
+/// `sign(x)·|x|^(p−1)`: the p-norm's numerator `x·|x|^(p−2)` without `0·∞` at `x = 0`.
+#[inline]
+fn pnorm_numerator<T: Scalar>(x: T, p: i32) -> T {
+    if x == T::zero() {
+        T::zero()
+    } else {
+        x.signum() * x.abs().powi(p - 1)
+    }
+}
+
+/// The shared implementation of windowed 2-D and 1-D pooling.
+#[derive(Debug)]
+struct PoolCore {
+    type_name: &'static str,
+    kind: PoolingType,
+    pnorm: i32,
+    eps: f64,
+    channels: usize,
+    h: Dim,
+    w: Dim,
+    /// Per output row/column: the input index of its first valid tap and the number of valid taps.
+    h_taps: Vec<(usize, usize)>,
+    w_taps: Vec<(usize, usize)>,
+    input: Shape,
+    output: Shape,
+    /// MAX: per output value, the offset of its arg-max within the example's input plane.
+    argmax: Vec<u32>,
+}
+
+impl PoolCore {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        type_name: &'static str,
+        who: &str,
+        kind: PoolingType,
+        pnorm: u32,
+        eps: f64,
+        channels: usize,
+        h: Dim,
+        w: Dim,
+        input: Shape,
+        output: Shape,
+    ) -> Result<Self, NnError> {
+        let expected = match input {
+            Shape::Seq { .. } => Shape::Seq {
+                c: channels,
+                len: w.out,
+            },
+            _ => Shape::Image {
+                c: channels,
+                h: h.out,
+                w: w.out,
+            },
+        };
+        if output != expected {
+            return Err(NnError::Shape(format!(
+                "{who}: output shape {output} does not match the pooling's {expected}"
+            )));
+        }
+        if kind == PoolingType::Pnorm && pnorm == 0 {
+            return Err(NnError::InvalidConfig(format!(
+                "{who}: pnorm=0 is invalid (must be at least 1)"
+            )));
+        }
+        if h.input * w.input > NO_CELL as usize {
+            return Err(NnError::InvalidConfig(format!(
+                "{who}: an input plane of {} values is too large",
+                h.input * w.input
+            )));
+        }
+        Ok(PoolCore {
+            type_name,
+            kind,
+            pnorm: pnorm.min(i32::MAX as u32) as i32,
+            eps,
+            channels,
+            h,
+            w,
+            h_taps: h.tap_table(),
+            w_taps: w.tap_table(),
+            input,
+            output,
+            argmax: Vec::new(),
+        })
+    }
+
+    /// Calls `f(offset)` for every valid input cell of output (oh, ow), row-major.
+    #[inline(always)]
+    fn for_cells(&self, oh: usize, ow: usize, mut f: impl FnMut(usize)) {
+        let (h0, hn) = self.h_taps[oh];
+        let (w0, wn) = self.w_taps[ow];
+        let iw_n = self.w.input;
+        for a in 0..hn {
+            let row = (h0 + a * self.h.d) * iw_n + w0;
+            for b in 0..wn {
+                f(row + b * self.w.d);
+            }
+        }
+    }
+
+    fn cell_count(&self, oh: usize, ow: usize) -> usize {
+        self.h_taps[oh].1 * self.w_taps[ow].1
+    }
+
+    fn forward<T: Scalar>(&mut self, input: &[T], rows: usize, output: &mut [T]) {
+        let planes = rows * self.channels;
+        let (pin, pout) = (self.h.input * self.w.input, self.h.out * self.w.out);
+        assert_eq!(
+            input.len(),
+            planes * pin,
+            "{}: input length",
+            self.type_name
+        );
+        assert_eq!(
+            output.len(),
+            planes * pout,
+            "{}: output length",
+            self.type_name
+        );
+        let ow_n = self.w.out;
+        let mut argmax = std::mem::take(&mut self.argmax);
+        if self.kind == PoolingType::Max && argmax.len() < planes * pout {
+            argmax.resize(planes * pout, NO_CELL);
+        }
+        for (pl, (x, y)) in input
+            .chunks_exact(pin)
+            .zip(output.chunks_exact_mut(pout))
+            .enumerate()
+        {
+            match self.kind {
+                PoolingType::Max => {
+                    let am = &mut argmax[pl * pout..][..pout];
+                    for (o, (yv, amv)) in y.iter_mut().zip(am.iter_mut()).enumerate() {
+                        let (mut best, mut at) = (T::zero(), NO_CELL);
+                        self.for_cells(o / ow_n, o % ow_n, |i| {
+                            if at == NO_CELL || x[i] > best {
+                                best = x[i];
+                                at = i as u32;
+                            }
+                        });
+                        *yv = best;
+                        *amv = at;
+                    }
+                }
+                PoolingType::Avg | PoolingType::Sum => {
+                    let avg = self.kind == PoolingType::Avg;
+                    for (o, yv) in y.iter_mut().enumerate() {
+                        let (oh, ow) = (o / ow_n, o % ow_n);
+                        let mut s = T::zero();
+                        self.for_cells(oh, ow, |i| s = s + x[i]);
+                        let count = self.cell_count(oh, ow);
+                        *yv = if avg && count > 0 {
+                            s / T::of(count as f64)
+                        } else {
+                            s
+                        };
+                    }
+                }
+                PoolingType::Pnorm => {
+                    let p = self.pnorm;
+                    let inv = T::one() / T::of(p as f64);
+                    for (o, yv) in y.iter_mut().enumerate() {
+                        let mut s = T::zero();
+                        self.for_cells(o / ow_n, o % ow_n, |i| s = s + x[i].abs().powi(p));
+                        *yv = match p {
+                            1 => s,
+                            2 => s.sqrt(),
+                            _ => s.powf(inv),
+                        };
+                    }
+                }
+            }
+        }
+        self.argmax = argmax;
+    }
+
+    fn backward<T: Scalar>(
+        &self,
+        input: &[T],
+        output: &[T],
+        rows: usize,
+        delta: &[T],
+        grad_input: Option<&mut [T]>,
+    ) {
+        let Some(gx) = grad_input else {
+            return;
+        };
+        let planes = rows * self.channels;
+        let (pin, pout) = (self.h.input * self.w.input, self.h.out * self.w.out);
+        assert_eq!(
+            delta.len(),
+            planes * pout,
+            "{}: delta length",
+            self.type_name
+        );
+        assert_eq!(
+            gx.len(),
+            planes * pin,
+            "{}: grad_input length",
+            self.type_name
+        );
+        let ow_n = self.w.out;
+        gx.fill(T::zero());
+        for (pl, (g, d)) in gx
+            .chunks_exact_mut(pin)
+            .zip(delta.chunks_exact(pout))
+            .enumerate()
+        {
+            match self.kind {
+                PoolingType::Max => {
+                    let am = &self.argmax[pl * pout..][..pout];
+                    for (&dv, &at) in d.iter().zip(am) {
+                        if at != NO_CELL {
+                            g[at as usize] = g[at as usize] + dv;
+                        }
+                    }
+                }
+                PoolingType::Avg | PoolingType::Sum => {
+                    let avg = self.kind == PoolingType::Avg;
+                    for (o, &dv) in d.iter().enumerate() {
+                        let (oh, ow) = (o / ow_n, o % ow_n);
+                        let count = self.cell_count(oh, ow);
+                        let share = if avg && count > 0 {
+                            dv / T::of(count as f64)
+                        } else {
+                            dv
+                        };
+                        self.for_cells(oh, ow, |i| g[i] = g[i] + share);
+                    }
+                }
+                PoolingType::Pnorm => {
+                    let p = self.pnorm;
+                    let x = &input[pl * pin..][..pin];
+                    let y = &output[pl * pout..][..pout];
+                    let eps = T::of(self.eps);
+                    for (o, (&dv, &yv)) in d.iter().zip(y).enumerate() {
+                        let scale = dv / yv.max(eps).powi(p - 1);
+                        self.for_cells(o / ow_n, o % ow_n, |i| {
+                            g[i] = g[i] + scale * pnorm_numerator(x[i], p)
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// 2-D pooling over NCHW input (the reference's SubsamplingLayer); no parameters.
+#[derive(Debug)]
+pub struct Pooling2dLayer {
+    core: PoolCore,
+}
+
+impl Pooling2dLayer {
+    pub fn new(c: &SubsamplingLayerConfig, input: Shape, output: Shape) -> Result<Self, NnError> {
+        let who = describe("SubsamplingLayer", &c.name);
+        let Shape::Image { c: ch, h, w } = input else {
+            return Err(NnError::InvalidConfig(format!(
+                "{who}: needs a convolutional input but gets {input}"
+            )));
+        };
+        let dim = |name: &str, i: usize, x: usize| {
+            Dim::new(
+                name,
+                x,
+                c.kernel_size[i],
+                c.stride[i],
+                c.padding[i],
+                c.dilation[i],
+                c.convolution_mode,
+            )
+            .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))
+        };
+        Ok(Pooling2dLayer {
+            core: PoolCore::new(
+                "SubsamplingLayer",
+                &who,
+                c.pooling_type,
+                c.pnorm,
+                c.eps,
+                ch,
+                dim("height", 0, h)?,
+                dim("width", 1, w)?,
+                input,
+                output,
+            )?,
+        })
+    }
+}
+
+/// 1-D pooling over `[C, L]` input (the reference's Subsampling1DLayer); no parameters.
+#[derive(Debug)]
+pub struct Pooling1dLayer {
+    core: PoolCore,
+}
+
+impl Pooling1dLayer {
+    pub fn new(c: &Subsampling1DLayerConfig, input: Shape, output: Shape) -> Result<Self, NnError> {
+        let who = describe("Subsampling1DLayer", &c.name);
+        let Shape::Seq { c: ch, len } = input else {
+            return Err(NnError::InvalidConfig(format!(
+                "{who}: needs a recurrent input [C, L] but gets {input}"
+            )));
+        };
+        let w = Dim::new(
+            "length",
+            len,
+            c.kernel_size,
+            c.stride,
+            c.padding,
+            c.dilation,
+            c.convolution_mode,
+        )
+        .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))?;
+        Ok(Pooling1dLayer {
+            core: PoolCore::new(
+                "Subsampling1DLayer",
+                &who,
+                c.pooling_type,
+                c.pnorm,
+                c.eps,
+                ch,
+                Dim::unit(),
+                w,
+                input,
+                output,
+            )?,
+        })
+    }
+}
+
+macro_rules! delegate_pooling {
+    ($t:ident) => {
+        impl<T: Scalar> Layer<T> for $t {
+            fn type_name(&self) -> &'static str {
+                self.core.type_name
+            }
+            fn input_shape(&self) -> Shape {
+                self.core.input
+            }
+            fn output_shape(&self) -> Shape {
+                self.core.output
+            }
+            fn forward(
+                &mut self,
+                _params: &[T],
+                input: &[T],
+                rows: usize,
+                output: &mut [T],
+                _ctx: &mut Ctx,
+            ) {
+                self.core.forward(input, rows, output)
+            }
+            fn backward(
+                &mut self,
+                _params: &[T],
+                input: &[T],
+                output: &[T],
+                rows: usize,
+                delta: &mut [T],
+                _grads: &mut [T],
+                grad_input: Option<&mut [T]>,
+            ) {
+                self.core.backward(input, output, rows, delta, grad_input)
+            }
+        }
+    };
+}
+
+delegate_pooling!(Pooling2dLayer);
+delegate_pooling!(Pooling1dLayer);
+
+/// Pooling over all positions of each channel: `[C, H, W]` or `[C, L]` -> `C` values (shape
+/// `[C]`, or `[C, 1, 1]` / `[C, 1]` when `collapseDimensions` is false — the same values).
+#[derive(Debug)]
+pub struct GlobalPoolingLayer {
+    kind: PoolingType,
+    pnorm: i32,
+    channels: usize,
+    /// Positions per channel (`H·W` or `L`).
+    positions: usize,
+    input: Shape,
+    output: Shape,
+    /// MAX: the arg-max position of each (example, channel).
+    argmax: Vec<u32>,
+}
+
+impl GlobalPoolingLayer {
+    pub fn new(c: &GlobalPoolingLayerConfig, input: Shape, output: Shape) -> Self {
+        let channels = input.channels().max(1);
+        GlobalPoolingLayer {
+            kind: c.pooling_type,
+            // Validation refuses pnorm=0 for PNORM; 1 keeps a bypassed check harmless.
+            pnorm: c.pnorm.clamp(1, i32::MAX as u32) as i32,
+            channels,
+            positions: input.len() / channels,
+            input,
+            output,
+            argmax: Vec::new(),
+        }
+    }
+}
+
+impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
+    fn type_name(&self) -> &'static str {
+        "GlobalPoolingLayer"
+    }
+    fn input_shape(&self) -> Shape {
+        self.input
+    }
+    fn output_shape(&self) -> Shape {
+        self.output
+    }
+
+    fn forward(&mut self, _: &[T], input: &[T], rows: usize, output: &mut [T], _: &mut Ctx) {
+        let (s, planes) = (self.positions, rows * self.channels);
+        assert_eq!(input.len(), planes * s, "GlobalPoolingLayer: input length");
+        assert_eq!(output.len(), planes, "GlobalPoolingLayer: output length");
+        if self.kind == PoolingType::Max && self.argmax.len() < planes {
+            self.argmax.resize(planes, NO_CELL);
+        }
+        let p = self.pnorm;
+        for (pl, (x, y)) in input.chunks_exact(s).zip(output.iter_mut()).enumerate() {
+            *y = match self.kind {
+                PoolingType::Max => {
+                    let (mut best, mut at) = (x[0], 0);
+                    for (i, &v) in x.iter().enumerate().skip(1) {
+                        if v > best {
+                            best = v;
+                            at = i;
+                        }
+                    }
+                    self.argmax[pl] = at as u32;
+                    best
+                }
+                PoolingType::Avg => x.iter().copied().sum::<T>() / T::of(s as f64),
+                PoolingType::Sum => x.iter().copied().sum::<T>(),
+                PoolingType::Pnorm => {
+                    let sum: T = x.iter().map(|v| v.abs().powi(p)).sum();
+                    match p {
+                        1 => sum,
+                        2 => sum.sqrt(),
+                        _ => sum.powf(T::one() / T::of(p as f64)),
+                    }
+                }
+            };
+        }
+    }
+
+    fn backward(
+        &mut self,
+        _: &[T],
+        input: &[T],
+        output: &[T],
+        rows: usize,
+        delta: &mut [T],
+        _: &mut [T],
+        grad_input: Option<&mut [T]>,
+    ) {
+        let Some(gx) = grad_input else {
+            return;
+        };
+        let (s, planes) = (self.positions, rows * self.channels);
+        assert_eq!(
+            gx.len(),
+            planes * s,
+            "GlobalPoolingLayer: grad_input length"
+        );
+        assert_eq!(delta.len(), planes, "GlobalPoolingLayer: delta length");
+        let p = self.pnorm;
+        let eps = T::of(GLOBAL_PNORM_EPS);
+        for (pl, (g, &d)) in gx.chunks_exact_mut(s).zip(delta.iter()).enumerate() {
+            match self.kind {
+                PoolingType::Max => {
+                    g.fill(T::zero());
+                    g[self.argmax[pl] as usize] = d;
+                }
+                PoolingType::Avg => g.fill(d / T::of(s as f64)),
+                PoolingType::Sum => g.fill(d),
+                PoolingType::Pnorm => {
+                    let x = &input[pl * s..][..s];
+                    let scale = d / output[pl].max(eps).powi(p - 1);
+                    for (gv, &xv) in g.iter_mut().zip(x) {
+                        *gv = scale * pnorm_numerator(xv, p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrodl_tensor::Rng;
+    use serde_json::{json, Value};
+
+    fn run_fwd<L: Layer<f64>>(l: &mut L, x: &[f64], rows: usize) -> Vec<f64> {
+        let mut out = vec![f64::NAN; rows * l.n_out()];
+        let mut rng = Rng::new(0);
+        l.forward(
+            &[],
+            x,
+            rows,
+            &mut out,
+            &mut Ctx {
+                train: true,
+                rng: &mut rng,
+            },
+        );
+        out
+    }
+
+    fn run_bwd<L: Layer<f64>>(l: &mut L, x: &[f64], y: &[f64], rows: usize, d: &[f64]) -> Vec<f64> {
+        let mut gx = vec![f64::NAN; x.len()];
+        let mut delta = d.to_vec();
+        l.backward(&[], x, y, rows, &mut delta, &mut [], Some(&mut gx));
+        gx
+    }
+
+    fn pool2d(extra: Value, c: usize, h: usize, w: usize) -> Pooling2dLayer {
+        let mut v = json!({});
+        for (k, val) in extra.as_object().unwrap() {
+            v[k] = val.clone();
+        }
+        let conf: SubsamplingLayerConfig = serde_json::from_value(v).unwrap();
+        let dim = |n: &str, i: usize, x: usize| {
+            Dim::new(
+                n,
+                x,
+                conf.kernel_size[i],
+                conf.stride[i],
+                conf.padding[i],
+                conf.dilation[i],
+                conf.convolution_mode,
+            )
+            .unwrap()
+        };
+        let (dh, dw) = (dim("height", 0, h), dim("width", 1, w));
+        Pooling2dLayer::new(
+            &conf,
+            Shape::Image { c, h, w },
+            Shape::Image {
+                c,
+                h: dh.out,
+                w: dw.out,
+            },
+        )
+        .unwrap()
+    }
+
+    const IMG: [f64; 16] = [
+        1.0, 2.0, 5.0, 3.0, //
+        4.0, -1.0, 0.0, 7.0, //
+        -2.0, 6.0, 8.0, 1.0, //
+        3.0, 0.5, -4.0, 2.0,
+    ];
+
+    #[test]
+    fn hand_computed_4x4() {
+        let mut l = pool2d(json!({"kernelSize": [2, 2], "stride": [2, 2]}), 1, 4, 4);
+        let y = run_fwd(&mut l, &IMG, 1);
+        assert_eq!(y, vec![4.0, 7.0, 6.0, 8.0]);
+        let g = run_bwd(&mut l, &IMG, &y, 1, &[1.0, 2.0, 3.0, 4.0]);
+        let mut want = [0.0; 16];
+        want[4] = 1.0;
+        want[7] = 2.0;
+        want[9] = 3.0;
+        want[10] = 4.0;
+        assert_eq!(g, want);
+
+        let mut l = pool2d(
+            json!({"poolingType": "AVG", "kernelSize": [2, 2], "stride": [2, 2]}),
+            1,
+            4,
+            4,
+        );
+        let y = run_fwd(&mut l, &IMG, 1);
+        assert_eq!(y, vec![1.5, 3.75, 1.875, 1.75]);
+        let g = run_bwd(&mut l, &IMG, &y, 1, &[4.0, 8.0, 12.0, 16.0]);
+        assert_eq!(&g[..4], &[1.0, 1.0, 2.0, 2.0]);
+        assert_eq!(&g[12..], &[3.0, 3.0, 4.0, 4.0]);
+
+        let mut l = pool2d(
+            json!({"poolingType": "SUM", "kernelSize": [3, 3], "stride": [1, 1]}),
+            1,
+            4,
+            4,
+        );
+        let y = run_fwd(&mut l, &IMG, 1);
+        assert_eq!(y, vec![23.0, 31.0, 14.5, 19.5]);
+
+        let mut l = pool2d(
+            json!({"poolingType": "PNORM", "pnorm": 2, "kernelSize": [2, 2], "stride": [2, 2]}),
+            1,
+            4,
+            4,
+        );
+        let y = run_fwd(&mut l, &IMG, 1);
+        let want = [
+            (1.0f64 + 4.0 + 16.0 + 1.0).sqrt(),
+            (25.0f64 + 9.0 + 0.0 + 49.0).sqrt(),
+            (4.0f64 + 36.0 + 9.0 + 0.25).sqrt(),
+            (64.0f64 + 1.0 + 16.0 + 4.0).sqrt(),
+        ];
+        for (a, b) in y.iter().zip(want) {
+            assert!((a - b).abs() < 1e-14);
+        }
+        // d‖x‖/dx = x/‖x‖
+        let g = run_bwd(&mut l, &IMG, &y, 1, &[1.0, 0.0, 0.0, 0.0]);
+        assert!((g[0] - 1.0 / want[0]).abs() < 1e-14 && (g[5] + 1.0 / want[0]).abs() < 1e-14);
+        assert_eq!(g[6], 0.0);
+    }
+
+    /// Padding is never a maximum and is not counted by AVG: 3×3 input, 2×2 windows, stride 2,
+    /// Same mode (one padding row/column after).
+    #[test]
+    fn padding_is_ignored() {
+        let x = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0];
+        let mut l = pool2d(
+            json!({"kernelSize": [2, 2], "stride": [2, 2], "convolutionMode": "Same"}),
+            1,
+            3,
+            3,
+        );
+        assert_eq!(run_fwd(&mut l, &x, 1), vec![-1.0, -3.0, -7.0, -9.0]);
+        let mut l = pool2d(
+            json!({"poolingType": "AVG", "kernelSize": [2, 2], "stride": [2, 2], "convolutionMode": "Same"}),
+            1,
+            3,
+            3,
+        );
+        assert_eq!(run_fwd(&mut l, &x, 1), vec![-3.0, -4.5, -7.5, -9.0]);
+        // Explicit padding 1, 3×3 kernel, stride 1: corner windows cover 4 cells.
+        let mut l = pool2d(
+            json!({"poolingType": "AVG", "kernelSize": [3, 3], "stride": [1, 1], "padding": [1, 1]}),
+            1,
+            3,
+            3,
+        );
+        let y = run_fwd(&mut l, &x, 1);
+        assert_eq!(y[0], (-1.0 - 2.0 - 4.0 - 5.0) / 4.0);
+        assert_eq!(y[4], -5.0);
+        // A window entirely in the padding: 0 and no gradient.
+        let mut l = pool2d(
+            json!({"kernelSize": [1, 1], "stride": [1, 1], "padding": [1, 0]}),
+            1,
+            1,
+            2,
+        );
+        let y = run_fwd(&mut l, &[-3.0, -4.0], 1);
+        assert_eq!(y, vec![0.0, 0.0, -3.0, -4.0, 0.0, 0.0]);
+        let g = run_bwd(&mut l, &[-3.0, -4.0], &y, 1, &[1.0; 6]);
+        assert_eq!(g, vec![1.0, 1.0]);
+    }
+
+    /// Direct pooling loops over random data (no ties), forward and input gradient, for every
+    /// type over strides, paddings, dilations and modes, batch of 2 with 3 channels.
+    #[test]
+    fn matches_naive_pooling() {
+        let geometries = [
+            json!({"kernelSize": [2, 2], "stride": [2, 2]}),
+            json!({"kernelSize": [3, 2], "stride": [2, 1]}),
+            json!({"kernelSize": [3, 3], "stride": [2, 2], "padding": [1, 1]}),
+            json!({"kernelSize": [2, 3], "stride": [1, 2], "dilation": [2, 2]}),
+            json!({"kernelSize": [3, 2], "stride": [2, 3], "convolutionMode": "Same"}),
+            json!({"kernelSize": [2, 2], "stride": [3, 3], "dilation": [2, 1], "padding": [2, 1]}),
+            json!({"kernelSize": [3, 3], "stride": [2, 2], "convolutionMode": "Strict"}),
+        ];
+        let kinds = [
+            json!({"poolingType": "MAX"}),
+            json!({"poolingType": "AVG"}),
+            json!({"poolingType": "SUM"}),
+            json!({"poolingType": "PNORM", "pnorm": 1}),
+            json!({"poolingType": "PNORM", "pnorm": 2}),
+            json!({"poolingType": "PNORM", "pnorm": 3}),
+        ];
+        let (c, h, w, rows) = (3, 7, 9, 2);
+        let mut rng = Rng::new(11);
+        for geo in &geometries {
+            for kind in &kinds {
+                let mut extra = geo.clone();
+                for (k, v) in kind.as_object().unwrap() {
+                    extra[k] = v.clone();
+                }
+                let mut l = pool2d(extra.clone(), c, h, w);
+                let (dh, dw) = (l.core.h, l.core.w);
+                let x: Vec<f64> = (0..rows * c * h * w).map(|_| rng.next_gaussian()).collect();
+                let y = run_fwd(&mut l, &x, rows);
+                let d: Vec<f64> = (0..y.len()).map(|_| rng.next_gaussian()).collect();
+                let g = run_bwd(&mut l, &x, &y, rows, &d);
+                let p = kind.get("pnorm").and_then(Value::as_i64).unwrap_or(2) as i32;
+                let mut gw = vec![0.0; x.len()];
+                for pl in 0..rows * c {
+                    for oh in 0..dh.out {
+                        for ow in 0..dw.out {
+                            let mut cells = Vec::new();
+                            for kh in 0..dh.k {
+                                for kw in 0..dw.k {
+                                    let ih = (oh * dh.s + kh * dh.d) as isize - dh.pad as isize;
+                                    let iw = (ow * dw.s + kw * dw.d) as isize - dw.pad as isize;
+                                    if ih >= 0 && iw >= 0 && (ih as usize) < h && (iw as usize) < w
+                                    {
+                                        cells.push(pl * h * w + ih as usize * w + iw as usize);
+                                    }
+                                }
+                            }
+                            let oi = (pl * dh.out + oh) * dw.out + ow;
+                            let vals: Vec<f64> = cells.iter().map(|&i| x[i]).collect();
+                            let n = vals.len() as f64;
+                            let (want, grads): (f64, Vec<f64>) = match kind["poolingType"]
+                                .as_str()
+                                .unwrap()
+                            {
+                                "MAX" => {
+                                    let (mi, &m) = vals
+                                        .iter()
+                                        .enumerate()
+                                        .max_by(|a, b| a.1.total_cmp(b.1))
+                                        .unwrap();
+                                    (
+                                        m,
+                                        (0..vals.len())
+                                            .map(|i| if i == mi { 1.0 } else { 0.0 })
+                                            .collect(),
+                                    )
+                                }
+                                "AVG" => (vals.iter().sum::<f64>() / n, vec![1.0 / n; vals.len()]),
+                                "SUM" => (vals.iter().sum(), vec![1.0; vals.len()]),
+                                _ => {
+                                    let nrm = vals
+                                        .iter()
+                                        .map(|v| v.abs().powi(p))
+                                        .sum::<f64>()
+                                        .powf(1.0 / p as f64);
+                                    (
+                                        nrm,
+                                        vals.iter()
+                                            .map(|v| v * v.abs().powi(p - 2) / nrm.powi(p - 1))
+                                            .collect(),
+                                    )
+                                }
+                            };
+                            assert!(
+                                (y[oi] - want).abs() < 1e-12,
+                                "{extra}: y[{oi}] {} vs {want}",
+                                y[oi]
+                            );
+                            for (&ci, gr) in cells.iter().zip(grads) {
+                                gw[ci] += d[oi] * gr;
+                            }
+                        }
+                    }
+                }
+                for (i, (a, b)) in g.iter().zip(&gw).enumerate() {
+                    assert!((a - b).abs() < 1e-12, "{extra}: dx[{i}] {a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pooling_1d() {
+        let conf: Subsampling1DLayerConfig =
+            serde_json::from_value(json!({"kernelSize": 2, "stride": 2, "poolingType": "MAX"}))
+                .unwrap();
+        let mut l = Pooling1dLayer::new(
+            &conf,
+            Shape::Seq { c: 2, len: 5 },
+            Shape::Seq { c: 2, len: 2 },
+        )
+        .unwrap();
+        let x = [1.0, 3.0, 2.0, 0.0, 9.0, -1.0, -2.0, -3.0, -4.0, 5.0];
+        let y = run_fwd(&mut l, &x, 1);
+        assert_eq!(y, vec![3.0, 2.0, -1.0, -3.0]);
+        let g = run_bwd(&mut l, &x, &y, 1, &[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(g, vec![0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 0.0, 4.0, 0.0, 0.0]);
+        let conf: Subsampling1DLayerConfig = serde_json::from_value(
+            json!({"kernelSize": 3, "stride": 2, "poolingType": "AVG", "convolutionMode": "Same"}),
+        )
+        .unwrap();
+        let mut l = Pooling1dLayer::new(
+            &conf,
+            Shape::Seq { c: 2, len: 5 },
+            Shape::Seq { c: 2, len: 3 },
+        )
+        .unwrap();
+        // Same: out 3, total padding (2·2 + 3) − 5 = 2: one before, one after.
+        let y = run_fwd(&mut l, &x, 1);
+        assert_eq!(y, vec![2.0, 5.0 / 3.0, 4.5, -1.5, -3.0, 0.5]);
+        assert!(Pooling1dLayer::new(&conf, Shape::Flat(10), Shape::Flat(6)).is_err());
+        assert!(Pooling1dLayer::new(
+            &conf,
+            Shape::Seq { c: 2, len: 5 },
+            Shape::Seq { c: 2, len: 2 }
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn global_pooling() {
+        let x = [
+            1.0, -3.0, 2.0, 4.0, -5.0, 0.5, 2.0, 2.0, -1.0, 3.0, 0.0, 4.0,
+        ];
+        let expect = |kind: &str, p: u32, want: [f64; 4], grad_first_plane: [f64; 3]| {
+            let conf: GlobalPoolingLayerConfig =
+                serde_json::from_value(json!({"poolingType": kind, "pnorm": p})).unwrap();
+            for (input, output) in [
+                (Shape::Seq { c: 2, len: 3 }, Shape::Flat(2)),
+                (
+                    Shape::Image { c: 2, h: 1, w: 3 },
+                    Shape::Image { c: 2, h: 1, w: 1 },
+                ),
+            ] {
+                let mut l = GlobalPoolingLayer::new(&conf, input, output);
+                assert_eq!(Layer::<f64>::n_out(&l), 2);
+                let y = run_fwd(&mut l, &x, 2);
+                for (a, b) in y.iter().zip(want) {
+                    assert!((a - b).abs() < 1e-14, "{kind}: {y:?} vs {want:?}");
+                }
+                let g = run_bwd(&mut l, &x, &y, 2, &[2.0, 0.0, 0.0, 0.0]);
+                for (a, b) in g[..3].iter().zip(grad_first_plane) {
+                    assert!((a - b).abs() < 1e-14, "{kind}: {g:?}");
+                }
+                assert!(g[3..].iter().all(|&v| v == 0.0));
+            }
+        };
+        expect("MAX", 2, [2.0, 4.0, 2.0, 4.0], [0.0, 0.0, 2.0]);
+        expect("AVG", 2, [0.0, -1.0 / 6.0, 1.0, 7.0 / 3.0], [2.0 / 3.0; 3]);
+        expect("SUM", 2, [0.0, -0.5, 3.0, 7.0], [2.0; 3]);
+        let n = 14f64.sqrt();
+        expect(
+            "PNORM",
+            2,
+            [n, (16.0f64 + 25.0 + 0.25).sqrt(), 3.0, 5.0],
+            [2.0 / n, -6.0 / n, 4.0 / n],
+        );
+        expect("PNORM", 1, [6.0, 9.5, 5.0, 7.0], [2.0, -2.0, 2.0]);
+    }
+
+    #[test]
+    fn global_pooling_matches_finite_differences() {
+        // PNORM 3 and AVG through a central difference of a random linear functional.
+        let mut rng = Rng::new(4);
+        let x: Vec<f64> = (0..3 * 2 * 12).map(|_| rng.next_gaussian()).collect();
+        let d: Vec<f64> = (0..3 * 2).map(|_| rng.next_gaussian()).collect();
+        for (kind, p) in [("PNORM", 3), ("PNORM", 2), ("AVG", 2), ("MAX", 2)] {
+            let conf: GlobalPoolingLayerConfig =
+                serde_json::from_value(json!({"poolingType": kind, "pnorm": p})).unwrap();
+            let mut l =
+                GlobalPoolingLayer::new(&conf, Shape::Image { c: 2, h: 3, w: 4 }, Shape::Flat(2));
+            let y = run_fwd(&mut l, &x, 3);
+            let g = run_bwd(&mut l, &x, &y, 3, &d);
+            let f = |l: &mut GlobalPoolingLayer, x: &[f64]| -> f64 {
+                run_fwd(l, x, 3).iter().zip(&d).map(|(a, b)| a * b).sum()
+            };
+            for i in 0..x.len() {
+                let h = 1e-6;
+                let mut xp = x.clone();
+                xp[i] += h;
+                let fp = f(&mut l, &xp);
+                xp[i] -= 2.0 * h;
+                let fm = f(&mut l, &xp);
+                let num = (fp - fm) / (2.0 * h);
+                assert!(
+                    (num - g[i]).abs() < 1e-7,
+                    "{kind} {p}: {i}: {num} vs {}",
+                    g[i]
+                );
+            }
+        }
+    }
+}
