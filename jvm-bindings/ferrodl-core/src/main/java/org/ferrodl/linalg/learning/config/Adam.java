@@ -1,13 +1,18 @@
 package org.ferrodl.linalg.learning.config;
 
 import java.util.Objects;
+import org.ferrodl.linalg.schedule.ISchedule;
 
 /**
  * The Adam updater (Kingma and Ba, 2014). With {@code t = iteration + 1}:
  * {@code m = β1·m + (1-β1)·g}, {@code v = β2·v + (1-β2)·g²},
  * {@code α = lr·sqrt(1-β2^t)/(1-β1^t)}, {@code update = α·m/(sqrt(v)+ε)}.
+ * State per parameter block: {@code m} then {@code v}.
+ *
+ * <p>JSON: {@code {"type":"Adam","learningRate":0.001,"beta1":0.9,"beta2":0.999,"epsilon":1e-8}},
+ * plus {@code "learningRateSchedule":{...}} when a schedule is set.
  */
-public class Adam implements IUpdater {
+public class Adam extends BaseLearningRateUpdater {
     private static final long serialVersionUID = 1L;
 
     /** Default learning rate, 1e-3. */
@@ -19,7 +24,6 @@ public class Adam implements IUpdater {
     /** Default ε, 1e-8. */
     public static final double DEFAULT_ADAM_EPSILON = 1e-8;
 
-    private double learningRate;
     private double beta1;
     private double beta2;
     private double epsilon;
@@ -35,26 +39,45 @@ public class Adam implements IUpdater {
     }
 
     /**
+     * @param learningRateSchedule the learning-rate schedule; the other hyper-parameters take their
+     *     defaults (the fixed learning rate keeps its default and is not used)
+     */
+    public Adam(ISchedule learningRateSchedule) {
+        this(DEFAULT_ADAM_LEARNING_RATE, learningRateSchedule, DEFAULT_ADAM_BETA1_MEAN_DECAY, DEFAULT_ADAM_BETA2_VAR_DECAY,
+                DEFAULT_ADAM_EPSILON);
+    }
+
+    /**
      * @param learningRate the learning rate
      * @param beta1 decay of the first moment
      * @param beta2 decay of the second moment
      * @param epsilon numerical stability term
      */
     public Adam(double learningRate, double beta1, double beta2, double epsilon) {
-        this.learningRate = learningRate;
+        this(learningRate, null, beta1, beta2, epsilon);
+    }
+
+    /**
+     * @param learningRateSchedule the learning-rate schedule
+     * @param beta1 decay of the first moment
+     * @param beta2 decay of the second moment
+     * @param epsilon numerical stability term
+     */
+    public Adam(ISchedule learningRateSchedule, double beta1, double beta2, double epsilon) {
+        this(DEFAULT_ADAM_LEARNING_RATE, learningRateSchedule, beta1, beta2, epsilon);
+    }
+
+    private Adam(double learningRate, ISchedule learningRateSchedule, double beta1, double beta2,
+            double epsilon) {
+        super(learningRate, learningRateSchedule);
         this.beta1 = beta1;
         this.beta2 = beta2;
         this.epsilon = epsilon;
     }
 
-    @Override
-    public double getLearningRate() {
-        return learningRate;
-    }
-
-    @Override
-    public void setLearningRate(double learningRate) {
-        this.learningRate = learningRate;
+    /** @return a builder starting from the defaults */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /** @return β1 */
@@ -94,14 +117,13 @@ public class Adam implements IUpdater {
 
     @Override
     public Adam clone() {
-        return new Adam(learningRate, beta1, beta2, epsilon);
+        return new Adam(getLearningRate(), scheduleCopy(), beta1, beta2, epsilon);
     }
 
     @Override
     public String validate() {
-        return UpdaterChecks.firstProblem(UpdaterChecks.nonNegative("learningRate", learningRate),
-                UpdaterChecks.inUnitInterval("beta1", beta1), UpdaterChecks.inUnitInterval("beta2", beta2),
-                Double.isFinite(epsilon) && epsilon > 0 ? null : "epsilon must be finite and > 0, got " + epsilon);
+        return UpdaterChecks.firstProblem(learningRateProblem(), UpdaterChecks.inUnitInterval("beta1", beta1),
+                UpdaterChecks.inUnitInterval("beta2", beta2), UpdaterChecks.positive("epsilon", epsilon));
     }
 
     @Override
@@ -110,18 +132,84 @@ public class Adam implements IUpdater {
             return false;
         }
         Adam a = (Adam) o;
-        return Double.compare(a.learningRate, learningRate) == 0 && Double.compare(a.beta1, beta1) == 0
-                && Double.compare(a.beta2, beta2) == 0 && Double.compare(a.epsilon, epsilon) == 0;
+        return sameLearningRate(a) && Double.compare(a.beta1, beta1) == 0 && Double.compare(a.beta2, beta2) == 0
+                && Double.compare(a.epsilon, epsilon) == 0;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash("Adam", learningRate, beta1, beta2, epsilon);
+        return Objects.hash("Adam", getLearningRate(), getLearningRateSchedule(), beta1, beta2, epsilon);
     }
 
     @Override
     public String toString() {
-        return "Adam(learningRate=" + learningRate + ", beta1=" + beta1 + ", beta2=" + beta2 + ", epsilon="
-                + epsilon + ")";
+        return "Adam(" + learningRateString() + ", beta1=" + beta1 + ", beta2=" + beta2 + ", epsilon=" + epsilon
+                + ")";
+    }
+
+    /** Builds a {@link Adam}; unset values take the defaults. Not thread-safe. */
+    public static class Builder {
+        private double learningRate = DEFAULT_ADAM_LEARNING_RATE;
+        private ISchedule learningRateSchedule;
+        private double beta1 = DEFAULT_ADAM_BETA1_MEAN_DECAY;
+        private double beta2 = DEFAULT_ADAM_BETA2_VAR_DECAY;
+        private double epsilon = DEFAULT_ADAM_EPSILON;
+
+        /** Starts from the defaults. */
+        public Builder() {
+        }
+
+        /**
+         * @param learningRate the fixed learning rate
+         * @return this builder
+         */
+        public Builder learningRate(double learningRate) {
+            this.learningRate = learningRate;
+            return this;
+        }
+
+        /**
+         * @param learningRateSchedule the schedule (takes precedence over the fixed rate)
+         * @return this builder
+         */
+        public Builder learningRateSchedule(ISchedule learningRateSchedule) {
+            this.learningRateSchedule = learningRateSchedule;
+            return this;
+        }
+
+        /**
+         * @param beta1 decay of the first moment, in [0, 1)
+         * @return this builder
+         */
+        public Builder beta1(double beta1) {
+            this.beta1 = beta1;
+            return this;
+        }
+
+        /**
+         * @param beta2 decay of the second moment, in [0, 1)
+         * @return this builder
+         */
+        public Builder beta2(double beta2) {
+            this.beta2 = beta2;
+            return this;
+        }
+
+        /**
+         * @param epsilon numerical stability term, > 0
+         * @return this builder
+         */
+        public Builder epsilon(double epsilon) {
+            this.epsilon = epsilon;
+            return this;
+        }
+
+        /**
+         * @return the updater
+         * @throws IllegalArgumentException naming the first invalid field and its value
+         */
+        public Adam build() {
+            return UpdaterChecks.checked(new Adam(learningRate, learningRateSchedule, beta1, beta2, epsilon));
+        }
     }
 }
