@@ -8,23 +8,21 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import org.ferrodl.exception.DL4JInvalidConfigException;
-import org.ferrodl.linalg.activations.Activation;
-import org.ferrodl.linalg.learning.config.IUpdater;
-import org.ferrodl.nn.conf.layers.BaseLayer;
-import org.ferrodl.nn.conf.layers.FeedForwardLayer;
+import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.Layer;
-import org.ferrodl.nn.conf.layers.OutputLayer;
+import org.ferrodl.nn.conf.layers.LayerValidation;
 import org.ferrodl.nn.conf.serde.JsonMappers;
 
 /**
  * The configuration of a multi-layer network: seed, minibatch mode, training counters and the
- * fully resolved layers. Its JSON form ({@link #toJson()}) is the exact document the native engine
+ * fully resolved layers, and the input type given to {@code setInputType(..)}. Its JSON form ({@link #toJson()}) is the exact document the native engine
  * parses (docs/ARCHITECTURE.md §2, {@code formatVersion} {@value #FORMAT_VERSION}).
  *
  * <p>Mutable (counters) and not thread-safe.
  */
-@JsonPropertyOrder({"formatVersion", "seed", "miniBatch", "iterationCount", "epochCount", "layers"})
+@JsonPropertyOrder({"formatVersion", "seed", "miniBatch", "iterationCount", "epochCount", "inputType", "layers"})
 public class MultiLayerConfiguration implements Serializable, Cloneable {
     private static final long serialVersionUID = 1L;
 
@@ -36,6 +34,8 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
     private boolean miniBatch = true;
     private int iterationCount;
     private int epochCount;
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    private InputType inputType;
     private List<Layer> layers = new ArrayList<>();
 
     /** For deserialization. */
@@ -51,8 +51,22 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
      * @param layers resolved layers (copied)
      */
     public MultiLayerConfiguration(long seed, boolean miniBatch, List<Layer> layers) {
+        this(seed, miniBatch, null, layers);
+    }
+
+    /**
+     * Creates a configuration from resolved layers; prefer {@link NeuralNetConfiguration.Builder}.
+     * Call {@link #validate()} to check it.
+     *
+     * @param seed seed
+     * @param miniBatch minibatch mode
+     * @param inputType the network's input type, or null: feed-forward of the first layer's nIn
+     * @param layers resolved layers (copied)
+     */
+    public MultiLayerConfiguration(long seed, boolean miniBatch, InputType inputType, List<Layer> layers) {
         this.seed = seed;
         this.miniBatch = miniBatch;
+        this.inputType = inputType;
         this.layers = new ArrayList<>(layers);
     }
 
@@ -84,6 +98,14 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
     /** @param epochCount the epoch counter */
     public void setEpochCount(int epochCount) {
         this.epochCount = epochCount;
+    }
+
+    /**
+     * @return the input type given to {@code setInputType(..)}, or null (the input is then
+     *     feed-forward of the first layer's nIn)
+     */
+    public InputType getInputType() {
+        return inputType;
     }
 
     /** @return the layers (unmodifiable view; the layer objects themselves are live) */
@@ -160,116 +182,77 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
     }
 
     /**
-     * Checks the configuration: at least one layer; every layer complete, with {@code nIn > 0},
-     * {@code nOut > 0} and {@code nIn} equal to the previous layer's {@code nOut}; no SOFTMAX with a
-     * single output; an OutputLayer as the last layer and only there; valid regularization and updaters.
+     * Checks the configuration: at least one layer; every layer complete and in range; every layer's
+     * {@code nIn} matching its input (the network input, {@link #getInputType()}, or the previous
+     * layer's output); convolution and pooling windows fitting their input; no SOFTMAX with a single
+     * output; an OutputLayer or LossLayer as the last layer and only there; valid updaters.
      *
-     * @throws DL4JInvalidConfigException naming the layer index and the problem
+     * @throws DL4JInvalidConfigException naming the layer index, type, name and the problem
      */
     public void validate() {
-        if (layers.isEmpty()) {
-            throw new DL4JInvalidConfigException("MultiLayerConfiguration has no layers: add at least one with "
-                    + "list().layer(..)");
-        }
         if (iterationCount < 0 || epochCount < 0) {
             throw new DL4JInvalidConfigException("iterationCount and epochCount must be >= 0, got "
                     + iterationCount + " and " + epochCount);
         }
-        for (int i = 0; i < layers.size(); i++) {
-            Layer l = layers.get(i);
-            if (l == null) {
-                throw new DL4JInvalidConfigException("layer " + i + " is null");
-            }
-            if (!(l instanceof FeedForwardLayer)) {
-                throw fail(i, l, "unsupported layer type " + l.getClass().getName());
-            }
-            FeedForwardLayer f = (FeedForwardLayer) l;
-            if (f.getNIn() == null || f.getNIn() <= 0) {
-                throw fail(i, l, "nIn is " + (f.getNIn() == null ? "not set" : f.getNIn().toString())
-                        + "; set it with .nIn(..) to a positive number"
-                        + (i > 0 ? " (the previous layer's nOut)" : " (the number of input features)"));
-            }
-            if (f.getNOut() == null || f.getNOut() <= 0) {
-                throw fail(i, l, "nOut is " + (f.getNOut() == null ? "not set" : f.getNOut().toString())
-                        + "; set it with .nOut(..) to a positive number");
-            }
-            if (i > 0) {
-                FeedForwardLayer prev = (FeedForwardLayer) layers.get(i - 1);
-                if (!f.getNIn().equals(prev.getNOut())) {
-                    throw fail(i, l, "nIn=" + f.getNIn() + " does not match nOut=" + prev.getNOut()
-                            + " of layer " + (i - 1));
-                }
-            }
-            if (l instanceof OutputLayer && i != layers.size() - 1) {
-                throw fail(i, l, "an OutputLayer must be the last layer (there are " + layers.size() + " layers)");
-            }
-            if (!(l instanceof OutputLayer) && i == layers.size() - 1) {
-                throw fail(i, l, "the last layer must be an OutputLayer (it defines the loss function)");
-            }
-            checkComplete(i, f);
-            if (f.getActivation() == Activation.SOFTMAX && f.getNOut() == 1) {
-                throw fail(i, l, "SOFTMAX activation with nOut=1 always outputs 1.0; use SIGMOID for a single "
-                        + "output or nOut >= 2");
-            }
-        }
+        LayerValidation.activationTypes(layers, inputType, false);
     }
 
-    private static void checkComplete(int i, FeedForwardLayer f) {
-        String missing = null;
-        if (f.getActivation() == null) {
-            missing = "activation";
-        } else if (f.getWeightInit() == null) {
-            missing = "weightInit";
-        } else if (f.getBiasInit() == null) {
-            missing = "biasInit";
-        } else if (f.getHasBias() == null) {
-            missing = "hasBias";
-        } else if (f.getL1() == null) {
-            missing = "l1";
-        } else if (f.getL2() == null) {
-            missing = "l2";
-        } else if (f.getL1Bias() == null) {
-            missing = "l1Bias";
-        } else if (f.getL2Bias() == null) {
-            missing = "l2Bias";
-        } else if (f.getIUpdater() == null) {
-            missing = "updater";
-        } else if (f.getBiasUpdater() == null) {
-            missing = "biasUpdater";
-        } else if (f instanceof OutputLayer && ((OutputLayer) f).getLossFunction() == null) {
-            missing = "lossFunction";
-        }
-        if (missing != null) {
-            throw fail(i, f, missing + " is missing");
-        }
-        checkNonNegative(i, f, "l1", f.getL1());
-        checkNonNegative(i, f, "l2", f.getL2());
-        checkNonNegative(i, f, "l1Bias", f.getL1Bias());
-        checkNonNegative(i, f, "l2Bias", f.getL2Bias());
-        if (!Double.isFinite(f.getBiasInit())) {
-            throw fail(i, f, "biasInit must be finite, got " + f.getBiasInit());
-        }
-        checkUpdater(i, f, "updater", f.getIUpdater());
-        checkUpdater(i, f, "biasUpdater", f.getBiasUpdater());
+    /** Fills unset nIn values from the input types, then validates (for the builder). */
+    void inferAndValidate() {
+        LayerValidation.activationTypes(layers, inputType, true);
+        validate();
     }
 
-    private static void checkNonNegative(int i, Layer l, String name, double v) {
-        if (!(Double.isFinite(v) && v >= 0)) {
-            throw fail(i, l, name + " must be finite and >= 0, got " + v);
-        }
+    /**
+     * The type of each layer's input: the network input ({@link #getInputType()}, or feed-forward of
+     * the first layer's {@code nIn}), then each layer's output in turn.
+     *
+     * @return one input type per layer
+     * @throws DL4JInvalidConfigException when the configuration is invalid
+     */
+    public List<InputType> getLayerInputTypes() {
+        List<InputType> t = LayerValidation.activationTypes(layers, inputType, false);
+        return Collections.unmodifiableList(new ArrayList<>(t.subList(0, layers.size())));
     }
 
-    private static void checkUpdater(int i, BaseLayer l, String name, IUpdater u) {
-        String problem = u.validate();
-        if (problem != null) {
-            throw fail(i, l, name + " " + u.getClass().getSimpleName() + ": " + problem);
-        }
+    /**
+     * The type of each layer's output (activations), for the configured input type.
+     *
+     * @return one output type per layer; the last is the network's output
+     * @throws DL4JInvalidConfigException when the configuration is invalid
+     */
+    public List<InputType> getLayerActivationTypes() {
+        List<InputType> t = LayerValidation.activationTypes(layers, inputType, false);
+        return Collections.unmodifiableList(new ArrayList<>(t.subList(1, t.size())));
     }
 
-    private static DL4JInvalidConfigException fail(int i, Layer l, String problem) {
-        String name = l.getLayerName() == null ? "" : " \"" + l.getLayerName() + "\"";
-        return new DL4JInvalidConfigException("Invalid configuration of layer " + i + " ("
-                + l.getClass().getSimpleName() + name + "): " + problem);
+    /**
+     * The type of each layer's output for a given network input type (the reference's method; the
+     * configuration's own input type is ignored and nothing is modified).
+     *
+     * @param inputType the network input type
+     * @return one output type per layer
+     * @throws DL4JInvalidConfigException when the layers do not suit that input
+     */
+    public List<InputType> getLayerActivationTypes(InputType inputType) {
+        List<Layer> copy = new ArrayList<>(layers.size());
+        for (Layer l : layers) {
+            copy.add(l.clone());
+        }
+        List<InputType> t = LayerValidation.activationTypes(copy, Objects.requireNonNull(inputType, "inputType"),
+                false);
+        return Collections.unmodifiableList(new ArrayList<>(t.subList(1, t.size())));
+    }
+
+    /** @return the number of input values per example (the width of a features row) */
+    public long getInputSize() {
+        return getLayerInputTypes().get(0).arrayElementsPerExample();
+    }
+
+    /** @return the number of output values per example (the width of a labels row) */
+    public long getOutputSize() {
+        List<InputType> out = getLayerActivationTypes();
+        return out.get(out.size() - 1).arrayElementsPerExample();
     }
 
     @Override
@@ -294,12 +277,13 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
         }
         MultiLayerConfiguration c = (MultiLayerConfiguration) o;
         return formatVersion == c.formatVersion && seed == c.seed && miniBatch == c.miniBatch
-                && iterationCount == c.iterationCount && epochCount == c.epochCount && layers.equals(c.layers);
+                && iterationCount == c.iterationCount && epochCount == c.epochCount
+                && Objects.equals(inputType, c.inputType) && layers.equals(c.layers);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(formatVersion, seed, miniBatch, iterationCount, epochCount, layers);
+        return Objects.hash(formatVersion, seed, miniBatch, iterationCount, epochCount, inputType, layers);
     }
 
     @Override

@@ -6,12 +6,21 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.learning.config.IUpdater;
 import org.ferrodl.linalg.learning.config.Sgd;
+import org.ferrodl.nn.conf.distribution.Distribution;
+import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.ActivationLayer;
 import org.ferrodl.nn.conf.layers.BaseLayer;
-import org.ferrodl.nn.conf.layers.FeedForwardLayer;
+import org.ferrodl.nn.conf.layers.BatchNormalization;
+import org.ferrodl.nn.conf.layers.Convolution1DLayer;
+import org.ferrodl.nn.conf.layers.ConvolutionLayer;
 import org.ferrodl.nn.conf.layers.Layer;
+import org.ferrodl.nn.conf.layers.Subsampling1DLayer;
+import org.ferrodl.nn.conf.layers.SubsamplingLayer;
+import org.ferrodl.nn.conf.layers.misc.FrozenLayer;
 import org.ferrodl.nn.conf.serde.JsonMappers;
 import org.ferrodl.nn.weights.WeightInit;
 
@@ -103,21 +112,35 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
     }
 
     /**
-     * Global settings of a network. Each applies to every layer that does not set its own value.
-     * Defaults: seed random, updater {@code Sgd(1e-3)}, bias updater = the layer's updater,
-     * activation SIGMOID, weightInit XAVIER, biasInit 0, l1/l2/l1Bias/l2Bias 0, miniBatch true.
+     * Global settings of a network. Each applies to every layer that does not set its own value
+     * (resolved into the layers by {@link ListBuilder#build()}). Defaults, as in the reference: seed
+     * random, updater {@code Sgd(1e-3)}, bias updater = the layer's updater, activation SIGMOID,
+     * weightInit XAVIER, biasInit 0, l1/l2/l1Bias/l2Bias/weightDecay/weightDecayBias 0, dropOut 0
+     * (none), gradientNormalization None with threshold 1.0, convolutionMode Truncate, miniBatch true.
+     *
+     * <p>BatchNormalization layers take the global activation, updaters, weight initialization and
+     * gradient normalization but not the global regularization (l1, l2, weight decay): as in the
+     * reference, their parameters are regularized only by values set on the layer itself. A
+     * {@link FrozenLayer} wrapper gets nothing (the wrapped layer gets everything).
      */
     public static class Builder implements Cloneable {
         private Long seed;
         private IUpdater updater = new Sgd();
         private IUpdater biasUpdater;
         private WeightInit weightInit = WeightInit.XAVIER;
+        private Distribution dist;
         private Activation activation = Activation.SIGMOID;
         private double biasInit = 0.0;
         private double l1 = 0.0;
         private double l2 = 0.0;
         private double l1Bias = 0.0;
         private double l2Bias = 0.0;
+        private double weightDecay = 0.0;
+        private double weightDecayBias = 0.0;
+        private double dropOut = 0.0;
+        private GradientNormalization gradientNormalization = GradientNormalization.None;
+        private double gradientNormalizationThreshold = 1.0;
+        private ConvolutionMode convolutionMode = ConvolutionMode.Truncate;
         private boolean miniBatch = true;
 
         /** A builder with the defaults. */
@@ -125,7 +148,7 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         }
 
         /**
-         * @param seed random seed of parameter initialization
+         * @param seed random seed of parameter initialization (default: a random value)
          * @return this builder
          */
         public Builder seed(long seed) {
@@ -134,7 +157,7 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         }
 
         /**
-         * @param updater default updater of every layer
+         * @param updater default updater of every layer (default {@code Sgd(1e-3)})
          * @return this builder
          */
         public Builder updater(IUpdater updater) {
@@ -143,7 +166,7 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         }
 
         /**
-         * @param biasUpdater default updater of every layer's biases
+         * @param biasUpdater default updater of every layer's biases (default: the layer's updater)
          * @return this builder
          */
         public Builder biasUpdater(IUpdater biasUpdater) {
@@ -152,16 +175,42 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         }
 
         /**
-         * @param weightInit default weight initialization
+         * @param weightInit default weight initialization (default XAVIER); {@link WeightInit#DISTRIBUTION}
+         *     keeps a distribution set before, any other scheme clears it
          * @return this builder
          */
         public Builder weightInit(WeightInit weightInit) {
             this.weightInit = Objects.requireNonNull(weightInit, "weightInit");
+            if (weightInit != WeightInit.DISTRIBUTION) {
+                this.dist = null;
+            }
             return this;
         }
 
         /**
-         * @param activation default activation
+         * Default weights drawn from a distribution ({@code weightInit(WeightInit.DISTRIBUTION)} with it).
+         *
+         * @param distribution the distribution
+         * @return this builder
+         */
+        public Builder weightInit(Distribution distribution) {
+            this.weightInit = WeightInit.DISTRIBUTION;
+            this.dist = Objects.requireNonNull(distribution, "distribution");
+            return this;
+        }
+
+        /**
+         * @param distribution the distribution of {@link WeightInit#DISTRIBUTION} (sets it as the weight
+         *     initialization too)
+         * @return this builder
+         * @see #weightInit(Distribution)
+         */
+        public Builder dist(Distribution distribution) {
+            return weightInit(distribution);
+        }
+
+        /**
+         * @param activation default activation (default SIGMOID)
          * @return this builder
          */
         public Builder activation(Activation activation) {
@@ -170,7 +219,7 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         }
 
         /**
-         * @param biasInit default bias initial value
+         * @param biasInit default bias initial value (default 0)
          * @return this builder
          */
         public Builder biasInit(double biasInit) {
@@ -215,6 +264,66 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         }
 
         /**
+         * Default weight decay of weights: after the updater, {@code update += lr · coefficient · w}.
+         *
+         * @param coefficient weight decay coefficient (default 0)
+         * @return this builder
+         */
+        public Builder weightDecay(double coefficient) {
+            this.weightDecay = coefficient;
+            return this;
+        }
+
+        /**
+         * @param coefficient default weight decay coefficient of biases (default 0)
+         * @return this builder
+         */
+        public Builder weightDecayBias(double coefficient) {
+            this.weightDecayBias = coefficient;
+            return this;
+        }
+
+        /**
+         * Default dropout of every layer's input: each input activation is kept with probability
+         * {@code inputRetainProbability} during training. {@code 0} (the default) disables dropout.
+         *
+         * @param inputRetainProbability retain probability in [0, 1]
+         * @return this builder
+         */
+        public Builder dropOut(double inputRetainProbability) {
+            this.dropOut = inputRetainProbability;
+            return this;
+        }
+
+        /**
+         * @param gradientNormalization default gradient normalization (default None)
+         * @return this builder
+         */
+        public Builder gradientNormalization(GradientNormalization gradientNormalization) {
+            this.gradientNormalization = Objects.requireNonNull(gradientNormalization, "gradientNormalization");
+            return this;
+        }
+
+        /**
+         * @param threshold default threshold of the clipping modes (default 1.0)
+         * @return this builder
+         */
+        public Builder gradientNormalizationThreshold(double threshold) {
+            this.gradientNormalizationThreshold = threshold;
+            return this;
+        }
+
+        /**
+         * @param convolutionMode default convolution mode of convolution and subsampling layers
+         *     (default Truncate)
+         * @return this builder
+         */
+        public Builder convolutionMode(ConvolutionMode convolutionMode) {
+            this.convolutionMode = Objects.requireNonNull(convolutionMode, "convolutionMode");
+            return this;
+        }
+
+        /**
          * @param miniBatch true (default): the score is the mean over the minibatch's examples
          * @return this builder
          */
@@ -246,6 +355,7 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
                 Builder b = (Builder) super.clone();
                 b.updater = updater.clone();
                 b.biasUpdater = biasUpdater == null ? null : biasUpdater.clone();
+                b.dist = dist == null ? null : dist.clone();
                 return b;
             } catch (CloneNotSupportedException e) {
                 throw new AssertionError(e);
@@ -254,30 +364,72 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
 
         /** Fills every unset setting of {@code layer} from the global values. */
         void resolveInto(Layer layer) {
-            if (!(layer instanceof BaseLayer)) {
+            if (layer instanceof FrozenLayer) {
+                FrozenLayer f = (FrozenLayer) layer;
+                if (f.getDropOut() == null) {
+                    f.setDropOut(0.0);
+                }
+                if (f.getLayer() != null) {
+                    resolveInto(f.getLayer());
+                }
                 return;
             }
-            BaseLayer b = (BaseLayer) layer;
+            if (layer.getDropOut() == null) {
+                layer.setDropOut(dropOut);
+            }
+            if (layer instanceof BaseLayer) {
+                resolveBase((BaseLayer) layer);
+            }
+            if (layer instanceof ActivationLayer && ((ActivationLayer) layer).getActivation() == null) {
+                ((ActivationLayer) layer).setActivation(activation);
+            }
+            if (layer instanceof ConvolutionLayer && ((ConvolutionLayer) layer).getConvolutionMode() == null) {
+                ((ConvolutionLayer) layer).setConvolutionMode(convolutionMode);
+            }
+            if (layer instanceof Convolution1DLayer && ((Convolution1DLayer) layer).getConvolutionMode() == null) {
+                ((Convolution1DLayer) layer).setConvolutionMode(convolutionMode);
+            }
+            if (layer instanceof SubsamplingLayer && ((SubsamplingLayer) layer).getConvolutionMode() == null) {
+                ((SubsamplingLayer) layer).setConvolutionMode(convolutionMode);
+            }
+            if (layer instanceof Subsampling1DLayer && ((Subsampling1DLayer) layer).getConvolutionMode() == null) {
+                ((Subsampling1DLayer) layer).setConvolutionMode(convolutionMode);
+            }
+        }
+
+        private void resolveBase(BaseLayer b) {
             if (b.getActivation() == null) {
                 b.setActivation(activation);
             }
             if (b.getWeightInit() == null) {
                 b.setWeightInit(weightInit);
+                b.setWeightInitDistribution(dist == null ? null : dist.clone());
+            } else if (b.getWeightInit() == WeightInit.DISTRIBUTION && b.getWeightInitDistribution() == null
+                    && dist != null) {
+                b.setWeightInitDistribution(dist.clone());
             }
             if (b.getBiasInit() == null) {
                 b.setBiasInit(biasInit);
             }
+            // the reference does not regularize batch normalization parameters with the global values
+            boolean regularize = !(b instanceof BatchNormalization);
             if (b.getL1() == null) {
-                b.setL1(l1);
+                b.setL1(regularize ? l1 : 0.0);
             }
             if (b.getL2() == null) {
-                b.setL2(l2);
+                b.setL2(regularize ? l2 : 0.0);
             }
             if (b.getL1Bias() == null) {
-                b.setL1Bias(l1Bias);
+                b.setL1Bias(regularize ? l1Bias : 0.0);
             }
             if (b.getL2Bias() == null) {
-                b.setL2Bias(l2Bias);
+                b.setL2Bias(regularize ? l2Bias : 0.0);
+            }
+            if (b.getWeightDecay() == null) {
+                b.setWeightDecay(regularize ? weightDecay : 0.0);
+            }
+            if (b.getWeightDecayBias() == null) {
+                b.setWeightDecayBias(regularize ? weightDecayBias : 0.0);
             }
             if (b.getIUpdater() == null) {
                 b.setIUpdater(updater.clone());
@@ -285,22 +437,24 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
             if (b.getBiasUpdater() == null) {
                 b.setBiasUpdater(biasUpdater != null ? biasUpdater.clone() : b.getIUpdater().clone());
             }
-            if (layer instanceof FeedForwardLayer) {
-                FeedForwardLayer f = (FeedForwardLayer) layer;
-                if (f.getHasBias() == null) {
-                    f.setHasBias(Boolean.TRUE);
-                }
+            if (b.getGradientNormalization() == null) {
+                b.setGradientNormalization(gradientNormalization);
+            }
+            if (b.getGradientNormalizationThreshold() == null) {
+                b.setGradientNormalizationThreshold(gradientNormalizationThreshold);
             }
         }
     }
 
     /**
      * The list of layers of a multi-layer network. {@link #build()} copies the layers, fills unset
-     * settings from the global builder, validates and returns the configuration.
+     * settings from the global builder, infers unset {@code nIn} values from the input type, validates
+     * and returns the configuration.
      */
     public static class ListBuilder {
         private final Builder globals;
         private final List<Layer> layers = new ArrayList<>();
+        private InputType inputType;
 
         /** @param globals the global settings */
         public ListBuilder(Builder globals) {
@@ -333,15 +487,38 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
             } else if (index >= 0 && index < layers.size()) {
                 layers.set(index, layer);
             } else {
-                throw new org.ferrodl.exception.DL4JInvalidConfigException("layer index " + index
+                throw new DL4JInvalidConfigException("layer index " + index
                         + " is out of range: layers must be added in order (next index is " + layers.size() + ")");
             }
             return this;
         }
 
         /**
+         * The type of the network's input. {@link #build()} infers every layer's unset {@code nIn} from
+         * it (a dense layer after a convolutional one takes {@code C·H·W}) and it is written to the
+         * configuration. Without it the input is feed-forward of the first layer's {@code nIn}.
+         *
+         * @param inputType the input type, e.g. {@code InputType.convolutionalFlat(28, 28, 1)}
+         * @return this builder
+         */
+        public ListBuilder setInputType(InputType inputType) {
+            this.inputType = inputType;
+            return this;
+        }
+
+        /** @return the input type set, or null */
+        public InputType getInputType() {
+            return inputType;
+        }
+
+        /** @return a copy of the layers added so far (not resolved) */
+        public List<Layer> getLayers() {
+            return new ArrayList<>(layers);
+        }
+
+        /**
          * @return the validated configuration
-         * @throws org.ferrodl.exception.DL4JInvalidConfigException naming the layer index and the problem
+         * @throws DL4JInvalidConfigException naming the layer index, type, name and the problem
          */
         public MultiLayerConfiguration build() {
             List<Layer> resolved = new ArrayList<>(layers.size());
@@ -351,8 +528,8 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
                 resolved.add(c);
             }
             long seed = globals.seed != null ? globals.seed : ThreadLocalRandom.current().nextLong();
-            MultiLayerConfiguration conf = new MultiLayerConfiguration(seed, globals.miniBatch, resolved);
-            conf.validate();
+            MultiLayerConfiguration conf = new MultiLayerConfiguration(seed, globals.miniBatch, inputType, resolved);
+            conf.inferAndValidate();
             return conf;
         }
     }

@@ -24,21 +24,29 @@ import org.junit.jupiter.api.Test;
 
 class MultiLayerConfigurationTest {
 
-    /** The example of docs/ARCHITECTURE.md §2, verbatim. */
+    /**
+     * The example of docs/ARCHITECTURE.md §2 with the fields of §2.2 that it leaves out (dropOut,
+     * weightInitDistribution, weightDecay, weightDecayBias, gradientNormalization,
+     * gradientNormalizationThreshold, lossWeights) at their defaults: Java writes every field.
+     */
     private static final String ARCHITECTURE_EXAMPLE = "{\n"
             + "  \"formatVersion\": 1, \"seed\": 12345, \"miniBatch\": true, \"iterationCount\": 0, \"epochCount\": 0,\n"
             + "  \"layers\": [\n"
-            + "    { \"type\": \"DenseLayer\", \"name\": null, \"nIn\": 784, \"nOut\": 100,\n"
-            + "      \"activation\": \"RELU\", \"weightInit\": \"XAVIER\", \"biasInit\": 0.0, \"hasBias\": true,\n"
-            + "      \"l1\": 0.0, \"l2\": 1e-4, \"l1Bias\": 0.0, \"l2Bias\": 0.0,\n"
+            + "    { \"type\": \"DenseLayer\", \"name\": null, \"dropOut\": 0.0, \"nIn\": 784, \"nOut\": 100,\n"
+            + "      \"activation\": \"RELU\", \"weightInit\": \"XAVIER\", \"weightInitDistribution\": null,\n"
+            + "      \"biasInit\": 0.0, \"hasBias\": true,\n"
+            + "      \"l1\": 0.0, \"l2\": 1e-4, \"l1Bias\": 0.0, \"l2Bias\": 0.0, \"weightDecay\": 0.0, \"weightDecayBias\": 0.0,\n"
             + "      \"updater\": {\"type\": \"Adam\", \"learningRate\": 0.001, \"beta1\": 0.9, \"beta2\": 0.999, \"epsilon\": 1e-8},\n"
-            + "      \"biasUpdater\": {\"type\": \"Adam\", \"learningRate\": 0.001, \"beta1\": 0.9, \"beta2\": 0.999, \"epsilon\": 1e-8} },\n"
-            + "    { \"type\": \"OutputLayer\", \"name\": null, \"nIn\": 100, \"nOut\": 10,\n"
-            + "      \"activation\": \"SOFTMAX\", \"weightInit\": \"XAVIER\", \"biasInit\": 0.0, \"hasBias\": true,\n"
-            + "      \"l1\": 0.0, \"l2\": 1e-4, \"l1Bias\": 0.0, \"l2Bias\": 0.0,\n"
+            + "      \"biasUpdater\": {\"type\": \"Adam\", \"learningRate\": 0.001, \"beta1\": 0.9, \"beta2\": 0.999, \"epsilon\": 1e-8},\n"
+            + "      \"gradientNormalization\": \"None\", \"gradientNormalizationThreshold\": 1.0 },\n"
+            + "    { \"type\": \"OutputLayer\", \"name\": null, \"dropOut\": 0.0, \"nIn\": 100, \"nOut\": 10,\n"
+            + "      \"activation\": \"SOFTMAX\", \"weightInit\": \"XAVIER\", \"weightInitDistribution\": null,\n"
+            + "      \"biasInit\": 0.0, \"hasBias\": true,\n"
+            + "      \"l1\": 0.0, \"l2\": 1e-4, \"l1Bias\": 0.0, \"l2Bias\": 0.0, \"weightDecay\": 0.0, \"weightDecayBias\": 0.0,\n"
             + "      \"updater\": {\"type\": \"Sgd\", \"learningRate\": 0.1},\n"
             + "      \"biasUpdater\": {\"type\": \"Sgd\", \"learningRate\": 0.1},\n"
-            + "      \"lossFunction\": \"MCXENT\" }\n"
+            + "      \"gradientNormalization\": \"None\", \"gradientNormalizationThreshold\": 1.0,\n"
+            + "      \"lossFunction\": \"MCXENT\", \"lossWeights\": null }\n"
             + "  ]\n"
             + "}";
 
@@ -204,12 +212,22 @@ class MultiLayerConfigurationTest {
     }
 
     @Test
-    void missingNInIsRejectedWithTheLayerIndex() {
-        DL4JInvalidConfigException e = invalid(() -> new NeuralNetConfiguration.Builder().list()
+    void missingNInIsInferredFromThePreviousLayerOrRejected() {
+        // as in the reference, the input type follows from the first layer's nIn and later nIn are inferred
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().list()
                 .layer(new DenseLayer.Builder().nIn(4).nOut(3).build())
+                .layer(new OutputLayer.Builder().nOut(2).build()).build();
+        assertEquals(3L, ((OutputLayer) c.getLayers().get(1)).getNIn());
+        assertNull(c.getInputType());
+        DL4JInvalidConfigException e = invalid(() -> new NeuralNetConfiguration.Builder().list()
+                .layer(new DenseLayer.Builder().nOut(3).build())
                 .layer(new OutputLayer.Builder().nOut(2).build()).build());
-        assertTrue(e.getMessage().contains("layer 1 (OutputLayer)"), e.getMessage());
+        assertTrue(e.getMessage().contains("layer 0 (DenseLayer)"), e.getMessage());
         assertTrue(e.getMessage().contains("nIn is not set"), e.getMessage());
+        DL4JInvalidConfigException json = invalid(() -> MultiLayerConfiguration.fromJson(
+                c.toJson().replace("\"nIn\" : 3,", "")));
+        assertTrue(json.getMessage().contains("layer 1 (OutputLayer)") && json.getMessage().contains("nIn is not set"),
+                json.getMessage());
     }
 
     @Test

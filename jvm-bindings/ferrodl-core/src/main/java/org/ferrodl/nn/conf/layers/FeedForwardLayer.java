@@ -1,19 +1,20 @@
 package org.ferrodl.nn.conf.layers;
 
 import java.util.Objects;
+import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
- * A fully connected feed-forward layer: {@code nIn} inputs, {@code nOut} outputs, optional bias.
+ * A layer with parameters and explicit sizes: {@code nIn} inputs (features, or channels for
+ * convolutions) and {@code nOut} outputs. An unset {@code nIn} is inferred from
+ * {@code setInputType(..)} at build time.
  */
 public abstract class FeedForwardLayer extends BaseLayer {
     private static final long serialVersionUID = 1L;
 
-    /** Number of inputs. */
+    /** Number of inputs (features or channels). */
     protected Long nIn;
-    /** Number of outputs. */
+    /** Number of outputs (units or channels). */
     protected Long nOut;
-    /** Whether the layer has a bias vector. */
-    protected Boolean hasBias;
 
     /** For deserialization and subclasses. */
     protected FeedForwardLayer() {
@@ -24,7 +25,6 @@ public abstract class FeedForwardLayer extends BaseLayer {
         super(b);
         this.nIn = b.nIn;
         this.nOut = b.nOut;
-        this.hasBias = b.hasBias;
     }
 
     /** @return number of inputs, or null when unset */
@@ -47,14 +47,58 @@ public abstract class FeedForwardLayer extends BaseLayer {
         this.nOut = nOut;
     }
 
-    /** @return whether the layer has a bias, or null when unset (default true) */
-    public Boolean getHasBias() {
-        return hasBias;
+    /**
+     * Sets {@code nIn} to the flat width of a feed-forward or convolutional input ({@code C·H·W});
+     * a recurrent input leaves it unset.
+     */
+    @Override
+    public void setNIn(InputType inputType, boolean override) {
+        if (nIn == null || override) {
+            Long n = flatWidthOrNull(inputType);
+            if (n != null) {
+                nIn = n;
+            }
+        }
     }
 
-    /** @param hasBias whether the layer has a bias */
-    public void setHasBias(Boolean hasBias) {
-        this.hasBias = hasBias;
+    /** @return the number of values per example of a feed-forward or image input, else null */
+    static Long flatWidthOrNull(InputType in) {
+        return in == null || in.getType() == InputType.Type.RNN ? null : in.arrayElementsPerExample();
+    }
+
+    /** Checks nIn and nOut are set and positive. */
+    protected void checkSizes(String who) {
+        positive(who, "nIn", nIn, "set it with .nIn(..) or call setInputType(..)");
+        positive(who, "nOut", nOut, "set it with .nOut(..)");
+    }
+
+    static void positive(String who, String field, Long v, String fix) {
+        if (v == null) {
+            throw invalid(who, field + " is not set; " + fix);
+        }
+        if (v <= 0) {
+            throw invalid(who, field + " is " + v + " (must be at least 1)");
+        }
+    }
+
+    /**
+     * Checks {@code nIn} equals the flat width of the input (images flatten implicitly, C·H·W).
+     *
+     * @throws org.ferrodl.exception.DL4JInvalidConfigException for recurrent input or a mismatch
+     */
+    protected void checkFlatNIn(String who, InputType in, String from) {
+        if (in.getType() == InputType.Type.RNN) {
+            throw invalid(who, "its input is " + in + " (" + source(from) + "); a feed-forward layer cannot take "
+                    + "a recurrent input here: add a GlobalPoolingLayer first");
+        }
+        long width = in.arrayElementsPerExample();
+        if (width != nIn) {
+            if (in.getType() == InputType.Type.FF && from != null) {
+                throw invalid(who, "nIn=" + nIn + " does not match nOut=" + width + " of " + from);
+            }
+            throw invalid(who, "nIn=" + nIn + " does not match its input, " + in + " = " + width + " values ("
+                    + source(from) + ")");
+        }
     }
 
     @Override
@@ -68,16 +112,16 @@ public abstract class FeedForwardLayer extends BaseLayer {
             return false;
         }
         FeedForwardLayer f = (FeedForwardLayer) o;
-        return Objects.equals(nIn, f.nIn) && Objects.equals(nOut, f.nOut) && Objects.equals(hasBias, f.hasBias);
+        return Objects.equals(nIn, f.nIn) && Objects.equals(nOut, f.nOut);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(super.hashCode(), nIn, nOut, hasBias);
+        return Objects.hash(super.hashCode(), nIn, nOut);
     }
 
     /**
-     * Builder of feed-forward layers.
+     * Builder of layers with sizes.
      *
      * @param <T> the concrete builder type
      */
@@ -86,11 +130,10 @@ public abstract class FeedForwardLayer extends BaseLayer {
         protected Long nIn;
         /** Number of outputs. */
         protected Long nOut;
-        /** Bias on/off. */
-        protected Boolean hasBias;
 
         /**
-         * @param nIn number of inputs
+         * @param nIn number of inputs (features, or channels for convolutions); inferred from
+         *     {@code setInputType(..)} when not set
          * @return this builder
          */
         public T nIn(long nIn) {
@@ -99,7 +142,7 @@ public abstract class FeedForwardLayer extends BaseLayer {
         }
 
         /**
-         * @param nOut number of outputs
+         * @param nOut number of outputs (units, or channels for convolutions)
          * @return this builder
          */
         public T nOut(long nOut) {
@@ -113,15 +156,6 @@ public abstract class FeedForwardLayer extends BaseLayer {
          */
         public T units(long units) {
             return nOut(units);
-        }
-
-        /**
-         * @param hasBias whether the layer has a bias vector (default true)
-         * @return this builder
-         */
-        public T hasBias(boolean hasBias) {
-            this.hasBias = hasBias;
-            return self();
         }
     }
 }

@@ -1,18 +1,16 @@
 package org.ferrodl.nn.conf.layers;
 
-import java.util.Objects;
+import org.ferrodl.linalg.lossfunctions.ILossFunction;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
 
 /**
- * Fully connected output layer with a loss function (default {@link LossFunction#MCXENT}).
+ * Fully connected output layer with a loss function (default {@link LossFunction#MCXENT}); must be
+ * the last layer.
  *
  * <pre>{@code new OutputLayer.Builder(LossFunction.MCXENT).nIn(100).nOut(10).activation(Activation.SOFTMAX).build()}</pre>
  */
-public class OutputLayer extends FeedForwardLayer {
+public class OutputLayer extends BaseOutputLayer {
     private static final long serialVersionUID = 1L;
-
-    /** Loss function. */
-    protected LossFunction lossFunction;
 
     /** For deserialization. */
     protected OutputLayer() {
@@ -21,17 +19,6 @@ public class OutputLayer extends FeedForwardLayer {
     /** @param b the builder */
     protected OutputLayer(Builder b) {
         super(b);
-        this.lossFunction = b.lossFunction;
-    }
-
-    /** @return the loss function */
-    public LossFunction getLossFunction() {
-        return lossFunction;
-    }
-
-    /** @param lossFunction the loss function */
-    public void setLossFunction(LossFunction lossFunction) {
-        this.lossFunction = lossFunction;
     }
 
     @Override
@@ -39,26 +26,8 @@ public class OutputLayer extends FeedForwardLayer {
         return (OutputLayer) super.clone();
     }
 
-    @Override
-    public boolean equals(Object o) {
-        return super.equals(o) && ((OutputLayer) o).lossFunction == lossFunction;
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(super.hashCode(), lossFunction);
-    }
-
-    @Override
-    public String toString() {
-        return "OutputLayer(name=" + name + ", nIn=" + nIn + ", nOut=" + nOut + ", activation=" + activation
-                + ", lossFunction=" + lossFunction + ")";
-    }
-
     /** Builder of {@link OutputLayer}. */
-    public static class Builder extends FeedForwardLayer.Builder<Builder> {
-        /** Loss function. */
-        protected LossFunction lossFunction = LossFunction.MCXENT;
+    public static class Builder extends BaseOutputLayer.Builder<Builder> {
 
         /** A builder with loss function MCXENT. */
         public Builder() {
@@ -66,16 +35,12 @@ public class OutputLayer extends FeedForwardLayer {
 
         /** @param lossFunction the loss function */
         public Builder(LossFunction lossFunction) {
-            this.lossFunction = lossFunction;
+            lossFunction(lossFunction);
         }
 
-        /**
-         * @param lossFunction the loss function
-         * @return this builder
-         */
-        public Builder lossFunction(LossFunction lossFunction) {
-            this.lossFunction = lossFunction;
-            return this;
+        /** @param lossFunction a loss function object, e.g. {@code new LossMCXENT(weights)} */
+        public Builder(ILossFunction lossFunction) {
+            lossFn(lossFunction);
         }
 
         @Override
