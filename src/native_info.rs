@@ -1,8 +1,9 @@
-//! `org.ferrodl.jni.NativeInfo`: build information and a deliberate panic for boundary tests.
+//! `org.ferrodl.jni.NativeInfo`: build information, the engine's thread count, and a deliberate
+//! panic for boundary tests.
 
 use crate::boundary::guard;
 use jni::objects::{JClass, JString};
-use jni::sys::jstring;
+use jni::sys::{jint, jstring};
 use jni::JNIEnv;
 
 /// The build information the Java loader compares with the jar's version.
@@ -41,4 +42,26 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_panicForTest<'local>(
         };
         panic!("{text}");
     })
+}
+
+/// Sets the threads of the engine's numeric kernels, process-wide; `n <= 0` restores the default
+/// (the cores the process may use). Spark workers call it with the cores of their task.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_setNumThreads<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    n: jint,
+) {
+    guard(&mut env, |_| {
+        ferrodl_tensor::set_num_threads(n.max(0) as usize);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_numThreads<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+) -> jint {
+    guard(&mut env, |_| Ok(ferrodl_tensor::num_threads() as jint))
 }

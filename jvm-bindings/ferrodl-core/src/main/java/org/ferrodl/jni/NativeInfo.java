@@ -26,4 +26,16 @@ public final class NativeInfo {
      * @param message the panic message
      */
     public static native void panicForTest(String message);
+
+    /**
+     * Sets how many threads the engine's numeric kernels use in this process (GEMM blocks).
+     * Spark workers call it with the cores of their task ({@code spark.task.cpus}) so that an
+     * executor running several tasks does not oversubscribe its cores.
+     *
+     * @param n threads; {@code <= 0} restores the default (the cores available to the process)
+     */
+    public static native void setNumThreads(int n);
+
+    /** @return the thread count in force (at least 1) */
+    public static native int numThreads();
 }

@@ -69,4 +69,17 @@ class NativeInfoTest {
         assertThrows(NativeStateException.class, () -> NativeNetwork.params(0L));
         assertThrows(NativeStateException.class, () -> NativeNetwork.destroy(-5L));
     }
+
+    @Test
+    void threadCountIsSetAtRunTimeAndZeroRestoresTheDefault() {
+        try {
+            NativeInfo.setNumThreads(3);
+            assertEquals(3, NativeInfo.numThreads());
+            NativeInfo.setNumThreads(1);
+            assertEquals(1, NativeInfo.numThreads());
+        } finally {
+            NativeInfo.setNumThreads(0);
+        }
+        assertEquals(Runtime.getRuntime().availableProcessors(), NativeInfo.numThreads());
+    }
 }

@@ -1,5 +1,6 @@
 package org.ferrodl.spark.impl.evaluation;
 
+import org.ferrodl.spark.impl.common.TaskThreads;
 import java.util.Collections;
 import java.util.Iterator;
 import org.apache.spark.api.java.function.FlatMapFunction;
@@ -29,6 +30,7 @@ public final class EvaluationFunction implements FlatMapFunction<Iterator<DataSe
 
     @Override
     public Iterator<Evaluation> call(Iterator<DataSet> partition) {
+        TaskThreads.configure(1);
         Evaluation eval = new Evaluation();
         if (!partition.hasNext()) {
             return Collections.singletonList(eval).iterator();

@@ -1,5 +1,6 @@
 package org.ferrodl.spark.impl.evaluation;
 
+import org.ferrodl.spark.impl.common.TaskThreads;
 import java.util.Collections;
 import java.util.Iterator;
 import org.apache.spark.api.java.function.FlatMapFunction;
@@ -24,6 +25,7 @@ public final class ScoreFunction implements FlatMapFunction<Iterator<DataSet>, T
 
     @Override
     public Iterator<Tuple2<Double, Long>> call(Iterator<DataSet> partition) {
+        TaskThreads.configure(1);
         if (!partition.hasNext()) {
             return Collections.emptyIterator();
         }

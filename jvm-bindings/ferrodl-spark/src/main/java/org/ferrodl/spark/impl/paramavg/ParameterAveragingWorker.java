@@ -1,5 +1,6 @@
 package org.ferrodl.spark.impl.paramavg;
 
+import org.ferrodl.spark.impl.common.TaskThreads;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -51,6 +52,7 @@ final class ParameterAveragingWorker
 
     @Override
     public Iterator<AveragingAggregate> call(Integer partition, Iterator<Tuple2<Long, DataSet>> share) {
+        TaskThreads.configure(1);
         // partitionBy does not keep order inside a partition: restore the position order.
         List<Tuple2<Long, DataSet>> items = new ArrayList<>();
         share.forEachRemaining(items::add);

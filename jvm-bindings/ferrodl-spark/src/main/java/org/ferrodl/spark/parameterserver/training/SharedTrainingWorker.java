@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
+import org.ferrodl.spark.impl.common.TaskThreads;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.broadcast.Broadcast;
 import org.ferrodl.jni.NativeSharedWorker;
@@ -58,6 +59,7 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         Iterator<DataSet> source = prefetch != null ? prefetch : batches;
 
         long[] handles = NativeSharedWorker.connect(configJson(s, partition, attempt), s.params, s.updaterState);
+        TaskThreads.configure(handles.length - 1);
         LOG.info("ferrodl-worker-start executor={} partition={} attempt={} relay={}", executor, partition, attempt,
                 s.relayAddress);
         try {
