@@ -304,7 +304,7 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     }
 
     /// The learning rate of layer `i`'s weights at the current counters (schedules applied);
-    /// `None` for layers without parameters.
+    /// `None` for layers without parameters, NaN for updaters without one (AdaDelta, NoOp).
     pub fn learning_rate(&self, i: usize) -> Option<f64> {
         self.blocks
             .iter()

@@ -189,7 +189,8 @@ pub fn normalize_gradients<T: Scalar>(blocks: &[ParamBlock], grads: &mut [T]) {
     }
 }
 
-/// After the updater: weight decay `update += lr·λ·w` on trainable blocks, zero update for frozen
+/// After the updater: weight decay `update += lr·λ·w` on trainable blocks (`λ·w` for updaters
+/// without a learning rate; none for NoOp), zero update for frozen
 /// blocks; running-statistics blocks keep their `old − new`.
 pub fn finish_update<T: Scalar>(
     blocks: &[ParamBlock],
@@ -201,8 +202,18 @@ pub fn finish_update<T: Scalar>(
     for b in blocks {
         if b.frozen {
             grads[b.range.clone()].fill(T::zero());
-        } else if b.weight_decay != 0.0 && b.kind != ParamKind::State {
-            let k = T::of(b.updater.learning_rate_at(iteration, epoch) * b.weight_decay);
+        } else if b.weight_decay != 0.0
+            && b.kind != ParamKind::State
+            && !matches!(b.updater, AnyUpdater::NoOp(_))
+        {
+            // Updaters without a learning rate (AdaDelta) take the decay unscaled; NoOp never
+            // moves its parameters.
+            let lr = if b.updater.has_learning_rate() {
+                b.updater.learning_rate_at(iteration, epoch)
+            } else {
+                1.0
+            };
+            let k = T::of(lr * b.weight_decay);
             for (g, &w) in grads[b.range.clone()]
                 .iter_mut()
                 .zip(&params[b.range.clone()])
