@@ -1,5 +1,6 @@
 package org.ferrodl.nn.conf.layers;
 
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.Objects;
 import org.ferrodl.nn.conf.ConvolutionMode;
 import org.ferrodl.nn.conf.inputs.InputType;
@@ -11,6 +12,8 @@ import org.ferrodl.nn.conf.inputs.InputType;
  *
  * <pre>{@code new Subsampling1DLayer.Builder(PoolingType.MAX).kernelSize(2).stride(2).build()}</pre>
  */
+@JsonPropertyOrder({"name", "dropOut", "poolingType", "kernelSize", "stride", "padding", "dilation",
+    "convolutionMode", "pnorm", "eps"})
 public class Subsampling1DLayer extends NoParamLayer {
     private static final long serialVersionUID = 1L;
 

@@ -1,5 +1,6 @@
 package org.ferrodl.nn.conf.layers;
 
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.Arrays;
 import java.util.Objects;
 import org.ferrodl.nn.conf.ConvolutionMode;
@@ -13,6 +14,8 @@ import org.ferrodl.nn.conf.inputs.InputType;
  *
  * <pre>{@code new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX).kernelSize(2, 2).stride(2, 2).build()}</pre>
  */
+@JsonPropertyOrder({"name", "dropOut", "poolingType", "kernelSize", "stride", "padding", "dilation",
+    "convolutionMode", "pnorm", "eps"})
 public class SubsamplingLayer extends NoParamLayer {
     private static final long serialVersionUID = 1L;
 
