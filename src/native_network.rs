@@ -3,11 +3,15 @@
 
 use crate::arrays::{check_matrix, new_float_array, new_long_array, read_batch, read_floats};
 use crate::boundary::{guard, invalid};
+use crate::errors::FerroResult;
 use crate::handles::Registry;
-use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork};
+use ferrodl_nn::{LayerConfig, MultiLayerConfiguration, MultiLayerNetwork, Shape};
 use jni::objects::{JClass, JFloatArray, JString};
-use jni::sys::{jboolean, jdouble, jfloatArray, jint, jlong, jlongArray, jstring, JNI_TRUE};
+use jni::sys::{
+    jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jstring, JNI_TRUE,
+};
 use jni::JNIEnv;
+use serde_json::{json, Value};
 use std::sync::OnceLock;
 
 fn networks() -> &'static Registry<MultiLayerNetwork> {
@@ -213,4 +217,235 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_configurationJson<'loc
         let json = networks().with(handle, |n| Ok(n.configuration().to_json()))?;
         Ok(env.new_string(json)?.into_raw())
     })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_scoreExamples<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    features: JFloatArray<'local>,
+    rows: jint,
+    f_cols: jint,
+    labels: JFloatArray<'local>,
+    l_cols: jint,
+    mask: JFloatArray<'local>,
+    mask_cols: jint,
+    include_regularization: jboolean,
+) -> jdoubleArray {
+    guard(&mut env, |env| {
+        let b = read_batch(
+            env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
+        )?;
+        let scores = networks().with(handle, |n| {
+            Ok(n.score_examples(
+                &b.features,
+                &b.labels,
+                b.rows,
+                b.mask(),
+                include_regularization == JNI_TRUE,
+            )?)
+        })?;
+        let len = jni::sys::jsize::try_from(scores.len())
+            .or_else(|_| invalid(format!("{} scores do not fit a Java array", scores.len())))?;
+        let array = env.new_double_array(len)?;
+        env.set_double_array_region(&array, 0, &scores)?;
+        Ok(array.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_paramTable<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let json = networks().with(handle, |n| Ok(param_table_json(n)))?;
+        Ok(env.new_string(json)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_layerInfo<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let json = networks().with(handle, |n| layer_info_json(n))?;
+        Ok(env.new_string(json)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_learningRate<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    layer: jint,
+) -> jdouble {
+    guard(&mut env, |_| {
+        networks().with(handle, |n| learning_rate(n, layer))
+    })
+}
+
+// ---- helpers (no JNI; unit-tested below) ----------------------------------------------------
+
+/// `[{"key":"0_W","offset":0,"length":6,"shape":[2,3]}, ...]` in `params()` order.
+fn param_table_json(net: &MultiLayerNetwork) -> String {
+    let rows: Vec<Value> = net
+        .param_table()
+        .into_iter()
+        .map(|(key, range, shape)| {
+            json!({
+                "key": key,
+                "offset": range.start,
+                "length": range.len(),
+                "shape": shape,
+            })
+        })
+        .collect();
+    Value::Array(rows).to_string()
+}
+
+/// Per-example shape as an array: `[n]`, `[C, H, W]` or `[C, L]`.
+fn shape_json(s: Shape) -> Value {
+    match s {
+        Shape::Flat(n) => json!([n]),
+        Shape::Image { c, h, w } => json!([c, h, w]),
+        Shape::Seq { c, len } => json!([c, len]),
+    }
+}
+
+/// An enum's JSON name (`"RELU"`, `"MCXENT"`), as the configuration writes it.
+fn enum_name<E: serde::Serialize>(e: &E) -> Value {
+    serde_json::to_value(e).unwrap_or(Value::Null)
+}
+
+/// One object per layer: index, type (the configuration's, `FrozenLayer` for a frozen one, with
+/// `innerType`), name (null when unnamed), frozen, nIn/nOut (configured, or null), inputShape and
+/// outputShape (per example), numParams, params (name + shape per block), activation (or null);
+/// the last layer also has `lossFunction` and `outputActivation`.
+fn layer_info_json(net: &MultiLayerNetwork) -> FerroResult<String> {
+    let conf = net.configuration();
+    let n = net.num_layers();
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let (lc, layer, shapes) = match (conf.layers.get(i), net.layer(i), net.layer_shapes(i)) {
+            (Some(c), Some(l), Some(s)) => (c, l, s),
+            _ => {
+                return Err(crate::errors::FerroError::State(format!(
+                    "layer {i} of {n} has no configuration, layer or shapes"
+                )))
+            }
+        };
+        let params: Vec<Value> = layer
+            .param_specs()
+            .iter()
+            .map(|p| json!({"name": p.name, "shape": p.shape}))
+            .collect();
+        let mut o = json!({
+            "index": i,
+            "type": lc.type_name(),
+            "innerType": lc.unfrozen().type_name(),
+            "name": lc.name(),
+            "frozen": lc.is_frozen(),
+            "nIn": lc.n_in(),
+            "nOut": lc.n_out(),
+            "inputShape": shape_json(shapes.input),
+            "outputShape": shape_json(shapes.output),
+            "numParams": layer.num_params(),
+            "params": params,
+            "activation": lc.activation().map(|a| enum_name(&a)),
+        });
+        if i + 1 == n {
+            let loss = match lc.unfrozen() {
+                LayerConfig::OutputLayer(c) => Some(enum_name(&c.loss_function)),
+                LayerConfig::LossLayer(c) => Some(enum_name(&c.loss_function)),
+                _ => None,
+            };
+            o["lossFunction"] = loss.unwrap_or(Value::Null);
+            o["outputActivation"] = enum_name(&net.output_activation());
+        }
+        out.push(o);
+    }
+    Ok(Value::Array(out).to_string())
+}
+
+/// Layer `layer`'s current learning rate, NaN for a layer without parameters.
+fn learning_rate(net: &MultiLayerNetwork, layer: jint) -> FerroResult<f64> {
+    let n = net.num_layers();
+    if layer < 0 || layer as usize >= n {
+        return invalid(format!(
+            "layer index {layer} is out of range: the network has {n} layers (0..{})",
+            n.saturating_sub(1)
+        ));
+    }
+    Ok(net.learning_rate(layer as usize).unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn net() -> MultiLayerNetwork {
+        let json = r#"{"formatVersion":1,"seed":3,"layers":[
+            {"type":"DenseLayer","name":"hidden","nIn":3,"nOut":4,"activation":"RELU",
+             "updater":{"type":"Sgd","learningRate":0.25}},
+            {"type":"ActivationLayer","activation":"TANH"},
+            {"type":"OutputLayer","nIn":4,"nOut":2,"activation":"SOFTMAX","lossFunction":"MCXENT",
+             "updater":{"type":"Sgd","learningRate":0.5}}]}"#;
+        MultiLayerNetwork::new(MultiLayerConfiguration::from_json(json).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn param_table_lists_blocks_in_layout_order() {
+        let v: Value = serde_json::from_str(&param_table_json(&net())).unwrap();
+        let expected = json!([
+            {"key":"0_W","offset":0,"length":12,"shape":[3,4]},
+            {"key":"0_b","offset":12,"length":4,"shape":[4]},
+            {"key":"2_W","offset":16,"length":8,"shape":[4,2]},
+            {"key":"2_b","offset":24,"length":2,"shape":[2]},
+        ]);
+        assert_eq!(v, expected);
+    }
+
+    #[test]
+    fn layer_info_describes_every_layer() {
+        let v: Value = serde_json::from_str(&layer_info_json(&net()).unwrap()).unwrap();
+        let a = v.as_array().unwrap();
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0]["type"], "DenseLayer");
+        assert_eq!(a[0]["name"], "hidden");
+        assert_eq!(a[0]["inputShape"], json!([3]));
+        assert_eq!(a[0]["outputShape"], json!([4]));
+        assert_eq!(a[0]["numParams"], 16);
+        assert_eq!(a[0]["activation"], "RELU");
+        assert_eq!(
+            a[0]["params"],
+            json!([{"name":"W","shape":[3,4]},{"name":"b","shape":[4]}])
+        );
+        assert!(a[0].get("lossFunction").is_none());
+        assert_eq!(a[1]["type"], "ActivationLayer");
+        assert_eq!(a[1]["name"], Value::Null);
+        assert_eq!(a[1]["nIn"], Value::Null);
+        assert_eq!(a[1]["numParams"], 0);
+        assert_eq!(a[1]["activation"], "TANH");
+        assert_eq!(a[2]["type"], "OutputLayer");
+        assert_eq!(a[2]["lossFunction"], "MCXENT");
+        assert_eq!(a[2]["outputActivation"], "SOFTMAX");
+        assert_eq!(a[2]["frozen"], false);
+    }
+
+    #[test]
+    fn learning_rate_is_nan_without_parameters_and_range_checked() {
+        let n = net();
+        assert_eq!(learning_rate(&n, 0).unwrap(), 0.25);
+        assert!(learning_rate(&n, 1).unwrap().is_nan());
+        assert_eq!(learning_rate(&n, 2).unwrap(), 0.5);
+        assert!(learning_rate(&n, 3).is_err());
+        assert!(learning_rate(&n, -1).is_err());
+    }
 }

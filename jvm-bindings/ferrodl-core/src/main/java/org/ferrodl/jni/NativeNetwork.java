@@ -116,4 +116,48 @@ public final class NativeNetwork {
      * @return the configuration JSON with current counters
      */
     public static native String configurationJson(long h);
+
+    /**
+     * Per-example scores in inference mode (the network does not change).
+     *
+     * @param h handle
+     * @param f features, {@code rows × fCols}
+     * @param rows number of examples
+     * @param fCols feature columns
+     * @param l labels, {@code rows × lCols}
+     * @param lCols label columns
+     * @param lMask labels mask or null
+     * @param lMaskCols mask columns (1 or lCols), ignored when {@code lMask} is null
+     * @param includeRegularization whether to add the whole L1/L2 term to every example's score
+     * @return {@code rows} scores: each example's loss (plus the regularization term)
+     */
+    public static native double[] scoreExamples(long h, float[] f, int rows, int fCols, float[] l, int lCols,
+                                                float[] lMask, int lMaskCols, boolean includeRegularization);
+
+    /**
+     * @param h handle
+     * @return a JSON array with one object per parameter block, in {@code params()} order:
+     *     {@code {"key":"0_W","offset":0,"length":6,"shape":[2,3]}}
+     */
+    public static native String paramTable(long h);
+
+    /**
+     * @param h handle
+     * @return a JSON array with one object per layer: {@code index}, {@code type},
+     *     {@code innerType} (the wrapped type of a FrozenLayer, else the type), {@code name} (or
+     *     null), {@code frozen}, {@code nIn}/{@code nOut} (configured values or null),
+     *     {@code inputShape}/{@code outputShape} (per-example arrays: {@code [n]}, {@code [C,H,W]} or
+     *     {@code [C,L]}), {@code numParams}, {@code params} ({@code [{"name":"W","shape":[..]}, ..]}),
+     *     {@code activation} (or null); the last layer also {@code lossFunction} and
+     *     {@code outputActivation}
+     */
+    public static native String layerInfo(long h);
+
+    /**
+     * @param h handle
+     * @param layer layer index
+     * @return the current learning rate of the layer's weights (schedules applied at the current
+     *     counters), NaN for a layer without parameters
+     */
+    public static native double learningRate(long h, int layer);
 }
