@@ -9,7 +9,7 @@ SPARK_VERSION := 4.2.0
 SPARK_DIST := $(ROOT)/.build/spark-dist
 export SPARK_HOME := $(SPARK_DIST)/pyspark
 
-.PHONY: all native stage jvm example test test-rust test-jvm test-cluster spark-dist clean
+.PHONY: all native stage jvm example test test-rust test-jvm test-cluster spark-dist clean bench
 
 all: jvm
 
@@ -72,3 +72,14 @@ test-cluster: jvm
 	tests/cluster/run-cluster-test.sh
 
 test: test-rust test-jvm test-cluster
+
+# single-node benchmark, not a test (never part of `make test`): creates .build/bench-venv with the
+# Python peers, builds bench/rust (own workspace and target dir) in release mode, measures ferrodl,
+# numpy and JAX interleaved in one run and rewrites docs/BENCHMARKS.md. Options:
+# make bench BENCH_ARGS="--rounds 3"
+bench:
+	test -x .build/bench-venv/bin/python || $(PYTHON) -m venv .build/bench-venv
+	.build/bench-venv/bin/python -m pip install -q --disable-pip-version-check -r bench/python/requirements.txt
+	cargo build --release --manifest-path bench/rust/Cargo.toml
+	.build/bench-venv/bin/python bench/python/run_bench.py \
+		--server bench/rust/target/release/ferrodl-bench --out docs/BENCHMARKS.md $(BENCH_ARGS)

@@ -1,0 +1,235 @@
+//! ferrodl single-node benchmark driver.
+//!
+//! `serve` reads one command per line on stdin and answers one JSON object per line on stdout;
+//! `bench/python/run_bench.py` drives it so that ferrodl and the Python peers are measured
+//! interleaved in one run. The other subcommands are for development (threshold choice, the
+//! matrixmultiply-threading comparison, the step profile) and print human-readable tables.
+//!
+//! Commands of `serve`:
+//! * `threads N` — `ferrodl_tensor::set_num_threads(N)` (0: default); answers the count in force.
+//! * `gemm N SECS` — FP32 `N³` products through `ferrodl_tensor::gemm` for at least SECS
+//!   seconds (after one warm-up product); answers GFLOP/s of that batch.
+//! * `mlp BATCH SECS` — `MultiLayerNetwork::fit` steps on the 784-500-100-10 MLP for at least
+//!   SECS seconds (the network is built and warmed up on first use of a batch size); answers
+//!   examples/s.
+//! * `profile BATCH STEPS` — the step decomposed into phases (see `profile.rs`); answers seconds
+//!   per step for each phase, and the same step through `fit` for comparison.
+//! * `subnormal STEPS WINDOW` — the subnormal-state slowdown (see `subnormal.rs`).
+
+mod mlp;
+mod profile;
+mod subnormal;
+
+use std::io::{BufRead, Write};
+use std::time::Instant;
+
+use ferrodl_tensor::{gemm, Op, Rng};
+
+/// FP32 `n³` operands (uniform in [-1, 1)).
+pub struct GemmCase {
+    n: usize,
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+}
+
+impl GemmCase {
+    pub fn new(n: usize) -> Self {
+        let mut rng = Rng::new(n as u64);
+        let mut a = vec![0.0f32; n * n];
+        let mut b = vec![0.0f32; n * n];
+        rng.fill_uniform(&mut a, -1.0, 1.0);
+        rng.fill_uniform(&mut b, -1.0, 1.0);
+        GemmCase {
+            n,
+            a,
+            b,
+            c: vec![0.0; n * n],
+        }
+    }
+
+    fn once(&mut self) {
+        let n = self.n;
+        gemm(
+            Op::N,
+            Op::N,
+            n,
+            n,
+            n,
+            1.0,
+            &self.a,
+            &self.b,
+            0.0,
+            &mut self.c,
+        );
+    }
+
+    /// GFLOP/s over a batch of products lasting at least `secs` (at least 2 products).
+    pub fn gflops(&mut self, secs: f64) -> f64 {
+        self.once(); // warm-up: pool threads, packing buffers, caches
+        let start = Instant::now();
+        let mut reps = 0u64;
+        while reps < 2 || start.elapsed().as_secs_f64() < secs {
+            self.once();
+            reps += 1;
+        }
+        let t = start.elapsed().as_secs_f64();
+        2.0 * (self.n as f64).powi(3) * reps as f64 / t / 1e9
+    }
+}
+
+fn serve() {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let mut gemms: Vec<GemmCase> = Vec::new();
+    let mut mlps = mlp::Trainers::default();
+    for line in stdin.lock().lines() {
+        let line = line.expect("stdin");
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| -> f64 {
+            w.get(i)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("bad command: {line}"))
+        };
+        let reply = match w.first().copied() {
+            None => continue,
+            Some("quit") => break,
+            Some("threads") => {
+                ferrodl_tensor::set_num_threads(num(1) as usize);
+                format!("{{\"threads\":{}}}", ferrodl_tensor::num_threads())
+            }
+            Some("gemm") => {
+                let n = num(1) as usize;
+                let case = match gemms.iter().position(|g| g.n == n) {
+                    Some(i) => &mut gemms[i],
+                    None => {
+                        gemms.push(GemmCase::new(n));
+                        gemms.last_mut().unwrap()
+                    }
+                };
+                format!("{{\"gflops\":{}}}", case.gflops(num(2)))
+            }
+            Some("mlp") => {
+                let eps = mlps.get(num(1) as usize).examples_per_sec(num(2));
+                format!("{{\"examples_per_sec\":{eps}}}")
+            }
+            Some("profile") => profile::run(num(1) as usize, num(2) as usize).to_json(),
+            Some("subnormal") => subnormal::run(num(1) as usize, num(2) as usize).to_json(),
+            Some(other) => panic!("unknown command {other}"),
+        };
+        writeln!(out, "{reply}").expect("stdout");
+        out.flush().expect("stdout");
+    }
+}
+
+/// Development table: seconds per product on 1 and 2 threads for the MLP's shapes and a range
+/// of squares, to choose `MIN_MULADDS_PER_THREAD`.
+fn gemm_threshold() {
+    let mut shapes: Vec<(&str, Op, Op, usize, usize, usize)> = Vec::new();
+    for &b in &[16usize, 32, 64, 128, 256] {
+        shapes.push(("fwd x·W1", Op::N, Op::N, b, 500, 784));
+        shapes.push(("bwd xᵀ·dz1", Op::T, Op::N, 784, 500, b));
+        shapes.push(("fwd a1·W2", Op::N, Op::N, b, 100, 500));
+        shapes.push(("bwd a1ᵀ·dz2", Op::T, Op::N, 500, 100, b));
+        shapes.push(("bwd dz2·W2ᵀ", Op::N, Op::T, b, 500, 100));
+        shapes.push(("fwd a2·W3", Op::N, Op::N, b, 10, 100));
+    }
+    for &s in &[32usize, 48, 64, 96, 128, 192, 256, 512] {
+        shapes.push(("square", Op::N, Op::N, s, s, s));
+    }
+    println!(
+        "{:<14} {:>5} {:>5} {:>5} {:>10} {:>10} {:>10} {:>7}",
+        "shape", "m", "n", "k", "m·n·k", "1 thr µs", "2 thr µs", "speedup"
+    );
+    let mut rng = Rng::new(3);
+    for (name, oa, ob, m, n, k) in shapes {
+        let mut a = vec![0.0f32; m * k];
+        let mut b = vec![0.0f32; k * n];
+        rng.fill_uniform(&mut a, -1.0, 1.0);
+        rng.fill_uniform(&mut b, -1.0, 1.0);
+        let mut c = vec![0.0f32; m * n];
+        let mut time = |threads: usize| {
+            ferrodl_tensor::set_num_threads(threads);
+            let mut best = f64::INFINITY;
+            for _ in 0..7 {
+                let reps = (2e8 / (m * n * k) as f64).clamp(3.0, 5000.0) as usize;
+                let t = Instant::now();
+                for _ in 0..reps {
+                    gemm(oa, ob, m, n, k, 1.0, &a, &b, 0.0, &mut c);
+                }
+                best = best.min(t.elapsed().as_secs_f64() / reps as f64);
+            }
+            best * 1e6
+        };
+        // interleaved: 1, 2, 1, 2 — keep the better of each
+        let (t1a, t2a, t1b, t2b) = (time(1), time(2), time(1), time(2));
+        let (t1, t2) = (t1a.min(t1b), t2a.min(t2b));
+        println!(
+            "{name:<14} {m:>5} {n:>5} {k:>5} {:>10} {t1:>10.1} {t2:>10.1} {:>7.2}",
+            m * n * k,
+            t1 / t2
+        );
+    }
+    ferrodl_tensor::set_num_threads(0);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if std::env::var_os("FERRODL_FTZ").is_some() {
+        // experiment: flush-to-zero + denormals-are-zero on the main thread
+        subnormal::set_ftz(true);
+    }
+    if let Ok(t) = std::env::var("FERRODL_THREADS") {
+        ferrodl_tensor::set_num_threads(t.parse().expect("FERRODL_THREADS"));
+    }
+    match args.get(1).map(String::as_str) {
+        Some("serve") => serve(),
+        Some("gemm-threshold") => gemm_threshold(),
+        Some("gemm") => {
+            // gemm N [SECS] [ROUNDS]: quick look from the shell
+            let n: usize = args.get(2).map_or(1024, |s| s.parse().unwrap());
+            let secs: f64 = args.get(3).map_or(0.5, |s| s.parse().unwrap());
+            let rounds: usize = args.get(4).map_or(5, |s| s.parse().unwrap());
+            let mut case = GemmCase::new(n);
+            let v: Vec<String> = (0..rounds)
+                .map(|_| format!("{:.1}", case.gflops(secs)))
+                .collect();
+            println!(
+                "gemm {n}³ threads={} GFLOP/s: {}",
+                ferrodl_tensor::num_threads(),
+                v.join(" ")
+            );
+        }
+        Some("profile") => {
+            let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
+            let steps: usize = args.get(3).map_or(200, |s| s.parse().unwrap());
+            for _ in 0..3 {
+                println!("{}", profile::run(batch, steps).table());
+            }
+        }
+        Some("subnormal") => {
+            let steps: usize = args.get(2).map_or(1200, |s| s.parse().unwrap());
+            println!("{}", subnormal::run(steps, 200).to_json());
+        }
+        Some("subnormal") => {
+            let steps: usize = args.get(2).map_or(1200, |s| s.parse().unwrap());
+            println!("{}", subnormal::run(steps, 200).to_json());
+        }
+        Some("mlp") => {
+            let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
+            let secs: f64 = args.get(3).map_or(2.0, |s| s.parse().unwrap());
+            let mut t = mlp::Trainers::default();
+            for _ in 0..3 {
+                println!(
+                    "mlp batch {batch} threads={}: {:.0} examples/s",
+                    ferrodl_tensor::num_threads(),
+                    t.get(batch).examples_per_sec(secs)
+                );
+            }
+        }
+        _ => {
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS]");
+            std::process::exit(2);
+        }
+    }
+}
