@@ -70,17 +70,15 @@ public abstract class BaseOutputLayer extends FeedForwardLayer implements LayerW
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
-        checkSizes(who);
         if (lossFunction == null) {
             throw missing(who, "lossFunction");
         }
-        LayerWithLoss.checkLossWeights(who, lossWeights, nOut);
     }
 
     @Override
     protected InputType outputType(String who, InputType in, String from) {
-        checkSizes(who);
         checkFlatNIn(who, in, from);
+        LayerWithLoss.checkLossWeights(who, lossWeights, nOut);
         return InputType.feedForward(nOut);
     }
 

@@ -119,7 +119,6 @@ public class Convolution1DLayer extends FeedForwardLayer {
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
-        checkSizes(who);
         if (kernelSize == 0) {
             throw invalid(who, "kernelSize is not set; use new Convolution1DLayer.Builder(kernelSize) or "
                     + ".kernelSize(..)");

@@ -124,7 +124,6 @@ public class ConvolutionLayer extends FeedForwardLayer {
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
-        checkSizes(who);
         ConvolutionSizes.atLeast(who, "kernelSize", kernelSize, 1, 2);
         ConvolutionSizes.atLeast(who, "stride", stride, 1, 2);
         ConvolutionSizes.atLeast(who, "padding", padding, 0, 2);

@@ -41,14 +41,7 @@ public class DenseLayer extends FeedForwardLayer {
     }
 
     @Override
-    protected void checkSettings(String who) {
-        super.checkSettings(who);
-        checkSizes(who);
-    }
-
-    @Override
     protected InputType outputType(String who, InputType in, String from) {
-        checkSizes(who);
         checkFlatNIn(who, in, from);
         return InputType.feedForward(nOut);
     }

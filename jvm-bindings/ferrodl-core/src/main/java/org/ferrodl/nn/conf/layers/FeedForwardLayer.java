@@ -82,7 +82,8 @@ public abstract class FeedForwardLayer extends BaseLayer {
     }
 
     /**
-     * Checks {@code nIn} equals the flat width of the input (images flatten implicitly, C·H·W).
+     * Checks {@code nIn} and {@code nOut} are set and {@code nIn} equals the flat width of the input
+     * (images flatten implicitly, C·H·W).
      *
      * @throws org.ferrodl.exception.DL4JInvalidConfigException for recurrent input or a mismatch
      */
@@ -91,6 +92,7 @@ public abstract class FeedForwardLayer extends BaseLayer {
             throw invalid(who, "its input is " + in + " (" + source(from) + "); a feed-forward layer cannot take "
                     + "a recurrent input here: add a GlobalPoolingLayer first");
         }
+        checkSizes(who);
         long width = in.arrayElementsPerExample();
         if (width != nIn) {
             if (in.getType() == InputType.Type.FF && from != null) {
