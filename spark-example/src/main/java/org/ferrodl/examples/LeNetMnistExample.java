@@ -6,11 +6,14 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.ferrodl.evaluation.classification.Evaluation;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.learning.config.Adam;
 import org.ferrodl.linalg.lossfunctions.LossFunctions;
+import org.ferrodl.linalg.schedule.MapSchedule;
+import org.ferrodl.linalg.schedule.ScheduleType;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
@@ -24,14 +27,14 @@ import org.ferrodl.nn.weights.WeightInit;
 /**
  * A LeNet-style CNN on the MNIST digits, trained locally (no Spark) with the native engine:
  * conv 5×5×20 → max-pool 2×2/2 → conv 5×5×50 → max-pool 2×2/2 → dense 500 ReLU → softmax 10,
- * Adam, the reference's LeNet layout with {@code setInputType(convolutionalFlat(28, 28, 1))}
+ * Adam with the learning rate stepped down per epoch, the reference's LeNet layout with {@code setInputType(convolutionalFlat(28, 28, 1))}
  * inferring every nIn.
  *
  * <p>Usage: {@code java -cp <example jar> org.ferrodl.examples.LeNetMnistExample [epochs]
  * [data-dir]}; prints {@code FINAL test_accuracy=<a> ...}.
  */
 public final class LeNetMnistExample {
-    public static final int DEFAULT_EPOCHS = 3;
+    public static final int DEFAULT_EPOCHS = 8;
     public static final int BATCH_SIZE = 64;
     public static final long SEED = 12345L;
 
@@ -44,7 +47,8 @@ public final class LeNetMnistExample {
                 .seed(seed)
                 .l2(5e-4)
                 .weightInit(WeightInit.XAVIER)
-                .updater(new Adam(1e-3))
+                // Adam with a per-epoch step-down of the learning rate (a MapSchedule)
+                .updater(new Adam(new MapSchedule(ScheduleType.EPOCH, Map.of(0, 1e-3, 3, 3e-4, 5, 1e-4))))
                 .list()
                 .layer(new ConvolutionLayer.Builder(5, 5).nIn(1).stride(1, 1).nOut(20)
                         .activation(Activation.IDENTITY).build())
