@@ -32,11 +32,21 @@ use crate::config::{
 };
 use crate::error::NnError;
 use crate::init::init_weights;
-use ferrodl_tensor::{gemm, Op, Rng, Scalar};
+use ferrodl_tensor::{gemm, parallel_for_each, Op, Rng, Scalar};
 
 /// Largest column matrix (elements) built at once; bigger batches are processed in chunks.
 /// 8 Mi elements = 32 MiB in f32: a LeNet/CIFAR-size layer keeps a batch of 64–128 in one chunk.
 pub const COL_BUDGET: usize = 1 << 23;
+
+/// Column-matrix elements per chunk aimed at (a chunk is `max(1, CHUNK_TARGET / (K·P))`
+/// examples): small enough for the chunk's columns to stay in cache between im2col and GEMM.
+pub const CHUNK_TARGET: usize = 1 << 17;
+
+/// Most slots (sequential workers; each keeps its own `dW` share) a batch is spread over.
+pub const MAX_SLOTS: usize = 16;
+
+/// Largest total size of the slots' `dW` shares (elements).
+const GRAD_BUDGET: usize = 1 << 22;
 
 /// One spatial dimension of a sliding window (convolution or pooling). Output position `o` reads
 /// the input positions `o·s − pad + j·d` for taps `j < k`; positions outside `[0, input)` are
@@ -276,14 +286,46 @@ struct ConvCore<T> {
     /// Shape of `W`: `[nOut, nIn, kH, kW]` (2-D) or `[nOut, nIn, k]` (1-D).
     w_shape: Vec<usize>,
     act: ActivationCache<T>,
-    /// Column matrix of the current chunk (`K × m·P`), reused as `dcol` in backward.
+    /// Per-slot scratch; slot `s` processes chunks `s, s + S, s + 2S, ...` of a batch.
+    slots: Vec<Slot<T>>,
+    /// The plan of the last forward pass, when the slots still hold all its column matrices.
+    cols_of: Option<Plan>,
+    /// Maximum total size of the column matrices (elements); [`COL_BUDGET`] except in tests.
+    col_budget: usize,
+    /// Column-matrix elements per chunk aimed at; [`CHUNK_TARGET`] except in tests.
+    chunk_target: usize,
+}
+
+/// Scratch of one slot (one sequential worker of the parallel loops).
+#[derive(Debug, Default)]
+struct Slot<T> {
+    /// Column matrices of the slot's chunks (all of them when [`Plan::keep`], else one),
+    /// `K × m·P` each; `dcol` overwrites them in backward.
     col: Vec<T>,
     /// `Z` / `dZ` of the current chunk in `[nOut, m·P]` order.
     z: Vec<T>,
-    /// `col` holds the im2col of the whole batch of the last forward pass.
-    col_holds_batch: bool,
-    /// Maximum column-matrix size (elements); [`COL_BUDGET`] except in tests.
-    col_budget: usize,
+    /// This slot's share of `dW` then `db`.
+    grad: Vec<T>,
+}
+
+/// How a batch is cut: chunks of `sub` examples (the last one shorter), spread over `slots`
+/// sequential workers that run in parallel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Plan {
+    rows: usize,
+    sub: usize,
+    chunks: usize,
+    slots: usize,
+    /// The column matrices of the whole batch fit [`COL_BUDGET`]: each slot keeps all of its
+    /// chunks' columns, so backward need not rebuild them.
+    keep: bool,
+}
+
+impl Plan {
+    /// Chunks a slot processes.
+    fn chunks_of_slot(&self, s: usize) -> usize {
+        (self.chunks + self.slots - 1 - s) / self.slots
+    }
 }
 
 impl<T: Scalar> ConvCore<T> {
@@ -330,10 +372,10 @@ impl<T: Scalar> ConvCore<T> {
             bias_init: base.bias_init,
             w_shape,
             act: ActivationCache::new(base.activation),
-            col: Vec::new(),
-            z: Vec::new(),
-            col_holds_batch: false,
+            slots: Vec::new(),
+            cols_of: None,
             col_budget: COL_BUDGET,
+            chunk_target: CHUNK_TARGET,
         })
     }
 
@@ -369,20 +411,44 @@ impl<T: Scalar> ConvCore<T> {
         b.fill(T::of(self.bias_init));
     }
 
-    /// Examples per chunk for a batch of `rows`.
-    fn chunk_rows(&self, rows: usize) -> usize {
-        let per_example = (self.geom.k() * self.geom.out_plane()).max(1);
-        (self.col_budget / per_example).clamp(1, rows.max(1))
+    /// Cuts a batch of `rows` examples into chunks and slots. Depends on the geometry and `rows`
+    /// only (never on the thread count), so results are the same on any number of threads.
+    fn plan(&self, rows: usize) -> Plan {
+        let g = &self.geom;
+        let per_example = (g.k() * g.out_plane()).max(1);
+        let sub = (self.chunk_target / per_example).clamp(1, rows.max(1));
+        let chunks = rows.div_ceil(sub);
+        let keep = rows * per_example <= self.col_budget;
+        let by_budget = if keep {
+            chunks
+        } else {
+            self.col_budget / (sub * (per_example + g.n_out()))
+        };
+        let by_grad = GRAD_BUDGET / (g.cout * g.k() + g.cout).max(1);
+        let slots = chunks.min(MAX_SLOTS).min(by_budget).min(by_grad).max(1);
+        Plan {
+            rows,
+            sub,
+            chunks,
+            slots,
+            keep,
+        }
     }
 
-    fn reserve(&mut self, chunk: usize) {
-        let n = chunk * self.geom.out_plane();
-        let (need_col, need_z) = (self.geom.k() * n, self.geom.cout * n);
-        if self.col.len() < need_col {
-            self.col.resize(need_col, T::zero());
+    /// Sizes the slots' buffers for `plan` (they only ever grow).
+    fn reserve(&mut self, plan: &Plan) {
+        let g = self.geom;
+        let n = plan.sub * g.out_plane();
+        if self.slots.len() < plan.slots {
+            self.slots.resize_with(plan.slots, Slot::default);
         }
-        if self.z.len() < need_z {
-            self.z.resize(need_z, T::zero());
+        for (s, slot) in self.slots[..plan.slots].iter_mut().enumerate() {
+            let cols = if plan.keep { plan.chunks_of_slot(s) } else { 1 };
+            grow(&mut slot.col, cols * g.k() * n);
+            if plan.sub > 1 {
+                grow(&mut slot.z, g.cout * n);
+            }
+            grow(&mut slot.grad, g.cout * g.k() + g.cout);
         }
     }
 
@@ -398,35 +464,53 @@ impl<T: Scalar> ConvCore<T> {
         );
         let (w, b) = params.split_at(self.n_weights());
         let bias = self.has_bias.then_some(b);
-        let chunk = self.chunk_rows(rows);
-        self.reserve(chunk);
-        let mut start = 0;
-        while start < rows {
-            let m = chunk.min(rows - start);
-            let n = m * p;
-            let col = &mut self.col[..k * n];
-            let z = &mut self.z[..g.cout * n];
-            im2col(&g, &input[start * n_in..(start + m) * n_in], m, col);
-            gemm(Op::N, Op::N, g.cout, n, k, T::one(), w, col, T::zero(), z);
-            // Z [nOut, (example, position)] -> output rows [example][nOut][position], plus bias.
-            let out = &mut output[start * n_out..(start + m) * n_out];
-            for (r, orow) in out.chunks_exact_mut(n_out).enumerate() {
-                for (c, dst) in orow.chunks_exact_mut(p).enumerate() {
-                    let src = &z[c * n + r * p..][..p];
-                    match bias {
-                        Some(b) => {
-                            let bc = b[c];
-                            for (d, &s) in dst.iter_mut().zip(src) {
-                                *d = s + bc;
-                            }
+        let plan = self.plan(rows);
+        self.reserve(&plan);
+        let mut work: Vec<(&mut Slot<T>, Vec<(usize, &mut [T])>)> = self.slots[..plan.slots]
+            .iter_mut()
+            .map(|s| (s, Vec::new()))
+            .collect();
+        for (i, out) in output.chunks_mut(plan.sub * n_out).enumerate() {
+            work[i % plan.slots].1.push((i, out));
+        }
+        parallel_for_each(work, |(slot, chunks)| {
+            for (j, (i, out)) in chunks.into_iter().enumerate() {
+                let m = out.len() / n_out;
+                let n = m * p;
+                let x = &input[i * plan.sub * n_in..][..m * n_in];
+                let off = if plan.keep { j * plan.sub * p * k } else { 0 };
+                let col = &mut slot.col[off..off + k * n];
+                im2col(&g, x, m, col);
+                if m == 1 {
+                    // One example: Z [nOut, P] is already the output row's layout.
+                    gemm(Op::N, Op::N, g.cout, n, k, T::one(), w, col, T::zero(), out);
+                    if let Some(b) = bias {
+                        for (dst, &bc) in out.chunks_exact_mut(p).zip(b) {
+                            dst.iter_mut().for_each(|d| *d = *d + bc);
                         }
-                        None => dst.copy_from_slice(src),
+                    }
+                    continue;
+                }
+                let z = &mut slot.z[..g.cout * n];
+                gemm(Op::N, Op::N, g.cout, n, k, T::one(), w, col, T::zero(), z);
+                // Z [nOut, (example, position)] -> rows [example][nOut][position], plus bias.
+                for (r, orow) in out.chunks_exact_mut(n_out).enumerate() {
+                    for (c, dst) in orow.chunks_exact_mut(p).enumerate() {
+                        let src = &z[c * n + r * p..][..p];
+                        match bias {
+                            Some(b) => {
+                                let bc = b[c];
+                                for (d, &s) in dst.iter_mut().zip(src) {
+                                    *d = s + bc;
+                                }
+                            }
+                            None => dst.copy_from_slice(src),
+                        }
                     }
                 }
             }
-            start += m;
-        }
-        self.col_holds_batch = chunk >= rows;
+        });
+        self.cols_of = plan.keep.then_some(plan);
         self.act.forward(output, g.w.out, None);
     }
 
@@ -439,7 +523,7 @@ impl<T: Scalar> ConvCore<T> {
         rows: usize,
         delta: &mut [T],
         grads: &mut [T],
-        mut grad_input: Option<&mut [T]>,
+        grad_input: Option<&mut [T]>,
     ) {
         let g = self.geom;
         let (n_in, n_out, p, k) = (g.n_in(), g.n_out(), g.out_plane(), g.k());
@@ -452,48 +536,88 @@ impl<T: Scalar> ConvCore<T> {
         self.act.backward(output, delta, g.w.out);
         let nw = self.n_weights();
         let w = &params[..nw];
-        let (gw, gb) = grads.split_at_mut(nw);
-        if self.has_bias {
-            gb.fill(T::zero());
-            for drow in delta.chunks_exact(n_out) {
-                for (gbc, dc) in gb.iter_mut().zip(drow.chunks_exact(p)) {
-                    *gbc = *gbc + dc.iter().copied().sum::<T>();
+        let plan = self.plan(rows);
+        let reuse = self.cols_of == Some(plan);
+        self.reserve(&plan);
+        let has_bias = self.has_bias;
+        let wants_gx = grad_input.is_some();
+        let delta: &[T] = delta;
+        let mut gx_chunks = grad_input.map(|gx| gx.chunks_mut(plan.sub * n_in));
+        let mut work: Vec<(&mut Slot<T>, Vec<(usize, &[T], Option<&mut [T]>)>)> = self.slots
+            [..plan.slots]
+            .iter_mut()
+            .map(|s| (s, Vec::new()))
+            .collect();
+        for (i, d) in delta.chunks(plan.sub * n_out).enumerate() {
+            let gx = gx_chunks.as_mut().and_then(|c| c.next());
+            work[i % plan.slots].1.push((i, d, gx));
+        }
+        parallel_for_each(work, |(slot, chunks)| {
+            let (gw_s, gb_s) = slot.grad[..nw + g.cout].split_at_mut(nw);
+            for (j, (i, d, gx)) in chunks.into_iter().enumerate() {
+                let m = d.len() / n_out;
+                let n = m * p;
+                let off = if plan.keep { j * plan.sub * p * k } else { 0 };
+                let col = &mut slot.col[off..off + k * n];
+                if !reuse {
+                    im2col(&g, &input[i * plan.sub * n_in..][..m * n_in], m, col);
+                }
+                if has_bias {
+                    if j == 0 {
+                        gb_s.fill(T::zero());
+                    }
+                    for drow in d.chunks_exact(n_out) {
+                        for (gbc, dc) in gb_s.iter_mut().zip(drow.chunks_exact(p)) {
+                            *gbc = *gbc + dc.iter().copied().sum::<T>();
+                        }
+                    }
+                }
+                let z: &[T] = if m == 1 {
+                    // One example: its dZ rows are already in [nOut, P] order.
+                    d
+                } else {
+                    // dZ rows [example][nOut][position] -> [nOut, (example, position)].
+                    let z = &mut slot.z[..g.cout * n];
+                    for (r, drow) in d.chunks_exact(n_out).enumerate() {
+                        for (c, src) in drow.chunks_exact(p).enumerate() {
+                            z[c * n + r * p..][..p].copy_from_slice(src);
+                        }
+                    }
+                    z
+                };
+                let beta = if j == 0 { T::zero() } else { T::one() };
+                gemm(Op::N, Op::T, g.cout, k, n, T::one(), z, col, beta, gw_s);
+                if let Some(gx) = gx {
+                    // dcol = Wᵀ·dZ into the column buffer (its im2col is no longer needed).
+                    gemm(Op::T, Op::N, k, n, g.cout, T::one(), w, z, T::zero(), col);
+                    col2im(&g, col, m, gx);
                 }
             }
+        });
+        if wants_gx {
+            self.cols_of = None;
         }
+        // The slots' shares, summed in slot order.
+        let len = nw + if has_bias { g.cout } else { 0 };
+        let grads = &mut grads[..len];
         if rows == 0 {
-            gw.fill(T::zero());
+            grads.fill(T::zero());
             return;
         }
-        let chunk = self.chunk_rows(rows);
-        self.reserve(chunk);
-        let reuse_col = self.col_holds_batch && chunk >= rows;
-        let mut start = 0;
-        while start < rows {
-            let m = chunk.min(rows - start);
-            let n = m * p;
-            let col = &mut self.col[..k * n];
-            let z = &mut self.z[..g.cout * n];
-            if !reuse_col {
-                im2col(&g, &input[start * n_in..(start + m) * n_in], m, col);
+        for (s, slot) in self.slots[..plan.slots].iter().enumerate() {
+            let part = &slot.grad[..len];
+            if s == 0 {
+                grads.copy_from_slice(part);
+            } else {
+                grads.iter_mut().zip(part).for_each(|(a, &b)| *a = *a + b);
             }
-            // dZ rows [example][nOut][position] -> [nOut, (example, position)].
-            let d = &delta[start * n_out..(start + m) * n_out];
-            for (r, drow) in d.chunks_exact(n_out).enumerate() {
-                for (c, src) in drow.chunks_exact(p).enumerate() {
-                    z[c * n + r * p..][..p].copy_from_slice(src);
-                }
-            }
-            let beta = if start == 0 { T::zero() } else { T::one() };
-            gemm(Op::N, Op::T, g.cout, k, n, T::one(), z, col, beta, gw);
-            if let Some(gx) = grad_input.as_deref_mut() {
-                // dcol = Wᵀ·dZ into the column buffer (its im2col is no longer needed).
-                gemm(Op::T, Op::N, k, n, g.cout, T::one(), w, z, T::zero(), col);
-                self.col_holds_batch = false;
-                col2im(&g, col, m, &mut gx[start * n_in..(start + m) * n_in]);
-            }
-            start += m;
         }
+    }
+}
+
+fn grow<T: Scalar>(v: &mut Vec<T>, len: usize) {
+    if v.len() < len {
+        v.resize(len, T::zero());
     }
 }
 
@@ -874,9 +998,12 @@ mod tests {
     /// one chunk and in chunks of one and two examples.
     fn check_against_naive(extra: Value, h: usize, w: usize, rows: usize, seed: u64) {
         let c = conf2d(extra.clone());
-        for budget in [COL_BUDGET, 1, 2] {
+        // (examples per chunk, column budget in examples): one chunk; chunks of 1 and 2 with
+        // and without keeping the columns for backward (1-example budget: a single slot).
+        for (chunk, budget) in [(1000, 1000), (1, 1000), (2, 1000), (1, 1), (2, 3)] {
             let mut layer = build2d::<f64>(&c, h, w);
             let g = layer.core.geom;
+            layer.core.chunk_target = chunk * g.k() * g.out_plane();
             layer.core.col_budget = budget * g.k() * g.out_plane();
             let naive = Naive::of(&g);
             let mut rng = Rng::new(seed);
@@ -1288,6 +1415,30 @@ mod tests {
         use crate::config::SubsamplingLayerConfig;
         use crate::layers::Pooling2dLayer;
         use std::time::Instant;
+        // Seconds of CPU time of this thread (the machine may be shared, so single-threaded runs
+        // are timed by the CPU time they actually got), or of wall time.
+        #[repr(C)]
+        struct Timespec {
+            sec: i64,
+            nsec: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+        }
+        const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+        let start = Instant::now();
+        let clock = |cpu: bool| -> f64 {
+            let mut ts = Timespec { sec: 0, nsec: 0 };
+            // SAFETY: clock_gettime writes one timespec (two 64-bit fields on 64-bit Linux).
+            if cfg!(all(target_os = "linux", target_pointer_width = "64"))
+                && cpu
+                && unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0
+            {
+                ts.sec as f64 + ts.nsec as f64 * 1e-9
+            } else {
+                start.elapsed().as_secs_f64()
+            }
+        };
         type F = f32;
         let rows = 64;
         let mut rng = Rng::new(1);
@@ -1350,75 +1501,98 @@ mod tests {
         );
         let (mut g1, mut g2) = (vec![0.0 as F; w1.len()], vec![0.0 as F; w2.len()]);
         let mut r = Rng::new(0);
-        let mut conv_s = [0.0f64; 4];
-        let mut total = 0.0;
-        let iters = 20;
-        for it in 0..iters + 2 {
-            let mut ctx = Ctx {
-                train: true,
-                rng: &mut r,
-            };
-            let t0 = Instant::now();
-            l1.forward(&w1, &x, rows, &mut a1, &mut ctx);
-            let t1 = Instant::now();
-            Layer::<F>::forward(&mut p1, &[], &a1, rows, &mut a1p, &mut ctx);
-            let t2 = Instant::now();
-            l2.forward(&w2, &a1p, rows, &mut a2, &mut ctx);
-            let t3 = Instant::now();
-            Layer::<F>::forward(&mut p2, &[], &a2, rows, &mut a2p, &mut ctx);
-            d2p.copy_from_slice(&dtop);
-            Layer::<F>::backward(
-                &mut p2,
-                &[],
-                &a2,
-                &a2p,
-                rows,
-                &mut d2p,
-                &mut [],
-                Some(&mut d2),
-            );
-            let t4 = Instant::now();
-            l2.backward(&w2, &a1p, &a2, rows, &mut d2, &mut g2, Some(&mut d1p));
-            let t5 = Instant::now();
-            Layer::<F>::backward(
-                &mut p1,
-                &[],
-                &a1,
-                &a1p,
-                rows,
-                &mut d1p,
-                &mut [],
-                Some(&mut d1),
-            );
-            let t6 = Instant::now();
-            l1.backward(&w1, &x, &a1, rows, &mut d1, &mut g1, None);
-            let t7 = Instant::now();
-            if it >= 2 {
-                conv_s[0] += (t1 - t0).as_secs_f64();
-                conv_s[1] += (t3 - t2).as_secs_f64();
-                conv_s[2] += (t5 - t4).as_secs_f64();
-                conv_s[3] += (t7 - t6).as_secs_f64();
-                total += (t7 - t0).as_secs_f64();
-            }
-        }
-        let per = |s: f64| s / iters as f64 * 1e3;
         // MACs: conv1 20·25·576 per example (forward, dW); conv2 50·500·64 (forward, dW, dx).
         let macs1 = (20 * 25 * 576 * rows) as f64;
         let macs2 = (50 * 500 * 64 * rows) as f64;
-        let conv_ms: f64 = conv_s.iter().map(|&s| per(s)).sum();
         let flops = 2.0 * (2.0 * macs1 + 3.0 * macs2);
+        let threads = ferrodl_tensor::num_threads();
         println!(
-            "threads {}: gemm 1024³ {gemm_rate:.1} GFLOP/s ({:.1} ms); LeNet convs batch {rows}: \
-             conv1 fwd {:.2} ms, conv2 fwd {:.2} ms, conv2 bwd {:.2} ms, conv1 bwd {:.2} ms = \
-             {conv_ms:.2} ms ({:.1} GFLOP/s); with pooling {:.2} ms/batch",
-            ferrodl_tensor::num_threads(),
-            gemm_s * 1e3,
-            per(conv_s[0]),
-            per(conv_s[1]),
-            per(conv_s[2]),
-            per(conv_s[3]),
-            flops / (conv_ms / 1e3) / 1e9,
-            per(total)
+            "gemm 1024³ on {threads} threads: {gemm_rate:.1} GFLOP/s ({:.1} ms); LeNet convs, \
+             batch {rows}, best of 15 per phase:",
+            gemm_s * 1e3
         );
+        for (t, chunk) in [
+            (1, 64),
+            (1, 8),
+            (1, 4),
+            (1, 1),
+            (threads, 64),
+            (threads, 8),
+            (threads, 4),
+            (threads, 1),
+        ] {
+            ferrodl_tensor::set_num_threads(t);
+            let cpu = t == 1;
+            l1.core.chunk_target = chunk * 25 * 576;
+            l2.core.chunk_target = chunk * 500 * 64;
+            // Best time of each phase: conv1 fwd, pool1 fwd, conv2 fwd, pool2 fwd+bwd, conv2 bwd,
+            // pool1 bwd, conv1 bwd; then pool2 fwd and pool2 bwd alone.
+            let mut best = [f64::INFINITY; 9];
+            for _ in 0..15 {
+                let mut ctx = Ctx {
+                    train: true,
+                    rng: &mut r,
+                };
+                let t0 = clock(cpu);
+                l1.forward(&w1, &x, rows, &mut a1, &mut ctx);
+                let t1 = clock(cpu);
+                Layer::<F>::forward(&mut p1, &[], &a1, rows, &mut a1p, &mut ctx);
+                let t2 = clock(cpu);
+                l2.forward(&w2, &a1p, rows, &mut a2, &mut ctx);
+                let t3 = clock(cpu);
+                Layer::<F>::forward(&mut p2, &[], &a2, rows, &mut a2p, &mut ctx);
+                let t3b = clock(cpu);
+                d2p.copy_from_slice(&dtop);
+                Layer::<F>::backward(
+                    &mut p2,
+                    &[],
+                    &a2,
+                    &a2p,
+                    rows,
+                    &mut d2p,
+                    &mut [],
+                    Some(&mut d2),
+                );
+                let t4 = clock(cpu);
+                l2.backward(&w2, &a1p, &a2, rows, &mut d2, &mut g2, Some(&mut d1p));
+                let t5 = clock(cpu);
+                Layer::<F>::backward(
+                    &mut p1,
+                    &[],
+                    &a1,
+                    &a1p,
+                    rows,
+                    &mut d1p,
+                    &mut [],
+                    Some(&mut d1),
+                );
+                let t6 = clock(cpu);
+                l1.backward(&w1, &x, &a1, rows, &mut d1, &mut g1, None);
+                let t7 = clock(cpu);
+                let ts = [t0, t1, t2, t3, t4, t5, t6, t7];
+                for (b, w) in best.iter_mut().zip(ts.windows(2)) {
+                    *b = b.min((w[1] - w[0]) * 1e3);
+                }
+                best[7] = best[7].min((t3b - t3) * 1e3);
+                best[8] = best[8].min((t4 - t3b) * 1e3);
+            }
+            let conv_ms = best[0] + best[2] + best[4] + best[6];
+            println!(
+                "  {t} thread(s) ({}), chunk {chunk:2}: conv1 fwd {:.2} ms, conv2 fwd {:.2}, conv2 bwd {:.2}, conv1 bwd \
+                 {:.2} = {conv_ms:.2} ms ({:.1} GFLOP/s); pooling fwd {:.2}+{:.2}, bwd {:.2}+{:.2}; \
+                 total {:.2} ms/batch",
+                if cpu { "CPU time" } else { "wall" },
+                best[0],
+                best[2],
+                best[4],
+                best[6],
+                flops / (conv_ms / 1e3) / 1e9,
+                best[1],
+                best[7],
+                best[8],
+                best[5],
+                best[..7].iter().sum::<f64>()
+            );
+        }
     }
 }

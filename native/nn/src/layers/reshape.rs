@@ -58,8 +58,16 @@ impl<T: Scalar> Layer<T> for Upsampling2dLayer {
         let (w, sh, sw) = (self.w, self.sh, self.sw);
         let ow = w * sw;
         let planes = rows * self.c;
-        assert_eq!(input.len(), planes * self.h * w, "Upsampling2D: input length");
-        assert_eq!(output.len(), planes * self.h * sh * ow, "Upsampling2D: output length");
+        assert_eq!(
+            input.len(),
+            planes * self.h * w,
+            "Upsampling2D: input length"
+        );
+        assert_eq!(
+            output.len(),
+            planes * self.h * sh * ow,
+            "Upsampling2D: output length"
+        );
         // One input row -> sH identical output rows.
         for (src, dst) in input.chunks_exact(w).zip(output.chunks_exact_mut(sh * ow)) {
             let (first, rest) = dst.split_at_mut(ow);
@@ -88,8 +96,16 @@ impl<T: Scalar> Layer<T> for Upsampling2dLayer {
         let (w, sh, sw) = (self.w, self.sh, self.sw);
         let ow = w * sw;
         let planes = rows * self.c;
-        assert_eq!(gx.len(), planes * self.h * w, "Upsampling2D: grad_input length");
-        assert_eq!(delta.len(), planes * self.h * sh * ow, "Upsampling2D: delta length");
+        assert_eq!(
+            gx.len(),
+            planes * self.h * w,
+            "Upsampling2D: grad_input length"
+        );
+        assert_eq!(
+            delta.len(),
+            planes * self.h * sh * ow,
+            "Upsampling2D: delta length"
+        );
         for (g, d) in gx.chunks_exact_mut(w).zip(delta.chunks_exact(sh * ow)) {
             g.fill(T::zero());
             for drow in d.chunks_exact(ow) {
@@ -156,8 +172,16 @@ impl<T: Scalar> Layer<T> for ZeroPaddingLayer {
     fn forward(&mut self, _: &[T], input: &[T], rows: usize, output: &mut [T], _: &mut Ctx) {
         let (w, ow, plane_out) = (self.w, self.out_w(), self.out_plane());
         let planes = rows * self.c;
-        assert_eq!(input.len(), planes * self.h * w, "ZeroPaddingLayer: input length");
-        assert_eq!(output.len(), planes * plane_out, "ZeroPaddingLayer: output length");
+        assert_eq!(
+            input.len(),
+            planes * self.h * w,
+            "ZeroPaddingLayer: input length"
+        );
+        assert_eq!(
+            output.len(),
+            planes * plane_out,
+            "ZeroPaddingLayer: output length"
+        );
         let zero = T::zero();
         for (x, y) in input
             .chunks_exact(self.h * w)
@@ -190,8 +214,16 @@ impl<T: Scalar> Layer<T> for ZeroPaddingLayer {
         };
         let (w, ow, plane_out) = (self.w, self.out_w(), self.out_plane());
         let planes = rows * self.c;
-        assert_eq!(gx.len(), planes * self.h * w, "ZeroPaddingLayer: grad_input length");
-        assert_eq!(delta.len(), planes * plane_out, "ZeroPaddingLayer: delta length");
+        assert_eq!(
+            gx.len(),
+            planes * self.h * w,
+            "ZeroPaddingLayer: grad_input length"
+        );
+        assert_eq!(
+            delta.len(),
+            planes * plane_out,
+            "ZeroPaddingLayer: delta length"
+        );
         for (g, d) in gx
             .chunks_exact_mut(self.h * w)
             .zip(delta.chunks_exact(plane_out))
