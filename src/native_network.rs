@@ -350,7 +350,8 @@ fn layer_info_json(net: &MultiLayerNetwork) -> FerroResult<String> {
             "index": i,
             "type": lc.type_name(),
             "innerType": lc.unfrozen().type_name(),
-            "name": lc.name(),
+            // a frozen layer without a name of its own goes by its wrapped layer's
+            "name": lc.name().or_else(|| lc.unfrozen().name()),
             "frozen": lc.is_frozen(),
             "nIn": lc.n_in(),
             "nOut": lc.n_out(),
