@@ -65,7 +65,7 @@ public final class ConfTestSupport {
     }
 
     /**
-     * Round-trips through JSON, YAML, Java serialization and clone; checks equality, hash code and
+     * Round-trips through JSON, YAML, Java serialization, Kryo and clone; checks equality, hash code and
      * a stable JSON form; returns the layer {@code index} of each copy, for field checks.
      */
     public static Layer[] roundTrips(MultiLayerConfiguration c, int index) throws Exception {
@@ -74,7 +74,9 @@ public final class ConfTestSupport {
         MultiLayerConfiguration fromYaml = MultiLayerConfiguration.fromYaml(c.toYaml());
         MultiLayerConfiguration fromJava = SerializationUtil.javaRoundTrip(c);
         MultiLayerConfiguration cloned = c.clone();
-        for (MultiLayerConfiguration copy : new MultiLayerConfiguration[] {fromJson, fromYaml, fromJava, cloned}) {
+        MultiLayerConfiguration fromKryo = (MultiLayerConfiguration) SerializationUtil.kryoRoundTrip(c);
+        for (MultiLayerConfiguration copy : new MultiLayerConfiguration[] {fromJson, fromYaml, fromJava, cloned,
+            fromKryo}) {
             assertEquals(c, copy);
             assertEquals(c.hashCode(), copy.hashCode());
             assertEquals(json, copy.toJson());
@@ -82,7 +84,8 @@ public final class ConfTestSupport {
         }
         assertFalse(c.toYaml().contains("!<"), "YAML types must be plain properties");
         return new Layer[] {c.getLayers().get(index), fromJson.getLayers().get(index),
-            fromYaml.getLayers().get(index), fromJava.getLayers().get(index), cloned.getLayers().get(index)};
+            fromYaml.getLayers().get(index), fromJava.getLayers().get(index), cloned.getLayers().get(index),
+            fromKryo.getLayers().get(index)};
     }
 
     /** @return the JSON object of layer {@code index} */
