@@ -298,6 +298,10 @@ fn dropout_inference_is_deterministic_and_equals_no_dropout() {
     assert_eq!(with.output(&x, 10, false).unwrap(), a);
     // Training mode without dropout is inference mode.
     assert_eq!(without.output(&x, 10, true).unwrap(), c);
+    // Masks come from the seeded training RNG: a twin network draws the same masks.
+    let mut twin = make(0.5);
+    assert_eq!(twin.output(&x, 10, true).unwrap(), t1);
+    assert_eq!(twin.output(&x, 10, true).unwrap(), t2);
 }
 
 /// `x → Dense(W = I, b = 0, IDENTITY, dropOut p or a DropoutLayer) → Output(W = I, IDENTITY)`:
@@ -390,6 +394,19 @@ fn dropout_backward_uses_the_forward_mask() {
                 for j in 0..n {
                     let want = xt[i] * db[j];
                     assert!((gw[i * n + j] - want).abs() < 1e-12, "dW[{i}][{j}]");
+                }
+            }
+            // Through the mask into the first layer (W = I, IDENTITY): dL/dh_i = db_i·m_i with
+            // m_i = x̃_i/x_i (0 or 2), so d(0_b)_i = db_i·m_i and d(0_W)_ki = x_k·db_i·m_i.
+            let (g0w, g0b) = (&g[block(&net, "0_W")], &g[block(&net, "0_b")]);
+            for i in 0..n {
+                let dh = db[i] * xt[i] / x[i];
+                assert!((g0b[i] - dh).abs() < 1e-12, "d(0_b)[{i}]");
+                for k in 0..n {
+                    assert!(
+                        (g0w[k * n + i] - x[k] * dh).abs() < 1e-12,
+                        "d(0_W)[{k}][{i}]"
+                    );
                 }
             }
         }

@@ -543,7 +543,7 @@ fn batch_normalization_on_convolutional_input() {
 #[test]
 fn frozen_layers_gradients_and_parameters() {
     let adam = json!({"type": "Adam", "learningRate": 0.05, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8});
-    for (case, seed) in [(0, 1u64), (1, 2), (2, 3), (0, 4)] {
+    for (case, seed) in [(0, 1u64), (1, 2), (2, 3), (0, 4), (3, 5), (4, 6)] {
         let mut rng = Rng::new(9000 + seed);
         let d = dims(&mut rng);
         let mut fz = dense(d.n_in, d.hidden, "TANH");
@@ -560,6 +560,17 @@ fn frozen_layers_gradients_and_parameters() {
                 dense(d.n_in, d.n_in, "TANH"),
                 frozen(fz),
                 output(d.hidden, d.n_out, "SOFTMAX", "MCXENT"),
+            ],
+            // Frozen output layer: the gradient flows through it into the trainable layers.
+            3 => vec![
+                dense(d.n_in, d.hidden, "SOFTPLUS"),
+                frozen(output(d.hidden, d.n_out, "SOFTMAX", "MCXENT")),
+            ],
+            // Frozen embedding in front (index column input).
+            4 => vec![
+                frozen(embedding(6, d.hidden, "TANH", true)),
+                dense(d.hidden, 3, "SIGMOID"),
+                output(3, d.n_out, "SOFTMAX", "MCXENT"),
             ],
             // Frozen batch norm between trainable layers (inference mode, fixed statistics).
             _ => vec![
@@ -585,13 +596,18 @@ fn frozen_layers_gradients_and_parameters() {
             .filter(|(_, l)| l["type"] == "FrozenLayer")
             .map(|(i, _)| i)
             .collect();
-        let mut net = net64(&conf_json(seed as i64, true, None, layers));
+        let it = (case == 4).then(|| json!({"type": "feedForward", "size": 1}));
+        let mut net = net64(&conf_json(seed as i64, true, it, layers));
         randomize_params(&mut net, &mut rng);
         let skip: Vec<_> = frozen_idx
             .iter()
             .map(|&i| net.param_range(i).unwrap())
             .collect();
-        let x = normal(&mut rng, d.rows * d.n_in);
+        let x = if case == 4 {
+            indices(&mut rng, d.rows, 6)
+        } else {
+            normal(&mut rng, d.rows * d.n_in)
+        };
         let y = ferrodl_testutil::one_hot(&mut rng, d.rows, d.n_out);
         // A frozen network trains nothing in front of the first trainable layer, and every
         // frozen layer runs in inference mode, so score() is the training score here.
