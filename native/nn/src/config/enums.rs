@@ -137,6 +137,9 @@ pub enum ConvolutionMode {
     Same,
     /// As Truncate, but an error unless the division is exact.
     Strict,
+    /// 1-D only: `d(k−1)` zeros before the sequence and none after, so output `t` sees inputs
+    /// up to `t·s` only; output length `ceil(in / s)`.
+    Causal,
 }
 
 /// Pooling of subsampling and global pooling layers.

@@ -301,9 +301,9 @@ pub struct Subsampling1DLayerConfig {
     pub drop_out: f64,
     #[serde(default)]
     pub pooling_type: PoolingType,
-    #[serde(default = "one_usize")]
-    pub kernel_size: usize,
     #[serde(default = "two_usize")]
+    pub kernel_size: usize,
+    #[serde(default = "one_usize")]
     pub stride: usize,
     #[serde(default)]
     pub padding: usize,

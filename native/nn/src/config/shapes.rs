@@ -149,6 +149,11 @@ pub fn window(
                 pad_after: total - total / 2,
             })
         }
+        ConvolutionMode::Causal => Ok(Window {
+            out: input.div_ceil(s),
+            pad_before: k_eff - 1,
+            pad_after: 0,
+        }),
         ConvolutionMode::Truncate | ConvolutionMode::Strict => {
             let padded = input + 2 * p;
             if k_eff > padded {
@@ -213,5 +218,9 @@ mod tests {
             .unwrap_err()
             .contains("larger than the height"));
         assert!(window("height", 3, 0, 1, 0, 1, ConvolutionMode::Truncate).is_err());
+        // Causal: kernel 3 dilation 2 -> 4 zeros before; stride 2 on 9 -> 5 outputs, the last
+        // window [8-4, 8] ends at the last input.
+        let w = window("length", 9, 3, 2, 0, 2, ConvolutionMode::Causal).unwrap();
+        assert_eq!((w.out, w.pad_before, w.pad_after), (5, 4, 0));
     }
 }

@@ -139,6 +139,10 @@ impl MultiLayerConfiguration {
                 }
                 s
             }
+            // An embedding reads one column of indices, whatever its nIn (vocabulary size).
+            None if matches!(self.layers[0].unfrozen(), LayerConfig::EmbeddingLayer(_)) => {
+                Shape::Flat(1)
+            }
             None => match self.layers[0].n_in() {
                 Some(n) => Shape::Flat(n),
                 None => {
@@ -275,6 +279,15 @@ impl MultiLayerConfiguration {
             }
             Ok(())
         };
+        let no_causal = |mode: ConvolutionMode| -> Result<(), NnError> {
+            if mode == ConvolutionMode::Causal {
+                return err(format!(
+                    "{who}: ConvolutionMode.Causal is only defined for 1-D layers (Convolution1DLayer, \
+                     Subsampling1DLayer)"
+                ));
+            }
+            Ok(())
+        };
         let wrap = |r: Result<Window, String>| {
             r.map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))
         };
@@ -332,6 +345,7 @@ impl MultiLayerConfiguration {
             }
             LayerConfig::ConvolutionLayer(c) => {
                 let (ch, h, w) = image("ConvolutionLayer")?;
+                no_causal(c.convolution_mode)?;
                 channels_match(c.n_in, ch)?;
                 positive(who, "nOut", c.n_out)?;
                 let wh = wrap(window(
@@ -378,6 +392,7 @@ impl MultiLayerConfiguration {
             }
             LayerConfig::SubsamplingLayer(c) => {
                 let (ch, h, w) = image("SubsamplingLayer")?;
+                no_causal(c.convolution_mode)?;
                 if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
                     return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
                 }
