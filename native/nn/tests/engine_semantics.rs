@@ -1207,11 +1207,9 @@ fn embedding_rejects_bad_indices_naming_the_row() {
     }
 }
 
-/// ARCHITECTURE §2.1: without `inputType` the input is feed-forward of the first layer's nIn —
-/// but an EmbeddingLayer's nIn is its vocabulary size, its input one index column. As written,
-/// an EmbeddingLayer can only be the first layer when `inputType` says `feedForward(1)`.
+/// Without `inputType` an EmbeddingLayer in first position reads one index column (its nIn is the
+/// vocabulary size, not the input width). Found refused by validation; fixed in 1b23dfb.
 #[test]
-#[ignore = "BUG: EmbeddingLayer as the first layer without inputType is refused (input width taken as nIn = vocabulary size instead of 1)"]
 fn embedding_first_layer_without_input_type_reads_one_column() {
     let v = conf_json(
         1,

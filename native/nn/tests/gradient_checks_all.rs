@@ -5,7 +5,11 @@
 //!
 //! Criterion: `ferrodl_testutil::check_gradient` with `GradCheckConfig::default()` — step
 //! h = 1e-6, relative error `|a − n| / max(|a|, |n|)` <= 1e-6 unless `|a − n|` <= 1e-8. No test in
-//! this file needs an exception to that criterion.
+//! this file needs an exception to that criterion. Largest relative errors measured (502 checks):
+//! 8.8e-7 for a hidden CUBE layer (seed 2; the score is O(100), so the numeric gradient's rounding
+//! error ~1e-16·|S|/h dominates: the same case gives 1.7e-7 with h = 1e-5 and 2.7e-6 with
+//! h = 1e-7 — it is the FD estimate, not the engine, that is off); every other check <= 1.2e-7
+//! (MAPE, whose per-output terms are scaled by 100/|y|).
 //!
 //! Data: parameters uniform in [-1, 1) (batch-norm variances in [0.5, 1.5)), inputs standard
 //! normal, shapes and batch sizes (>= 3) drawn from a seeded RNG, several seeds per case. The
@@ -401,15 +405,13 @@ fn embedding_as_the_first_layer() {
                 };
                 let x = indices(&mut rng, rows, vocab);
                 let y = ferrodl_testutil::one_hot(&mut rng, rows, d.n_out);
-                // The index column is declared with an input type: without one the engine takes
-                // the first layer's nIn (the vocabulary size) as the input width, see
-                // engine_semantics.rs `embedding_first_layer_without_input_type_reads_one_column`.
-                let it = json!({"type": "feedForward", "size": 1});
+                // The index column with and without an explicit input type.
+                let it = (seed % 4 < 2).then(|| json!({"type": "feedForward", "size": 1}));
                 check_layers(
                     &format!("Embedding {act} bias {has_bias} direct {direct_output}"),
                     layers,
                     seed & 1 == 0,
-                    Some(it),
+                    it,
                     &x,
                     &y,
                     rows,
