@@ -699,6 +699,50 @@ fn weight_decay_adds_lr_lambda_w_after_the_updater() {
     }
 }
 
+/// Updaters without a learning rate: AdaDelta takes the decay unscaled (`update += λ·w`), NoOp
+/// never moves its parameters, weight decay or not.
+#[test]
+fn weight_decay_with_updaters_without_a_learning_rate() {
+    let mut rng = Rng::new(43);
+    let rows = 5;
+    let x = normal(&mut rng, rows * 4);
+    let y = ferrodl_testutil::one_hot(&mut rng, rows, 3);
+    let (wd, wdb) = (0.3, 0.1);
+    for upd in [json!({"type": "AdaDelta"}), json!({"type": "NoOp"})] {
+        let build = |decay: bool| {
+            let mut layers = vec![dense(4, 5, "TANH"), output(5, 3, "SOFTMAX", "MCXENT")];
+            set_all(&mut layers, "updater", upd.clone());
+            set_all(&mut layers, "biasUpdater", upd.clone());
+            if decay {
+                set_all(&mut layers, "weightDecay", json!(wd));
+                set_all(&mut layers, "weightDecayBias", json!(wdb));
+            }
+            net64(&conf_json(1, true, None, layers))
+        };
+        let (mut plain, mut decayed) = (build(false), build(true));
+        let p = randomize_params(&mut plain, &mut rng);
+        decayed.set_params(&p).unwrap();
+        plain.compute_update(&x, &y, rows, None).unwrap();
+        decayed.fit(&x, &y, rows, None).unwrap();
+        let mut want = plain.update().to_vec();
+        if upd["type"] == "NoOp" {
+            assert!(want.iter().all(|&u| u == 0.0), "NoOp moved without decay");
+            assert_eq!(decayed.params(), &p[..], "NoOp moved with weight decay");
+        } else {
+            for layer in 0..2 {
+                for i in block(&plain, &format!("{layer}_W")) {
+                    want[i] += wd * p[i];
+                }
+                for i in block(&plain, &format!("{layer}_b")) {
+                    want[i] += wdb * p[i];
+                }
+            }
+        }
+        assert_close(&format!("{upd}"), decayed.update(), &want, TOL);
+        assert!(decayed.params().iter().all(|v| v.is_finite()));
+    }
+}
+
 // ---- scores -------------------------------------------------------------------------------
 
 /// Dense(3→4, TANH) → Output(4→2, SOFTMAX, MCXENT) with L1/L2 on weights and biases, by hand.
