@@ -308,6 +308,12 @@ struct Slot<T> {
     grad: Vec<T>,
 }
 
+/// A slot and the chunks it processes: `(chunk index, the chunk's slices)`.
+type SlotWork<'a, T, C> = (&'a mut Slot<T>, Vec<(usize, C)>);
+
+/// A chunk's `dZ` rows and, when wanted, its block of `dL/dx`.
+type GradChunk<'a, T> = (&'a [T], Option<&'a mut [T]>);
+
 /// How a batch is cut: chunks of `sub` examples (the last one shorter), spread over `slots`
 /// sequential workers that run in parallel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -466,7 +472,7 @@ impl<T: Scalar> ConvCore<T> {
         let bias = self.has_bias.then_some(b);
         let plan = self.plan(rows);
         self.reserve(&plan);
-        let mut work: Vec<(&mut Slot<T>, Vec<(usize, &mut [T])>)> = self.slots[..plan.slots]
+        let mut work: Vec<SlotWork<'_, T, &mut [T]>> = self.slots[..plan.slots]
             .iter_mut()
             .map(|s| (s, Vec::new()))
             .collect();
@@ -543,18 +549,17 @@ impl<T: Scalar> ConvCore<T> {
         let wants_gx = grad_input.is_some();
         let delta: &[T] = delta;
         let mut gx_chunks = grad_input.map(|gx| gx.chunks_mut(plan.sub * n_in));
-        let mut work: Vec<(&mut Slot<T>, Vec<(usize, &[T], Option<&mut [T]>)>)> = self.slots
-            [..plan.slots]
+        let mut work: Vec<SlotWork<'_, T, GradChunk<'_, T>>> = self.slots[..plan.slots]
             .iter_mut()
             .map(|s| (s, Vec::new()))
             .collect();
         for (i, d) in delta.chunks(plan.sub * n_out).enumerate() {
             let gx = gx_chunks.as_mut().and_then(|c| c.next());
-            work[i % plan.slots].1.push((i, d, gx));
+            work[i % plan.slots].1.push((i, (d, gx)));
         }
         parallel_for_each(work, |(slot, chunks)| {
             let (gw_s, gb_s) = slot.grad[..nw + g.cout].split_at_mut(nw);
-            for (j, (i, d, gx)) in chunks.into_iter().enumerate() {
+            for (j, (i, (d, gx))) in chunks.into_iter().enumerate() {
                 let m = d.len() / n_out;
                 let n = m * p;
                 let off = if plan.keep { j * plan.sub * p * k } else { 0 };
@@ -1204,6 +1209,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn conv1d_matches_direct_convolution() {
         let cases = [
             (json!({"kernelSize": 3}), 9, 2),
