@@ -418,7 +418,6 @@ fn dropout_backward_uses_the_forward_mask() {
 /// reference applies no input dropout to an embedding lookup. Either the configuration is
 /// refused or the training-mode lookup reads the rows of the real indices.
 #[test]
-#[ignore = "BUG: dropOut on an EmbeddingLayer drops/scales the index column (idx -> 0 or idx/p), silently looking up wrong rows"]
 fn embedding_dropout_does_not_scramble_indices() {
     let mut emb = embedding(6, 4, "IDENTITY", false);
     emb["dropOut"] = json!(0.5);
@@ -983,7 +982,6 @@ fn every_weight_init_scheme_has_the_documented_spread() {
 /// `init.rs` documents that IDENTITY needs a square dense weight and that validation guarantees
 /// it; the reference refuses non-square identity initialisation.
 #[test]
-#[ignore = "BUG: weightInit IDENTITY on a non-square DenseLayer is accepted (fills a partial diagonal) instead of InvalidConfig"]
 fn identity_init_on_a_non_square_dense_layer_is_refused() {
     let mut l = dense(400, 300, "RELU");
     l["weightInit"] = json!("IDENTITY");

@@ -439,10 +439,12 @@ impl LayerConfig {
     }
 
     /// Retain probability of the input (0 or 1: no dropout); a DropoutLayer's own is not an
-    /// input dropout, so it reports 0 here.
+    /// input dropout, so it reports 0 here. An EmbeddingLayer's input is a column of indices,
+    /// which dropout would corrupt: like the reference, its `dropOut` is not applied.
     pub fn input_drop_out(&self) -> f64 {
         match self {
             LayerConfig::DropoutLayer(_) => 0.0,
+            _ if matches!(self.unfrozen(), LayerConfig::EmbeddingLayer(_)) => 0.0,
             _ => each_variant!(self, c => c.drop_out),
         }
     }

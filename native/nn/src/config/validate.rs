@@ -191,6 +191,22 @@ impl MultiLayerConfiguration {
                     ));
                 }
             }
+            if let Some(b) = layer.base() {
+                let square = match layer.unfrozen() {
+                    LayerConfig::DenseLayer(c) => Some((c.n_in, c.n_out)),
+                    LayerConfig::OutputLayer(c) => Some((c.n_in, c.n_out)),
+                    LayerConfig::EmbeddingLayer(c) => Some((c.n_in, c.n_out)),
+                    _ => None,
+                };
+                if let (WeightInit::Identity, Some((n_in, n_out))) = (b.weight_init, square) {
+                    if n_in != n_out {
+                        return err(format!(
+                            "{who}: weightInit IDENTITY needs a square weight matrix, but nIn={n_in}, \
+                             nOut={n_out}"
+                        ));
+                    }
+                }
+            }
             let prev = (i > 0).then(|| self.layers[i - 1].describe(i - 1));
             let output = self.output_shape(i, &who, shape, prev.as_deref())?;
             if let Some(a) = layer.activation() {
