@@ -319,7 +319,17 @@ pub fn sum_abs<T: Scalar>(x: &[T]) -> f64 {
 
 /// Returns the position `(index)` of the first NaN or infinite value, if any.
 pub fn first_non_finite<T: Scalar>(x: &[T]) -> Option<usize> {
-    x.iter().position(|v| !v.is_finite())
+    // A search that stops at the first hit does not vectorise; an all-finite test over a block
+    // without early exit does (several times faster on the engine's input checks, which scan
+    // every minibatch). Only a block that fails is searched element by element.
+    const BLOCK: usize = 256;
+    for (b, block) in x.chunks(BLOCK).enumerate() {
+        if !block.iter().fold(true, |ok, v| ok & v.is_finite()) {
+            let i = block.iter().position(|v| !v.is_finite());
+            return i.map(|i| b * BLOCK + i);
+        }
+    }
+    None
 }
 
 /// Seeded pseudo-random generator: xoshiro256** whose 256-bit state is expanded from the 64-bit
@@ -824,6 +834,21 @@ mod tests {
 
         assert_eq!(first_non_finite(&[1.0f32, f32::INFINITY]), Some(1));
         assert_eq!(first_non_finite(&[1.0f32]), None);
+        assert_eq!(first_non_finite::<f32>(&[]), None);
+        for len in [1usize, 255, 256, 257, 1000] {
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                for at in [0, len / 2, len - 1] {
+                    let mut v = vec![f32::MAX; len];
+                    v[at] = bad;
+                    if at + 1 < len {
+                        v[len - 1] = f32::NAN; // a later one does not matter
+                    }
+                    assert_eq!(first_non_finite(&v), Some(at), "len {len} at {at}");
+                }
+            }
+            let ok = vec![f64::MIN_POSITIVE / 2.0; len]; // subnormals are finite
+            assert_eq!(first_non_finite(&ok), None);
+        }
         assert_eq!(sum_squares(&[3.0f32, -4.0]), 25.0);
         assert_eq!(sum_abs(&[3.0f32, -4.0]), 7.0);
     }
