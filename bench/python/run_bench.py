@@ -122,7 +122,7 @@ def run(args):
     threads = server.ask("threads 0")["threads"]
     load_start = os.getloadavg()
     t0 = time.time()
-    res = {"gemm": {}, "gemm1": {}, "mlp": {}}
+    res = {"gemm": {}, "gemm1": {}, "mlp": {}, "mlp_state": {}}
 
     # ---- GEMM, all cores: ferrodl and numpy interleaved, order alternating each round
     np_cases = {n: peers.NumpyGemm(n) for n in GEMM_SIZES}
@@ -164,7 +164,9 @@ def run(args):
             order = ("ferrodl", "jax") if r % 2 == 0 else ("jax", "ferrodl")
             for system in order:
                 if system == "ferrodl":
-                    v = server.ask(f"mlp {b} {args.mlp_secs}")["examples_per_sec"]
+                    reply = server.ask(f"mlp {b} {args.mlp_secs}")
+                    v = reply["examples_per_sec"]
+                    res["mlp_state"][b] = reply
                 else:
                     v = jax_models[b].examples_per_sec(args.mlp_secs)
                 msamples[(system, b)].append(v)
@@ -234,6 +236,16 @@ def mlp_section(res):
             f"{fgf:.1f} ({100 * fgf / fg:.0f} %) | {jgf:.1f} ({100 * jgf / ng:.0f} %) |"
         )
     lines.append("| CNN (LeNet-style) | *to be added* | | | | |")
+    st = res["mlp_state"]
+    lines += [
+        "",
+        "ferrodl's Adam state at the end (see the subnormal table below): "
+        + "; ".join(
+            f"batch {b}: {st[b]['steps']} steps, {100 * st[b]['subnormal']:.1f} % subnormal"
+            for b in BATCHES
+        )
+        + ".",
+    ]
     return lines
 
 
@@ -275,6 +287,11 @@ def profile_section(res):
         + " | ".join(f"{p['fused_adam_nt'] * 1e6:.0f}" for p in profs)
         + " |"
     )
+    lines.append(
+        "| prototype: ReLU backward as a select (replaces \"backward activation\") | "
+        + " | ".join(f"{p['relu_bwd_select'] * 1e6:.0f}" for p in profs)
+        + " |"
+    )
     s = res["subnormal"]
     lines += [
         "",
@@ -287,6 +304,16 @@ def profile_section(res):
         f"{100 * s['plain_subnormal']:.1f} % |",
         f"| flush-to-zero + denormals-are-zero on the thread | {s['ftz_early']:.0f} | "
         f"{s['ftz_late']:.0f} | {100 * s['ftz_subnormal']:.1f} % |",
+        "",
+        "Adam alone (ferrodl-optim's loop, mirrored), one step over all parameters, 1 thread, "
+        "µs (best of 15):",
+        "",
+        "| state | as is | prototype: flush m, v < f32::MIN_POSITIVE to 0 | FTZ/DAZ |",
+        "|---|---|---|---|",
+        f"| with subnormals (end of the run above) | {s['adam_plain'] * 1e6:.0f} | "
+        f"{s['adam_flush'] * 1e6:.0f} | {s['adam_ftz'] * 1e6:.0f} |",
+        f"| without (end of the FTZ run) | {s['adam_clean_plain'] * 1e6:.0f} | "
+        f"{s['adam_clean_flush'] * 1e6:.0f} | |",
     ]
     return lines
 

@@ -11,7 +11,7 @@
 //!   seconds (after one warm-up product); answers GFLOP/s of that batch.
 //! * `mlp BATCH SECS` — `MultiLayerNetwork::fit` steps on the 784-500-100-10 MLP for at least
 //!   SECS seconds (the network is built and warmed up on first use of a batch size); answers
-//!   examples/s.
+//!   examples/s, the steps taken so far and the subnormal share of the updater state.
 //! * `profile BATCH STEPS` — the step decomposed into phases (see `profile.rs`); answers seconds
 //!   per step for each phase, and the same step through `fit` for comparison.
 //! * `subnormal STEPS WINDOW` — the subnormal-state slowdown (see `subnormal.rs`).
@@ -110,8 +110,13 @@ fn serve() {
                 format!("{{\"gflops\":{}}}", case.gflops(num(2)))
             }
             Some("mlp") => {
-                let eps = mlps.get(num(1) as usize).examples_per_sec(num(2));
-                format!("{{\"examples_per_sec\":{eps}}}")
+                let t = mlps.get(num(1) as usize);
+                let eps = t.examples_per_sec(num(2));
+                format!(
+                    "{{\"examples_per_sec\":{eps},\"steps\":{},\"subnormal\":{}}}",
+                    t.steps(),
+                    t.subnormal_share()
+                )
             }
             Some("profile") => profile::run(num(1) as usize, num(2) as usize).to_json(),
             Some("subnormal") => subnormal::run(num(1) as usize, num(2) as usize).to_json(),
@@ -173,6 +178,27 @@ fn gemm_threshold() {
     ferrodl_tensor::set_num_threads(0);
 }
 
+/// Development check: the engine's input scan (`first_non_finite`) against the plain
+/// `position` search it replaced, on a batch-256 feature matrix.
+fn helpers() {
+    let mut x = vec![0.0f32; 256 * 784];
+    Rng::new(1).fill_uniform(&mut x, 0.0, 1.0);
+    let time = |f: &dyn Fn() -> Option<usize>| {
+        let mut best = f64::INFINITY;
+        for _ in 0..50 {
+            let t = Instant::now();
+            std::hint::black_box(f());
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        best * 1e6
+    };
+    for _ in 0..3 {
+        let old = time(&|| std::hint::black_box(&x).iter().position(|v| !v.is_finite()));
+        let new = time(&|| ferrodl_tensor::first_non_finite(std::hint::black_box(&x)));
+        println!("first_non_finite 256x784: position {old:.1} µs, blocked {new:.1} µs");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if std::env::var_os("FERRODL_FTZ").is_some() {
@@ -185,6 +211,7 @@ fn main() {
     match args.get(1).map(String::as_str) {
         Some("serve") => serve(),
         Some("gemm-threshold") => gemm_threshold(),
+        Some("helpers") => helpers(),
         Some("gemm") => {
             // gemm N [SECS] [ROUNDS]: quick look from the shell
             let n: usize = args.get(2).map_or(1024, |s| s.parse().unwrap());
@@ -211,10 +238,6 @@ fn main() {
             let steps: usize = args.get(2).map_or(1200, |s| s.parse().unwrap());
             println!("{}", subnormal::run(steps, 200).to_json());
         }
-        Some("subnormal") => {
-            let steps: usize = args.get(2).map_or(1200, |s| s.parse().unwrap());
-            println!("{}", subnormal::run(steps, 200).to_json());
-        }
         Some("mlp") => {
             let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
             let secs: f64 = args.get(3).map_or(2.0, |s| s.parse().unwrap());
@@ -228,7 +251,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS]");
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
             std::process::exit(2);
         }
     }

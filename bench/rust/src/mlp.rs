@@ -89,6 +89,18 @@ impl Trainer {
     }
 }
 
+impl Trainer {
+    /// Share of the updater state that is subnormal (see `subnormal.rs`).
+    pub fn subnormal_share(&self) -> f64 {
+        let st = self.net.updater_state();
+        st.iter().filter(|v| v.is_subnormal()).count() as f64 / st.len().max(1) as f64
+    }
+
+    pub fn steps(&self) -> usize {
+        self.next
+    }
+}
+
 /// One trainer per batch size, built on first use.
 #[derive(Default)]
 pub struct Trainers(Vec<Trainer>);

@@ -39,8 +39,11 @@ pub struct Profile {
     pub fit: f64,
     /// prototype: Adam and `params -= update` fused into one pass, one thread
     pub fused_adam_1t: f64,
-    /// prototype: the fused pass split into `threads` blocks on scoped threads
+    /// prototype: the fused pass split over `parallel_for_each` blocks
     pub fused_adam_nt: f64,
+    /// prototype: the ReLU backward mask written as a select (`d = if a > 0 { d } else { 0 }`)
+    /// instead of a conditional store, same data as the "backward activation" phase
+    pub relu_bwd_select: f64,
 }
 
 impl Profile {
@@ -55,13 +58,14 @@ impl Profile {
             .map(|(n, t)| format!("[\"{n}\",{t}]"))
             .collect();
         format!(
-            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"fused_adam_1t\":{},\"fused_adam_nt\":{}}}",
+            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"fused_adam_1t\":{},\"fused_adam_nt\":{},\"relu_bwd_select\":{}}}",
             self.batch,
             self.threads,
             phases.join(","),
             self.fit,
             self.fused_adam_1t,
-            self.fused_adam_nt
+            self.fused_adam_nt,
+            self.relu_bwd_select
         )
     }
 
@@ -87,6 +91,11 @@ impl Profile {
             self.threads,
             self.fused_adam_nt * 1e6,
             (self.phases[9] + self.phases[10]) * 1e6
+        );
+        s += &format!(
+            "  prototype ReLU backward as a select: {:.1} µs (now {:.1} µs)\n",
+            self.relu_bwd_select * 1e6,
+            self.phases[5] * 1e6
         );
         s
     }
@@ -313,6 +322,24 @@ impl Step {
         self.iteration += 1;
     }
 
+    /// Prototype: the ReLU backward of both hidden layers as a select (vectorises), on copies
+    /// of this step's deltas so the step's state is not touched. Seconds.
+    fn relu_backward_select(&mut self, scratch: &mut Vec<f32>) -> f64 {
+        let mut total = 0.0;
+        for l in 0..2 {
+            let a = &self.acts[l];
+            scratch.clear();
+            scratch.extend(a.iter().map(|&v| v - 0.5)); // some negative "deltas"
+            let t = Instant::now();
+            for (d, &ai) in scratch.iter_mut().zip(a) {
+                *d = if ai > 0.0 { *d } else { 0.0 };
+            }
+            total += t.elapsed().as_secs_f64();
+            std::hint::black_box(&scratch);
+        }
+        total
+    }
+
     /// Prototype: fused Adam + apply, over `parallel_for_each` blocks (one block: 1 thread).
     fn fused_adam(&mut self, parallel: bool) {
         let it = self.iteration;
@@ -343,17 +370,19 @@ pub fn run(batch: usize, steps: usize) -> Profile {
     let mut step = Step::new(batch);
     let mut trainer = Trainer::new(batch);
     let mut t = vec![0.0; PHASES.len()];
-    let mut scratch = vec![0.0; PHASES.len()];
+    let mut warm = vec![0.0; PHASES.len()];
     for (x, y) in data.iter().take(8) {
-        step.run(x, y, &mut scratch); // warm-up
+        step.run(x, y, &mut warm); // warm-up
     }
-    let (mut fit, mut f1, mut fn_) = (0.0, 0.0, 0.0);
+    let (mut fit, mut f1, mut fn_, mut relu) = (0.0, 0.0, 0.0, 0.0);
+    let mut scratch = Vec::new();
     let block = 10;
     let mut done = 0;
     while done < steps {
         for i in 0..block {
             let (x, y) = &data[(done + i) % data.len()];
             step.run(x, y, &mut t);
+            relu += step.relu_backward_select(&mut scratch);
         }
         let c = Instant::now();
         for _ in 0..block {
@@ -380,5 +409,6 @@ pub fn run(batch: usize, steps: usize) -> Profile {
         fit: fit / n,
         fused_adam_1t: f1 / n,
         fused_adam_nt: fn_ / n,
+        relu_bwd_select: relu / n,
     }
 }
