@@ -3,20 +3,29 @@
 //!
 //! # Algorithm
 //!
-//! The minibatch is processed in chunks of `m` examples (all of it unless its column matrix would
-//! exceed [`COL_BUDGET`] elements). For a chunk, with `K = nIn·kH·kW`, `P = oH·oW` and `n = m·P`:
+//! The minibatch is cut into chunks of `m` examples, `m = max(1, CHUNK_TARGET / (K·P))` with
+//! `K = nIn·kH·kW` and `P = oH·oW`, so that a chunk's column matrix stays in cache between im2col
+//! and its GEMMs. For a chunk, with `n = m·P`:
 //!
 //! * im2col writes the column matrix `col [K, n]`: row `(ci, kh, kw)`, column `(example, oh, ow)`
 //!   holds the input value that kernel tap reads, or 0 where it reads padding;
-//! * forward: `Z [nOut, n] = W [nOut, K] · col` (one GEMM for the whole chunk), then `Z` is
-//!   scattered to the NCHW output rows with the bias added, and the activation is applied in place;
-//! * backward: `dZ` (the activation's backward of `delta`) is gathered to `[nOut, n]`;
-//!   `dW = dZ · colᵀ` and `dcol = Wᵀ · dZ` (transposes as strides, never copied), and col2im adds
-//!   `dcol` back onto the input positions.
+//! * forward: `Z [nOut, n] = W [nOut, K] · col` (one GEMM per chunk), then `Z` is scattered to the
+//!   NCHW output rows with the bias added (a one-example chunk is multiplied straight into its
+//!   output row); the activation is then applied to the whole output in place;
+//! * backward: after the activation's backward, `dZ` is gathered to `[nOut, n]` (a one-example
+//!   chunk uses `delta` as it is); `dW += dZ · colᵀ` and `dcol = Wᵀ · dZ` (transposes as strides,
+//!   never copied), and col2im adds `dcol` back onto the input positions.
 //!
-//! The column matrix of the forward pass is kept for the backward pass when the batch fit in one
-//! chunk; the same buffer then receives `dcol`. Buffers grow with the largest batch seen and are
-//! never shrunk or reallocated otherwise.
+//! Chunks are dealt round-robin to up to [`MAX_SLOTS`] slots that run in parallel
+//! (`ferrodl_tensor::parallel_for_each`; the GEMMs inside a slot then run on its thread, while a
+//! batch of one chunk keeps the multi-threaded GEMM). Each slot owns its buffers and its share of
+//! `dW`/`db`, and the shares are summed in slot order: the cut depends on the geometry and the
+//! batch size only, so results are identical for any thread count.
+//!
+//! When the columns of the whole batch fit [`COL_BUDGET`], each slot keeps every chunk's column
+//! matrix from forward to backward (no second im2col); `dcol` then overwrites them. Otherwise a
+//! slot holds one chunk at a time and backward rebuilds it. Buffers grow with the largest batch
+//! seen and are never shrunk or reallocated otherwise.
 //!
 //! # Activation
 //!
@@ -573,7 +582,7 @@ impl<T: Scalar> ConvCore<T> {
                     }
                     for drow in d.chunks_exact(n_out) {
                         for (gbc, dc) in gb_s.iter_mut().zip(drow.chunks_exact(p)) {
-                            *gbc = *gbc + dc.iter().copied().sum::<T>();
+                            *gbc = *gbc + lane_sum(dc);
                         }
                     }
                 }
@@ -618,6 +627,20 @@ impl<T: Scalar> ConvCore<T> {
             }
         }
     }
+}
+
+/// `Σx` over 8 interleaved partial sums (vectorisable; a fixed order, so deterministic).
+#[inline]
+fn lane_sum<T: Scalar>(x: &[T]) -> T {
+    let mut acc = [T::zero(); 8];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = *a + v;
+        }
+    }
+    let s = chunks.remainder().iter().fold(T::zero(), |s, &v| s + v);
+    acc.iter().fold(s, |s, &v| s + v)
 }
 
 fn grow<T: Scalar>(v: &mut Vec<T>, len: usize) {
