@@ -163,7 +163,7 @@ pub fn window(
                 ));
             }
             let span = padded - k_eff;
-            if mode == ConvolutionMode::Strict && span % s != 0 {
+            if mode == ConvolutionMode::Strict && !span.is_multiple_of(s) {
                 return Err(format!(
                     "ConvolutionMode.Strict: (input {dim} {input} + 2×padding {p} − effective \
                      kernel {k_eff}) = {span} is not divisible by stride {s}; use Truncate or \

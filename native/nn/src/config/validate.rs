@@ -56,21 +56,21 @@ fn check_base(who: &str, b: &BaseConfig<'_>) -> Result<(), NnError> {
             ))
         }
         (_, Some(Distribution::Normal { mean, std }))
-        | (_, Some(Distribution::TruncatedNormal { mean, std })) => {
-            if !(mean.is_finite() && std.is_finite() && std > 0.0) {
-                return err(format!(
-                    "{who}: weightInitDistribution mean={mean}, std={std} is invalid (finite mean, \
-                     std > 0)"
-                ));
-            }
+        | (_, Some(Distribution::TruncatedNormal { mean, std }))
+            if !(mean.is_finite() && std.is_finite() && std > 0.0) =>
+        {
+            return err(format!(
+                "{who}: weightInitDistribution mean={mean}, std={std} is invalid (finite mean, \
+                 std > 0)"
+            ));
         }
-        (_, Some(Distribution::Uniform { lower, upper })) => {
-            if !(lower.is_finite() && upper.is_finite() && lower < upper) {
-                return err(format!(
-                    "{who}: weightInitDistribution lower={lower}, upper={upper} is invalid (finite, \
-                     lower < upper)"
-                ));
-            }
+        (_, Some(Distribution::Uniform { lower, upper }))
+            if !(lower.is_finite() && upper.is_finite() && lower < upper) =>
+        {
+            return err(format!(
+                "{who}: weightInitDistribution lower={lower}, upper={upper} is invalid (finite, \
+                 lower < upper)"
+            ));
         }
         _ => {}
     }

@@ -12,6 +12,9 @@ use crate::activation::ActivationCache;
 use crate::config::{BatchNormalizationConfig, Shape};
 use ferrodl_tensor::{Rng, Scalar};
 
+/// Trained gamma and beta, absent with `lockGammaBeta`.
+type GammaBeta<'p, T> = Option<(&'p [T], &'p [T])>;
+
 #[derive(Clone, Debug)]
 pub struct BatchNormLayer<T> {
     shape: Shape,
@@ -31,6 +34,8 @@ pub struct BatchNormLayer<T> {
     inv_std: Vec<T>,
     batch_mean: Vec<f64>,
     batch_var: Vec<f64>,
+    sum_dy: Vec<f64>,
+    sum_dy_xhat: Vec<f64>,
     trained: bool,
 }
 
@@ -51,12 +56,14 @@ impl<T: Scalar> BatchNormLayer<T> {
             inv_std: vec![T::zero(); n],
             batch_mean: vec![0.0; n],
             batch_var: vec![0.0; n],
+            sum_dy: vec![0.0; n],
+            sum_dy_xhat: vec![0.0; n],
             trained: false,
         }
     }
 
-    /// (gamma, beta, mean, var) views of the parameter block.
-    fn split<'p>(&self, p: &'p [T]) -> (Option<(&'p [T], &'p [T])>, &'p [T], &'p [T]) {
+    /// (gamma and beta unless locked, mean, var) views of the parameter block.
+    fn split<'p>(&self, p: &'p [T]) -> (GammaBeta<'p, T>, &'p [T], &'p [T]) {
         let n = self.n;
         if self.lock_gamma_beta {
             (None, &p[..n], &p[n..2 * n])
@@ -175,15 +182,17 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
         self.act.backward(output, delta, width);
         let (gb, mean, var) = self.split(params);
         let count = (rows * s) as f64;
-        // Per-channel Σdy and Σdy·x̂ (in f64).
-        let mut sum_dy = vec![0.0f64; n];
-        let mut sum_dy_xhat = vec![0.0f64; n];
+        // Per-channel Σdy and Σdy·x̂ (in f64), in buffers kept across iterations.
+        let mut sum_dy = std::mem::take(&mut self.sum_dy);
+        let mut sum_dy_xhat = std::mem::take(&mut self.sum_dy_xhat);
+        sum_dy.iter_mut().for_each(|v| *v = 0.0);
+        sum_dy_xhat.iter_mut().for_each(|v| *v = 0.0);
         for r in 0..rows {
             for ch in 0..n {
                 let base = r * width + ch * s;
-                for i in base..base + s {
-                    sum_dy[ch] += delta[i].f64();
-                    sum_dy_xhat[ch] += (delta[i] * self.xhat[i]).f64();
+                for (d, xh) in delta[base..base + s].iter().zip(&self.xhat[base..base + s]) {
+                    sum_dy[ch] += d.f64();
+                    sum_dy_xhat[ch] += (*d * *xh).f64();
                 }
             }
         }
@@ -232,5 +241,7 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
                 }
             }
         }
+        self.sum_dy = sum_dy;
+        self.sum_dy_xhat = sum_dy_xhat;
     }
 }
