@@ -9,7 +9,7 @@ SPARK_VERSION := 4.2.0
 SPARK_DIST := $(ROOT)/.build/spark-dist
 export SPARK_HOME := $(SPARK_DIST)/pyspark
 
-.PHONY: all native stage jvm example test test-rust test-jvm test-cluster spark-dist clean bench
+.PHONY: all native stage jvm example example-lenet test test-rust test-jvm test-cluster spark-dist clean bench
 
 all: jvm
 
@@ -66,6 +66,10 @@ example: jvm
 	SPARK_LOCAL_IP=127.0.0.1 java -Xmx2g $(SPARK_JAVA_OPTS) \
 		-cp "$(EXAMPLE_JAR):$$(cat $(EXAMPLE_SPARK_CP))" \
 		org.ferrodl.examples.MnistMlpExample $(EXAMPLE_ARGS)
+
+# a LeNet-style CNN trained locally (no Spark) on the MNIST digits inside the example jar
+example-lenet: jvm
+	java -Xmx2g -cp "$(EXAMPLE_JAR)" org.ferrodl.examples.LeNetMnistExample $(EXAMPLE_ARGS)
 
 # a standalone master + two workers on 127.0.0.1, the example submitted with spark-submit
 test-cluster: jvm
