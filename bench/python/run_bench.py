@@ -122,7 +122,7 @@ def run(args):
     threads = server.ask("threads 0")["threads"]
     load_start = os.getloadavg()
     t0 = time.time()
-    res = {"gemm": {}, "gemm1": {}, "mlp": {}, "mlp_state": {}}
+    res = {"gemm": {}, "gemm1": {}, "mlp": {}, "mlp_state": {}, "mlp_state_ftz": {}}
 
     # ---- GEMM, all cores: ferrodl and numpy interleaved, order alternating each round
     np_cases = {n: peers.NumpyGemm(n) for n in GEMM_SIZES}
@@ -158,15 +158,20 @@ def run(args):
 
     # ---- MLP training throughput, ferrodl and JAX interleaved
     jax_models = {b: peers.JaxMlp(b) for b in BATCHES}
-    msamples = {(s, b): [] for s in ("ferrodl", "jax") for b in BATCHES}
+    systems = ("ferrodl", "ferrodl-ftz", "jax")
+    msamples = {(s, b): [] for s in systems for b in BATCHES}
     for r in range(args.rounds):
         for b in BATCHES:
-            order = ("ferrodl", "jax") if r % 2 == 0 else ("jax", "ferrodl")
+            order = systems[r % 3 :] + systems[: r % 3]  # rotate who goes first
             for system in order:
                 if system == "ferrodl":
                     reply = server.ask(f"mlp {b} {args.mlp_secs}")
                     v = reply["examples_per_sec"]
                     res["mlp_state"][b] = reply
+                elif system == "ferrodl-ftz":
+                    reply = server.ask(f"mlp-ftz {b} {args.mlp_secs}")
+                    v = reply["examples_per_sec"]
+                    res["mlp_state_ftz"][b] = reply
                 else:
                     v = jax_models[b].examples_per_sec(args.mlp_secs)
                 msamples[(system, b)].append(v)
@@ -179,7 +184,7 @@ def run(args):
     # measured interleaved here, and a row in the MLP table of write_doc().
 
     # ---- where the ferrodl step spends its time, and the subnormal-state slowdown
-    res["profile"] = [server.ask(f"profile {b} {args.profile_steps}") for b in BATCHES]
+    res["profile"] = [server.ask(f"profile {b} {args.profile_steps} 1") for b in BATCHES]
     settle()
     res["subnormal"] = server.ask(f"subnormal {args.subnormal_steps} 200")
     server.close()
@@ -220,28 +225,37 @@ def mlp_section(res):
         f"labels (a pool of {peers.POOL_EXAMPLES} examples cycled), warm-up excluded. "
         f"{PARAMS} parameters; achieved GFLOP/s = 6 × parameters × examples/s; "
         "\"of GEMM\" = that rate / the same system's 1024³ all-core GEMM median of this run "
-        "(JAX: / numpy's). ferrodl: `MultiLayerNetwork::fit` on one network per batch size; "
-        "JAX: one jitted train step (forward, backward, Adam in jax.numpy), all cores.",
+        "(JAX: / numpy's). ferrodl: `MultiLayerNetwork::fit`, one network per batch size and "
+        "row, trained on through the rounds. \"ferrodl, FTZ\": the same with flush-to-zero and "
+        "denormals-are-zero set on the training thread while it steps — what flushing "
+        "subnormal Adam state would give (XLA flushes denormals too). JAX: one jitted train "
+        "step (forward, backward, Adam in jax.numpy), all cores. Rounds interleave the three "
+        "rows, rotating who goes first.",
         "",
-        "| batch | ferrodl examples/s | JAX examples/s | ferrodl / JAX | ferrodl GFLOP/s (of GEMM) "
-        "| JAX GFLOP/s (of GEMM) |",
-        "|---|---|---|---|---|---|",
+        "| batch | system | examples/s | / JAX (medians) | GFLOP/s (of GEMM) |",
+        "|---|---|---|---|---|",
     ]
     for b in BATCHES:
-        f, j = m[("ferrodl", b)], m[("jax", b)]
-        fgf = 6 * PARAMS * f["median"] / 1e9
-        jgf = 6 * PARAMS * j["median"] / 1e9
-        lines.append(
-            f"| {b} | {fmt(f, 0)} | {fmt(j, 0)} | {f['median'] / j['median']:.2f} | "
-            f"{fgf:.1f} ({100 * fgf / fg:.0f} %) | {jgf:.1f} ({100 * jgf / ng:.0f} %) |"
-        )
-    lines.append("| CNN (LeNet-style) | *to be added* | | | | |")
-    st = res["mlp_state"]
+        j = m[("jax", b)]
+        for system, label, ref in (
+            ("ferrodl", "ferrodl, as is", fg),
+            ("ferrodl-ftz", "ferrodl, FTZ", fg),
+            ("jax", "JAX (XLA CPU)", ng),
+        ):
+            s = m[(system, b)]
+            gf = 6 * PARAMS * s["median"] / 1e9
+            lines.append(
+                f"| {b} | {label} | {fmt(s, 0)} | {s['median'] / j['median']:.2f} | "
+                f"{gf:.1f} ({100 * gf / ref:.0f} %) |"
+            )
+    lines.append("| CNN (LeNet-style) | *to be added* | | | |")
+    st, sf = res["mlp_state"], res["mlp_state_ftz"]
     lines += [
         "",
         "ferrodl's Adam state at the end (see the subnormal table below): "
         + "; ".join(
-            f"batch {b}: {st[b]['steps']} steps, {100 * st[b]['subnormal']:.1f} % subnormal"
+            f"batch {b}: {st[b]['steps']} steps, {100 * st[b]['subnormal']:.1f} % subnormal "
+            f"as is, {100 * sf[b]['subnormal']:.1f} % with FTZ"
             for b in BATCHES
         )
         + ".",
@@ -253,7 +267,9 @@ def profile_section(res):
     lines = [
         "The step re-assembled from the engine's GEMM/row helpers with the elementwise parts of "
         "ferrodl-nn/ferrodl-optim mirrored (`bench/rust/src/profile.rs`), a clock around each "
-        f"phase; all cores ({res['threads']} threads). µs per step (share of the phases' sum).",
+        f"phase; all cores ({res['threads']} threads), FTZ/DAZ on the thread (so that the "
+        "breakdown does not depend on how far Adam's state has decayed into subnormals; their "
+        "cost is measured separately below). µs per step (share of the phases' sum).",
         "",
     ]
     profs = res["profile"]

@@ -12,8 +12,10 @@
 //! * `mlp BATCH SECS` — `MultiLayerNetwork::fit` steps on the 784-500-100-10 MLP for at least
 //!   SECS seconds (the network is built and warmed up on first use of a batch size); answers
 //!   examples/s, the steps taken so far and the subnormal share of the updater state.
-//! * `profile BATCH STEPS` — the step decomposed into phases (see `profile.rs`); answers seconds
-//!   per step for each phase, and the same step through `fit` for comparison.
+//! * `mlp-ftz BATCH SECS` — the same on separate networks, stepped with flush-to-zero and
+//!   denormals-are-zero set on this thread (what flushing subnormal updater state would give).
+//! * `profile BATCH STEPS FTZ` — the step decomposed into phases (see `profile.rs`), with FTZ/DAZ
+//!   if FTZ is 1; answers seconds per step for each phase, and the same step through `fit`.
 //! * `subnormal STEPS WINDOW` — the subnormal-state slowdown (see `subnormal.rs`).
 
 mod mlp;
@@ -83,6 +85,9 @@ fn serve() {
     let mut out = std::io::stdout().lock();
     let mut gemms: Vec<GemmCase> = Vec::new();
     let mut mlps = mlp::Trainers::default();
+    // the same networks trained with flush-to-zero/denormals-are-zero on this thread while they
+    // step (a stand-in for the updater flushing subnormal state, see subnormal.rs)
+    let mut mlps_ftz = mlp::Trainers::default();
     for line in stdin.lock().lines() {
         let line = line.expect("stdin");
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -109,16 +114,26 @@ fn serve() {
                 };
                 format!("{{\"gflops\":{}}}", case.gflops(num(2)))
             }
-            Some("mlp") => {
-                let t = mlps.get(num(1) as usize);
+            Some(c @ ("mlp" | "mlp-ftz")) => {
+                let ftz = c == "mlp-ftz";
+                let t = if ftz { &mut mlps_ftz } else { &mut mlps }.get(num(1) as usize);
+                let old = subnormal::set_ftz(ftz);
                 let eps = t.examples_per_sec(num(2));
+                subnormal::restore_csr(old);
                 format!(
                     "{{\"examples_per_sec\":{eps},\"steps\":{},\"subnormal\":{}}}",
                     t.steps(),
                     t.subnormal_share()
                 )
             }
-            Some("profile") => profile::run(num(1) as usize, num(2) as usize).to_json(),
+            Some("profile") => {
+                // PROFILE BATCH STEPS FTZ: FTZ=1 profiles with flush-to-zero on this thread, so
+                // the breakdown does not depend on how far Adam's state has decayed
+                let old = subnormal::set_ftz(num(3) != 0.0);
+                let p = profile::run(num(1) as usize, num(2) as usize);
+                subnormal::restore_csr(old);
+                p.to_json()
+            }
             Some("subnormal") => subnormal::run(num(1) as usize, num(2) as usize).to_json(),
             Some(other) => panic!("unknown command {other}"),
         };

@@ -82,7 +82,7 @@ pub struct Report {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn restore_csr(old: u32) {
+pub fn restore_csr(old: u32) {
     #[allow(deprecated)]
     // SAFETY: restores this thread's previous MXCSR.
     unsafe {
@@ -91,7 +91,7 @@ fn restore_csr(old: u32) {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn restore_csr(_old: u32) {}
+pub fn restore_csr(_old: u32) {}
 
 #[cfg(target_arch = "x86_64")]
 pub fn set_ftz(on: bool) -> u32 {
