@@ -117,9 +117,9 @@ fn serve() {
             Some(c @ ("mlp" | "mlp-ftz")) => {
                 let ftz = c == "mlp-ftz";
                 let t = if ftz { &mut mlps_ftz } else { &mut mlps }.get(num(1) as usize);
-                let old = subnormal::set_ftz(ftz);
+                let guard = ftz.then(ferrodl_tensor::flush_denormals);
                 let eps = t.examples_per_sec(num(2));
-                subnormal::restore_csr(old);
+                drop(guard);
                 format!(
                     "{{\"examples_per_sec\":{eps},\"steps\":{},\"subnormal\":{}}}",
                     t.steps(),
@@ -129,9 +129,9 @@ fn serve() {
             Some("profile") => {
                 // PROFILE BATCH STEPS FTZ: FTZ=1 profiles with flush-to-zero on this thread, so
                 // the breakdown does not depend on how far Adam's state has decayed
-                let old = subnormal::set_ftz(num(3) != 0.0);
+                let guard = (num(3) != 0.0).then(ferrodl_tensor::flush_denormals);
                 let p = profile::run(num(1) as usize, num(2) as usize);
-                subnormal::restore_csr(old);
+                drop(guard);
                 p.to_json()
             }
             Some("subnormal") => subnormal::run(num(1) as usize, num(2) as usize).to_json(),
@@ -216,10 +216,8 @@ fn helpers() {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if std::env::var_os("FERRODL_FTZ").is_some() {
-        // experiment: flush-to-zero + denormals-are-zero on the main thread
-        subnormal::set_ftz(true);
-    }
+    // experiment: flush-to-zero + denormals-are-zero on the main thread for the whole run
+    let _ftz = std::env::var_os("FERRODL_FTZ").map(|_| ferrodl_tensor::flush_denormals());
     if let Ok(t) = std::env::var("FERRODL_THREADS") {
         ferrodl_tensor::set_num_threads(t.parse().expect("FERRODL_THREADS"));
     }

@@ -2,9 +2,8 @@
 //! vanishing gradients, Adam's `m`/`v` decay geometrically into subnormal floats, and x86
 //! arithmetic on subnormals takes microcode assists (~100 cycles each), so steps slow down
 //! several times. Measured through the real `fit` on 8 cycled batches of 64, early steps vs
-//! late steps, without and with flush-to-zero/denormals-are-zero set on this thread (the
-//! effect an explicit flush in the updater would have; the engine must not change MXCSR on a
-//! JVM thread, see docs/BENCHMARKS.md).
+//! late steps, without and with `ferrodl_tensor::flush_denormals` (flush-to-zero and
+//! denormals-are-zero on this thread for the duration of the run).
 
 use crate::mlp::{batches, new_network};
 use std::time::Instant;
@@ -50,13 +49,13 @@ fn time_adam(snap: &(Vec<f32>, Vec<f32>, Vec<f32>), iteration: u64, flush: bool,
         g.copy_from_slice(&snap.0);
         m.copy_from_slice(&snap.1);
         v.copy_from_slice(&snap.2);
-        let old = set_ftz(ftz);
+        let guard = ftz.then(ferrodl_tensor::flush_denormals);
         adam(&mut g, &mut m, &mut v, iteration, flush);
         g.copy_from_slice(&snap.0);
         let t = Instant::now();
         adam(&mut g, &mut m, &mut v, iteration + 1, flush);
         let dt = t.elapsed().as_secs_f64();
-        restore_csr(old);
+        drop(guard);
         std::hint::black_box(&g);
         best = best.min(dt);
     }
@@ -81,35 +80,6 @@ pub struct Report {
     pub adam_clean_flush: f64,
 }
 
-#[cfg(target_arch = "x86_64")]
-pub fn restore_csr(old: u32) {
-    #[allow(deprecated)]
-    // SAFETY: restores this thread's previous MXCSR.
-    unsafe {
-        std::arch::x86_64::_mm_setcsr(old)
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-pub fn restore_csr(_old: u32) {}
-
-#[cfg(target_arch = "x86_64")]
-pub fn set_ftz(on: bool) -> u32 {
-    #[allow(deprecated)] // _mm_getcsr/_mm_setcsr: the only stable way to reach MXCSR
-    // SAFETY: changes only this thread's floating-point control (FTZ bit 15, DAZ bit 6).
-    unsafe {
-        use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
-        let old = _mm_getcsr();
-        _mm_setcsr(if on { old | 0x8040 } else { old & !0x8040 });
-        old
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-pub fn set_ftz(_on: bool) -> u32 {
-    0
-}
-
 /// Trains `steps` steps; returns (early, late) examples/s, the subnormal share of the updater
 /// state at the end, and a snapshot `(gradient, m, v)` of the last step as a flat Adam problem.
 #[allow(clippy::type_complexity)]
@@ -121,7 +91,7 @@ fn one(
     const BATCH: usize = 64;
     let data = batches(BATCH, 8, 11);
     let mut net = new_network();
-    let old = set_ftz(ftz);
+    let guard = ftz.then(ferrodl_tensor::flush_denormals);
     let (mut early, mut late) = (0.0, 0.0);
     for s in 0..steps {
         let (x, y) = &data[s % data.len()];
@@ -137,7 +107,7 @@ fn one(
     let (x, y) = &data[steps % data.len()];
     net.compute_gradient_and_score(x, y, BATCH, None)
         .expect("gradient");
-    restore_csr(old);
+    drop(guard);
     let st = net.updater_state();
     let sub = st.iter().filter(|v| v.is_subnormal()).count() as f64 / st.len().max(1) as f64;
     // The engine keeps each parameter block's (W, b of each layer) state as m then v; gather
