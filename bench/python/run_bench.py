@@ -308,6 +308,12 @@ def profile_section(res):
         + " | ".join(f"{p['relu_bwd_select'] * 1e6:.0f}" for p in profs)
         + " |"
     )
+    lines.append(
+        "| **proposed step**: the two changes above together (ReLU select, fused Adam over "
+        "`parallel_for_each`), whole step | "
+        + " | ".join(f"**{p['proposed_step'] * 1e6:.0f}**" for p in profs)
+        + " |"
+    )
     s = res["subnormal"]
     lines += [
         "",

@@ -44,6 +44,8 @@ pub struct Profile {
     /// prototype: the ReLU backward mask written as a select (`d = if a > 0 { d } else { 0 }`)
     /// instead of a conditional store, same data as the "backward activation" phase
     pub relu_bwd_select: f64,
+    /// the whole proposed step (see `Step::proposed`), seconds per step
+    pub proposed_step: f64,
 }
 
 impl Profile {
@@ -58,14 +60,15 @@ impl Profile {
             .map(|(n, t)| format!("[\"{n}\",{t}]"))
             .collect();
         format!(
-            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"fused_adam_1t\":{},\"fused_adam_nt\":{},\"relu_bwd_select\":{}}}",
+            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"fused_adam_1t\":{},\"fused_adam_nt\":{},\"relu_bwd_select\":{},\"proposed_step\":{}}}",
             self.batch,
             self.threads,
             phases.join(","),
             self.fit,
             self.fused_adam_1t,
             self.fused_adam_nt,
-            self.relu_bwd_select
+            self.relu_bwd_select,
+            self.proposed_step
         )
     }
 
@@ -96,6 +99,10 @@ impl Profile {
             "  prototype ReLU backward as a select: {:.1} µs (now {:.1} µs)\n",
             self.relu_bwd_select * 1e6,
             self.phases[5] * 1e6
+        );
+        s += &format!(
+            "  proposed step (select ReLU backward, fused parallel Adam): {:.1} µs\n",
+            self.proposed_step * 1e6
         );
         s
     }
@@ -137,6 +144,9 @@ fn adam_apply_fused(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], iter
 
 struct Step {
     batch: usize,
+    /// the proposed step: ReLU backward as a select, Adam fused with `params -= update` and
+    /// run over `parallel_for_each` (everything else as the engine does it)
+    proposed: bool,
     params: Vec<f32>,
     grads: Vec<f32>,
     /// parameter blocks (W1, b1, W2, b2, W3, b3), each with its own Adam state like the engine's
@@ -155,7 +165,7 @@ struct Step {
 }
 
 impl Step {
-    fn new(batch: usize) -> Self {
+    fn new(batch: usize, proposed: bool) -> Self {
         let mut blocks = Vec::new();
         let mut off = 0;
         for l in 0..3 {
@@ -172,6 +182,7 @@ impl Step {
         }
         Step {
             batch,
+            proposed,
             grads: vec![0.0; off],
             m: vec![0.0; off],
             v: vec![0.0; off],
@@ -264,9 +275,15 @@ impl Step {
             let input: &[f32] = if l == 0 { x } else { &self.acts[l - 1] };
             let dz = &mut self.delta[..rows * no];
             if l < 2 {
-                for (d, &a) in dz.iter_mut().zip(&self.acts[l]) {
-                    if a <= 0.0 {
-                        *d = 0.0;
+                if self.proposed {
+                    for (d, &a) in dz.iter_mut().zip(&self.acts[l]) {
+                        *d = if a > 0.0 { *d } else { 0.0 };
+                    }
+                } else {
+                    for (d, &a) in dz.iter_mut().zip(&self.acts[l]) {
+                        if a <= 0.0 {
+                            *d = 0.0;
+                        }
                     }
                 }
                 lap(5, &mut clock);
@@ -302,6 +319,23 @@ impl Step {
                 lap(7, &mut clock);
             }
             std::mem::swap(&mut self.delta, &mut self.delta_next);
+        }
+        if self.proposed {
+            let it = self.iteration;
+            let c = ferrodl_tensor::chunk_len(self.params.len(), 16 * 1024);
+            let items: Vec<_> = self
+                .params
+                .chunks_mut(c)
+                .zip(self.grads.chunks(c))
+                .zip(self.m.chunks_mut(c))
+                .zip(self.v.chunks_mut(c))
+                .collect();
+            ferrodl_tensor::parallel_for_each(items, |(((p, g), m), v)| {
+                adam_apply_fused(p, g, m, v, it)
+            });
+            lap(9, &mut clock);
+            self.iteration += 1;
+            return;
         }
         // keep the raw gradient for the prototypes (not timed)
         self.proto_grads.copy_from_slice(&self.grads);
@@ -367,14 +401,16 @@ impl Step {
 pub fn run(batch: usize, steps: usize) -> Profile {
     let threads = ferrodl_tensor::num_threads();
     let data = random_batches(batch, 7);
-    let mut step = Step::new(batch);
+    let mut step = Step::new(batch, false);
+    let mut proposed = Step::new(batch, true);
     let mut trainer = Trainer::new(batch);
     let mut t = vec![0.0; PHASES.len()];
     let mut warm = vec![0.0; PHASES.len()];
     for (x, y) in data.iter().take(8) {
         step.run(x, y, &mut warm); // warm-up
+        proposed.run(x, y, &mut warm);
     }
-    let (mut fit, mut f1, mut fn_, mut relu) = (0.0, 0.0, 0.0, 0.0);
+    let (mut fit, mut f1, mut fn_, mut relu, mut prop) = (0.0, 0.0, 0.0, 0.0, 0.0);
     let mut scratch = Vec::new();
     let block = 10;
     let mut done = 0;
@@ -389,6 +425,12 @@ pub fn run(batch: usize, steps: usize) -> Profile {
             trainer.step();
         }
         fit += c.elapsed().as_secs_f64();
+        let c = Instant::now();
+        for i in 0..block {
+            let (x, y) = &data[(done + i) % data.len()];
+            proposed.run(x, y, &mut warm);
+        }
+        prop += c.elapsed().as_secs_f64();
         let c = Instant::now();
         for _ in 0..block {
             step.fused_adam(false);
@@ -410,5 +452,6 @@ pub fn run(batch: usize, steps: usize) -> Profile {
         fused_adam_1t: f1 / n,
         fused_adam_nt: fn_ / n,
         relu_bwd_select: relu / n,
+        proposed_step: prop / n,
     }
 }
