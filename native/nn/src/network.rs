@@ -607,6 +607,8 @@ impl<T: Scalar> MultiLayerNetwork<T> {
 
     /// One training iteration on one minibatch: forward, backward, updater, `params -= update`,
     /// iteration counter + 1. Returns the score of the forward pass (before the update).
+    /// Bit-identical to [`compute_update`](Self::compute_update) followed by the subtraction; without
+    /// weight decay the updater and the subtraction run as one pass over the parameters.
     pub fn fit(
         &mut self,
         features: &[T],
@@ -614,10 +616,23 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
-        let score = self.compute_update(features, labels, rows, labels_mask)?;
-        for (p, &u) in self.params.iter_mut().zip(&self.grads) {
-            *p = *p - u;
+        let _denormals = flush_denormals();
+        if self.blocks.iter().any(|b| b.weight_decay != 0.0) {
+            // Weight decay reads the parameters before the step: the two-step form.
+            let score = self.compute_update(features, labels, rows, labels_mask)?;
+            for (p, &u) in self.params.iter_mut().zip(&self.grads) {
+                *p = *p - u;
+            }
+            return Ok(score);
         }
+        let score = self.forward_backward(features, labels, rows, labels_mask)?;
+        regularization::normalize_gradients(&self.blocks, &mut self.grads);
+        regularization::add_gradient(&self.blocks, &self.params, &mut self.grads);
+        let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
+        self.optimizer
+            .step_and_apply(&mut self.params, &mut self.grads, iteration, epoch);
+        regularization::apply_untrained(&self.blocks, &mut self.params, &mut self.grads);
+        self.conf.iteration_count += 1;
         Ok(score)
     }
 
@@ -761,28 +776,50 @@ mod tests {
 
     #[test]
     fn compute_update_then_subtract_equals_fit() {
+        // Plain Sgd; Adam (fused step); batch norm running statistics and a frozen layer; weight
+        // decay (the two-step path).
+        let confs = [
+            r#"{"formatVersion":1,"seed":3,"layers":[
+                {"type":"DenseLayer","nIn":3,"nOut":5,"activation":"RELU"},
+                {"type":"OutputLayer","nIn":5,"nOut":2,"activation":"SOFTMAX"}]}"#,
+            r#"{"formatVersion":1,"seed":3,"layers":[
+                {"type":"FrozenLayer","layer":{"type":"DenseLayer","nIn":3,"nOut":5,"activation":"TANH"}},
+                {"type":"DenseLayer","nIn":5,"nOut":4,"activation":"RELU","updater":{"type":"Adam"}},
+                {"type":"BatchNormalization","nIn":4,"nOut":4,"updater":{"type":"Adam"}},
+                {"type":"OutputLayer","nIn":4,"nOut":2,"activation":"SOFTMAX","updater":{"type":"Nadam"}}]}"#,
+            r#"{"formatVersion":1,"seed":3,"layers":[
+                {"type":"DenseLayer","nIn":3,"nOut":5,"activation":"RELU","weightDecay":0.1,
+                 "updater":{"type":"Adam"}},
+                {"type":"OutputLayer","nIn":5,"nOut":2,"activation":"SOFTMAX"}]}"#,
+        ];
         let x = [0.5f32, -1.0, 2.0, 0.25, 0.0, -0.5];
         let y = [1.0f32, 0.0, 0.0, 1.0];
-        let mut a = tiny();
-        let mut b = tiny();
-        for _ in 0..3 {
-            let sa = a.fit(&x, &y, 2, None).unwrap();
-            let before = b.params().to_vec();
-            let sb = b.compute_update(&x, &y, 2, None).unwrap();
-            assert_eq!(
-                b.params(),
-                &before[..],
-                "compute_update must not touch the parameters"
-            );
-            let u = b.update().to_vec();
-            for (p, d) in b.params_mut().iter_mut().zip(&u) {
-                *p -= d;
+        for json in confs {
+            let make = || {
+                MultiLayerNetwork::new(MultiLayerConfiguration::from_json(json).unwrap()).unwrap()
+            };
+            let (mut a, mut b) = (make(), make());
+            for _ in 0..3 {
+                let sa = a.fit(&x, &y, 2, None).unwrap();
+                let before = b.params().to_vec();
+                let sb = b.compute_update(&x, &y, 2, None).unwrap();
+                assert_eq!(
+                    b.params(),
+                    &before[..],
+                    "compute_update must not touch the parameters"
+                );
+                let u = b.update().to_vec();
+                for (p, d) in b.params_mut().iter_mut().zip(&u) {
+                    *p -= d;
+                }
+                assert_eq!(sa, sb);
+                assert_eq!(a.params(), b.params(), "{json}");
+                assert_eq!(a.update(), b.update(), "{json}");
+                assert_eq!(a.updater_state(), b.updater_state(), "{json}");
+                assert_eq!(a.iteration_count(), b.iteration_count());
             }
-            assert_eq!(sa, sb);
-            assert_eq!(a.params(), b.params());
-            assert_eq!(a.iteration_count(), b.iteration_count());
+            assert_eq!(a.iteration_count(), 3);
         }
-        assert_eq!(a.iteration_count(), 3);
     }
 
     #[test]

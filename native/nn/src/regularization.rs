@@ -223,3 +223,21 @@ pub fn finish_update<T: Scalar>(
         }
     }
 }
+
+/// For [`Optimizer::step_and_apply`](ferrodl_optim::Optimizer::step_and_apply), which moved only
+/// the trained blocks: frozen blocks get a zero update, running statistics move by their
+/// `old − new` (`params -= update`), as [`finish_update`] plus the subtraction would do.
+pub fn apply_untrained<T: Scalar>(blocks: &[ParamBlock], params: &mut [T], grads: &mut [T]) {
+    for b in blocks {
+        if b.frozen {
+            grads[b.range.clone()].fill(T::zero());
+        } else if b.kind == ParamKind::State {
+            for (p, &u) in params[b.range.clone()]
+                .iter_mut()
+                .zip(&grads[b.range.clone()])
+            {
+                *p = *p - u;
+            }
+        }
+    }
+}

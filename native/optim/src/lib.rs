@@ -95,6 +95,17 @@ impl Updater for AnyUpdater {
         dispatch!(self, u => u.apply(grad, state, iteration, epoch))
     }
 
+    fn apply_and_subtract<T: Scalar>(
+        &self,
+        params: &mut [T],
+        grad: &mut [T],
+        state: &mut [T],
+        iteration: u64,
+        epoch: u64,
+    ) {
+        dispatch!(self, u => u.apply_and_subtract(params, grad, state, iteration, epoch))
+    }
+
     fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
         dispatch!(self, u => u.learning_rate_at(iteration, epoch))
     }
@@ -189,6 +200,21 @@ impl<T: Scalar> Optimizer<T> {
     /// The `(parameter range, updater)` blocks, in order.
     pub fn blocks(&self) -> impl Iterator<Item = (&Range<usize>, &AnyUpdater)> {
         self.blocks.iter().map(|b| (&b.params, &b.updater))
+    }
+
+    /// [`step`](Self::step), then `params -= update` on every block, fused per updater where
+    /// that is faster; bit-identical to `step` followed by the subtraction. Entries outside every
+    /// block are left alone in both vectors.
+    pub fn step_and_apply(&mut self, params: &mut [T], grad: &mut [T], iteration: u64, epoch: u64) {
+        for b in &self.blocks {
+            b.updater.apply_and_subtract(
+                &mut params[b.params.clone()],
+                &mut grad[b.params.clone()],
+                &mut self.state[b.state.clone()],
+                iteration,
+                epoch,
+            );
+        }
     }
 
     /// Turns the full gradient vector into the full update vector, block by block, for the

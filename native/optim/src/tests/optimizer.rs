@@ -125,3 +125,47 @@ fn defaults_match_reference() {
     assert_eq!(UpdaterConfig::default(), UpdaterConfig::Sgd(Sgd::default()));
     assert_eq!(AnyUpdater::default(), AnyUpdater::Sgd(Sgd::default()));
 }
+
+/// `step_and_apply` (Adam's fused single pass, the others' two-step default) is bit-identical to
+/// `step` followed by `params -= update`, over several steps of every updater.
+#[test]
+fn step_and_apply_equals_step_then_subtract() {
+    let updaters = [
+        AnyUpdater::Adam(Adam::default()),
+        AnyUpdater::Sgd(Sgd::default()),
+        AnyUpdater::Nesterovs(Nesterovs::default()),
+        AnyUpdater::AMSGrad(AMSGrad::default()),
+        AnyUpdater::RmsProp(RmsProp::default()),
+        AnyUpdater::AdaDelta(AdaDelta::default()),
+        AnyUpdater::NoOp(NoOp {}),
+        AnyUpdater::AdaGrad(AdaGrad::default()),
+        AnyUpdater::AdaMax(AdaMax::default()),
+        AnyUpdater::Nadam(Nadam::default()),
+    ];
+    let n = 7;
+    let blocks: Vec<_> = updaters
+        .iter()
+        .enumerate()
+        .map(|(i, u)| (i * n..(i + 1) * n, u.clone()))
+        .collect();
+    let total = n * updaters.len();
+    let mut a = Optimizer::<f32>::new(blocks.clone());
+    let mut b = Optimizer::<f32>::new(blocks);
+    let mut pa: Vec<f32> = (0..total).map(|i| (i as f32 * 0.37).sin()).collect();
+    let mut pb = pa.clone();
+    for it in 0..5u64 {
+        let g: Vec<f32> = (0..total)
+            .map(|i| ((i as f32 + it as f32) * 1.3).cos() * 0.1)
+            .collect();
+        let mut ga = g.clone();
+        a.step(&mut ga, it, 0);
+        for (p, u) in pa.iter_mut().zip(&ga) {
+            *p -= u;
+        }
+        let mut gb = g.clone();
+        b.step_and_apply(&mut pb, &mut gb, it, 0);
+        assert_eq!(ga, gb, "update at iteration {it}");
+        assert_eq!(pa, pb, "params at iteration {it}");
+        assert_eq!(a.state(), b.state(), "state at iteration {it}");
+    }
+}
