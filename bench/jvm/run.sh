@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Single-node training throughput through the public Java APIs, ferrodl vs Deeplearning4j
+# 1.0.0-M2.1 (MLP and LeNet-style CNN on the MNIST digits of spark-example, batch 64), plus
+# ferrodl's JNI overhead per step and the resident memory of both JVMs.
+#
+# Builds ferrodl-core (`make jvm`, which installs it into ~/.m2) and the two standalone bench
+# modules, runs every measurement in its own JVM, the systems interleaved (the order alternates
+# from one repetition to the next), then writes bench/jvm/results.json and prints a summary.
+# Raw output (one JSON line per measurement) and logs: bench/jvm/out/.
+#
+# Environment knobs (defaults in brackets):
+#   JVM_BENCH_REPS [3]             repetitions of every measurement
+#   JVM_BENCH_BUILD_FERRODL [1]    0: use the ferrodl-core already installed in ~/.m2
+#   JVM_BENCH_MLP_MAX_S [35]       MLP runs stop after the first timed window (62 iterations) ending
+#                                  past this many seconds once 2 windows are in (20 epochs otherwise);
+#                                  bounds a slow configuration
+#   JVM_BENCH_CNN_MAX_S [30]       the same for the CNN (31-iteration windows, at least 3; 4 epochs
+#                                  otherwise)
+#   JVM_BENCH_PASSIVE_CNN [0]      1: also run the CNN under DL4J with OMP_WAIT_POLICY=PASSIVE
+#   JVM_BENCH_JAVA_OPTS [-Xmx2g]   JVM options, the same for every run
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+OUT="$HERE/out"
+REPS=${JVM_BENCH_REPS:-3}
+MLP_MAX_S=${JVM_BENCH_MLP_MAX_S:-35}
+CNN_MAX_S=${JVM_BENCH_CNN_MAX_S:-30}
+PASSIVE_CNN=${JVM_BENCH_PASSIVE_CNN:-0}
+JAVA_OPTS=${JVM_BENCH_JAVA_OPTS:--Xmx2g}
+CORES=$(nproc)
+DATA="$ROOT/spark-example/src/main/resources/mnist10k"
+RUN_TIMEOUT_S=420
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+log() { echo "[bench/jvm] $(date +%H:%M:%S) $*" >&2; }
+
+# An error line for results.json: stage, system, exit code and the tail of a log file.
+record_error() { # stage system rc logfile
+  python3 - "$@" >> "$OUT/errors.jsonl" <<'EOF'
+import json, sys
+stage, system, rc, path = sys.argv[1:5]
+try:
+    tail = open(path, errors="replace").read().splitlines()[-40:]
+except OSError as e:
+    tail = [f"(log unreadable: {e})"]
+print(json.dumps({"type": "error", "stage": stage, "system": system, "rc": int(rc), "log": path,
+                  "log_tail": tail}))
+EOF
+}
+
+T0=$(date +%s)
+{
+  echo "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "git_sha=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+  # uncommitted changes in what goes into libferrodl / ferrodl-core
+  echo "git_engine_dirty=$(git -C "$ROOT" status --porcelain -- src native jvm-bindings Cargo.toml Cargo.lock build.rs 2>/dev/null | wc -l)"
+  echo "cpu_model=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)"
+  echo "cores=$CORES"
+  echo "kernel=$(uname -r)"
+  echo "java=$(java -version 2>&1 | head -1)"
+  echo "java_runtime=$(java -version 2>&1 | sed -n 2p)"
+  echo "mvn=$(mvn -v 2>/dev/null | head -1 | sed 's/\x1b\[[0-9;]*m//g')"
+  echo "java_opts=$JAVA_OPTS"
+  echo "reps=$REPS"
+  echo "mlp_max_s=$MLP_MAX_S"
+  echo "cnn_max_s=$CNN_MAX_S"
+} > "$OUT/env.txt"
+
+# ---- builds
+FERRODL_OK=1
+DL4J_OK=1
+if [ "${JVM_BENCH_BUILD_FERRODL:-1}" = 1 ]; then
+  log "make jvm (libferrodl + ferrodl-core into ~/.m2)"
+  make -C "$ROOT" jvm > "$OUT/build-ferrodl-core.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    record_error build-ferrodl-core ferrodl $rc "$OUT/build-ferrodl-core.log"
+    FERRODL_OK=0
+  fi
+fi
+log "mvn package bench/jvm/ferrodl, bench/jvm/dl4j"
+if [ $FERRODL_OK = 1 ]; then
+  mvn -B -q -f "$HERE/ferrodl/pom.xml" package > "$OUT/build-ferrodl.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    record_error build ferrodl $rc "$OUT/build-ferrodl.log"
+    FERRODL_OK=0
+  fi
+fi
+mvn -B -q -f "$HERE/dl4j/pom.xml" package > "$OUT/build-dl4j.log" 2>&1
+rc=$?
+if [ $rc != 0 ]; then
+  record_error build dl4j $rc "$OUT/build-dl4j.log"
+  DL4J_OK=0
+fi
+
+# ---- one measurement in its own JVM
+# run VARIANT MODEL REP  (VARIANT: ferrodl | dl4j | dl4j-passive)
+run() {
+  local variant=$1 model=$2 rep=$3
+  local dir main envs settings args
+  case $variant in
+    ferrodl)
+      [ $FERRODL_OK = 1 ] || return 0
+      dir=ferrodl; main=org.ferrodl.bench.jvm.FerrodlBench
+      envs=(); settings="engine threads = cores (default)" ;;
+    dl4j)
+      [ $DL4J_OK = 1 ] || return 0
+      dir=dl4j; main=org.ferrodl.bench.jvm.Dl4jBench
+      envs=(OMP_NUM_THREADS=$CORES); settings="OMP_NUM_THREADS=$CORES, workspaces default (recommended)" ;;
+    dl4j-passive)
+      [ $DL4J_OK = 1 ] || return 0
+      dir=dl4j; main=org.ferrodl.bench.jvm.Dl4jBench
+      envs=(OMP_NUM_THREADS=$CORES OMP_WAIT_POLICY=PASSIVE)
+      settings="OMP_NUM_THREADS=$CORES OMP_WAIT_POLICY=PASSIVE, workspaces default" ;;
+  esac
+  case $model in
+    mlp) args=(--epochs 20 --warmup-epochs 1 --window 62 --min-windows 2 --max-seconds "$MLP_MAX_S") ;;
+    cnn) args=(--epochs 4 --warmup-iters 31 --window 31 --min-windows 3 --max-seconds "$CNN_MAX_S") ;;
+    jni) args=(--rounds 8) ;;
+  esac
+  local name="$variant-$model-$rep"
+  local file="$OUT/$name.jsonl"
+  local cp
+  cp="$HERE/$dir/target/classes:$(cat "$HERE/$dir/target/runtime.classpath")"
+  log "$name"
+  printf '{"type":"meta","variant":"%s","model":"%s","rep":%d,"settings":"%s","loadavg_before":"%s"}\n' \
+    "$variant" "$model" "$rep" "$settings" "$(cut -d' ' -f1-3 /proc/loadavg)" > "$file"
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  env "${envs[@]}" timeout "$RUN_TIMEOUT_S" java $JAVA_OPTS -cp "$cp" "$main" \
+    --model "$model" --batch 64 --rep "$rep" --data "$DATA" "${args[@]}" >> "$file" 2> "$OUT/$name.log"
+  rc=$?
+  t1=$(date +%s.%N)
+  printf '{"type":"exit","variant":"%s","model":"%s","rep":%d,"rc":%d,"wall_s":%.1f,"loadavg_after":"%s"}\n' \
+    "$variant" "$model" "$rep" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" "$(cut -d' ' -f1-3 /proc/loadavg)" >> "$file"
+  if [ $rc != 0 ]; then
+    record_error "run $model" "$variant" $rc "$OUT/$name.log"
+  fi
+  sleep 1 # let the previous JVM's threads and memory go before the next starts
+}
+
+# ---- interleaved repetitions: within a repetition each model's systems run back to back, and
+# the order flips from one repetition to the next
+for rep in $(seq 1 "$REPS"); do
+  if [ $((rep % 2)) = 1 ]; then mlp_order=(ferrodl dl4j dl4j-passive); cnn_order=(ferrodl dl4j)
+  else mlp_order=(dl4j-passive dl4j ferrodl); cnn_order=(dl4j ferrodl); fi
+  [ "$PASSIVE_CNN" = 1 ] && cnn_order+=(dl4j-passive)
+  for v in "${mlp_order[@]}"; do run "$v" mlp "$rep"; done
+  for v in "${cnn_order[@]}"; do run "$v" cnn "$rep"; done
+  run ferrodl jni "$rep"
+done
+
+echo "finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$OUT/env.txt"
+echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/env.txt"
+echo "wall_s=$(( $(date +%s) - T0 ))" >> "$OUT/env.txt"
+
+python3 "$HERE/summarize.py" --out-dir "$OUT" --results "$HERE/results.json"
