@@ -24,6 +24,13 @@ fn main() {
         std::env::var("PROFILE").unwrap_or_default()
     );
     println!("cargo:rustc-env=FERRODL_FEATURES={}", features.join(","));
+    // HEAD names the branch; the branch's commit lives in refs/heads (a directory: cargo scans it)
+    // or, after `git gc`, in packed-refs. Watching all three keeps gitSha current on every commit.
     println!("cargo:rerun-if-changed=.git/HEAD");
+    for path in [".git/refs/heads", ".git/packed-refs"] {
+        if std::path::Path::new(path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
     println!("cargo:rerun-if-changed=build.rs");
 }
