@@ -122,7 +122,7 @@ def run(args):
     threads = server.ask("threads 0")["threads"]
     load_start = os.getloadavg()
     t0 = time.time()
-    res = {"gemm": {}, "gemm1": {}, "mlp": {}, "mlp_state": {}, "mlp_state_ftz": {}}
+    res = {"gemm": {}, "gemm1": {}, "mlp": {}, "mlp_state": {}}
 
     # ---- GEMM, all cores: ferrodl and numpy interleaved, order alternating each round
     np_cases = {n: peers.NumpyGemm(n) for n in GEMM_SIZES}
@@ -158,20 +158,16 @@ def run(args):
 
     # ---- MLP training throughput, ferrodl and JAX interleaved
     jax_models = {b: peers.JaxMlp(b) for b in BATCHES}
-    systems = ("ferrodl", "ferrodl-ftz", "jax")
+    systems = ("ferrodl", "jax")
     msamples = {(s, b): [] for s in systems for b in BATCHES}
     for r in range(args.rounds):
         for b in BATCHES:
-            order = systems[r % 3 :] + systems[: r % 3]  # rotate who goes first
+            order = systems if r % 2 == 0 else systems[::-1]
             for system in order:
                 if system == "ferrodl":
                     reply = server.ask(f"mlp {b} {args.mlp_secs}")
                     v = reply["examples_per_sec"]
                     res["mlp_state"][b] = reply
-                elif system == "ferrodl-ftz":
-                    reply = server.ask(f"mlp-ftz {b} {args.mlp_secs}")
-                    v = reply["examples_per_sec"]
-                    res["mlp_state_ftz"][b] = reply
                 else:
                     v = jax_models[b].examples_per_sec(args.mlp_secs)
                 msamples[(system, b)].append(v)
@@ -225,12 +221,9 @@ def mlp_section(res):
         f"labels (a pool of {peers.POOL_EXAMPLES} examples cycled), warm-up excluded. "
         f"{PARAMS} parameters; achieved GFLOP/s = 6 × parameters × examples/s; "
         "\"of GEMM\" = that rate / the same system's 1024³ all-core GEMM median of this run "
-        "(JAX: / numpy's). ferrodl: `MultiLayerNetwork::fit`, one network per batch size and "
-        "row, trained on through the rounds. \"ferrodl, FTZ\": the same with flush-to-zero and "
-        "denormals-are-zero set on the training thread while it steps — what flushing "
-        "subnormal Adam state would give (XLA flushes denormals too). JAX: one jitted train "
-        "step (forward, backward, Adam in jax.numpy), all cores. Rounds interleave the three "
-        "rows, rotating who goes first.",
+        "(JAX: / numpy's). ferrodl: `MultiLayerNetwork::fit`, one network per batch size, "
+        "trained on through the rounds. JAX: one jitted train step (forward, backward, Adam in "
+        "jax.numpy), all cores. Rounds interleave the two, alternating who goes first.",
         "",
         "| batch | system | examples/s | / JAX (medians) | GFLOP/s (of GEMM) |",
         "|---|---|---|---|---|",
@@ -238,8 +231,7 @@ def mlp_section(res):
     for b in BATCHES:
         j = m[("jax", b)]
         for system, label, ref in (
-            ("ferrodl", "ferrodl, as is", fg),
-            ("ferrodl-ftz", "ferrodl, FTZ", fg),
+            ("ferrodl", "ferrodl", fg),
             ("jax", "JAX (XLA CPU)", ng),
         ):
             s = m[(system, b)]
@@ -249,13 +241,12 @@ def mlp_section(res):
                 f"{gf:.1f} ({100 * gf / ref:.0f} %) |"
             )
     lines.append("| CNN (LeNet-style) | *to be added* | | | |")
-    st, sf = res["mlp_state"], res["mlp_state_ftz"]
+    st = res["mlp_state"]
     lines += [
         "",
-        "ferrodl's Adam state at the end (see the subnormal table below): "
+        "ferrodl's Adam state at the end: "
         + "; ".join(
-            f"batch {b}: {st[b]['steps']} steps, {100 * st[b]['subnormal']:.1f} % subnormal "
-            f"as is, {100 * sf[b]['subnormal']:.1f} % with FTZ"
+            f"batch {b}: {st[b]['steps']} steps, {100 * st[b]['subnormal']:.1f} % subnormal"
             for b in BATCHES
         )
         + ".",
@@ -267,9 +258,8 @@ def profile_section(res):
     lines = [
         "The step re-assembled from the engine's GEMM/row helpers with the elementwise parts of "
         "ferrodl-nn/ferrodl-optim mirrored (`bench/rust/src/profile.rs`), a clock around each "
-        f"phase; all cores ({res['threads']} threads), FTZ/DAZ on the thread (so that the "
-        "breakdown does not depend on how far Adam's state has decayed into subnormals; their "
-        "cost is measured separately below). µs per step (share of the phases' sum).",
+        f"phase; all cores ({res['threads']} threads), subnormals flushed on the thread as "
+        "`fit` does. µs per step (share of the phases' sum).",
         "",
     ]
     profs = res["profile"]
@@ -294,48 +284,23 @@ def profile_section(res):
         + " |"
     )
     lines.append(
-        "| prototype: Adam fused with `params -= update`, 1 thread | "
-        + " | ".join(f"{p['fused_adam_1t'] * 1e6:.0f}" for p in profs)
-        + " |"
-    )
-    lines.append(
-        f"| prototype: the same over `parallel_for_each` ({res['threads']} threads) | "
+        f"| prototype: the fused Adam pass over `parallel_for_each` ({res['threads']} threads) | "
         + " | ".join(f"{p['fused_adam_nt'] * 1e6:.0f}" for p in profs)
         + " |"
     )
     lines.append(
-        "| prototype: ReLU backward as a select (replaces \"backward activation\") | "
-        + " | ".join(f"{p['relu_bwd_select'] * 1e6:.0f}" for p in profs)
-        + " |"
-    )
-    lines.append(
-        "| **proposed step**: the two changes above together (ReLU select, fused Adam over "
-        "`parallel_for_each`), whole step | "
+        "| **prototype step**: the mirrored step with that parallel Adam pass | "
         + " | ".join(f"**{p['proposed_step'] * 1e6:.0f}**" for p in profs)
         + " |"
     )
     s = res["subnormal"]
     lines += [
         "",
-        f"Subnormal Adam state (`subnormal`): `fit` at batch 64 on 8 cycled batches, "
-        f"{s['steps']} steps; examples/s over the first and the last 200 steps.",
-        "",
-        "| | first 200 steps | last 200 steps | subnormal share of the updater state at the end |",
-        "|---|---|---|---|",
-        f"| as is | {s['plain_early']:.0f} | {s['plain_late']:.0f} | "
-        f"{100 * s['plain_subnormal']:.1f} % |",
-        f"| flush-to-zero + denormals-are-zero on the thread | {s['ftz_early']:.0f} | "
-        f"{s['ftz_late']:.0f} | {100 * s['ftz_subnormal']:.1f} % |",
-        "",
-        "Adam alone (ferrodl-optim's loop, mirrored), one step over all parameters, 1 thread, "
-        "µs (best of 15):",
-        "",
-        "| state | as is | prototype: flush m, v < f32::MIN_POSITIVE to 0 | FTZ/DAZ |",
-        "|---|---|---|---|",
-        f"| with subnormals (end of the run above) | {s['adam_plain'] * 1e6:.0f} | "
-        f"{s['adam_flush'] * 1e6:.0f} | {s['adam_ftz'] * 1e6:.0f} |",
-        f"| without (end of the FTZ run) | {s['adam_clean_plain'] * 1e6:.0f} | "
-        f"{s['adam_clean_flush'] * 1e6:.0f} | |",
+        f"Subnormal-state regression check (`subnormal`): `fit` at batch 64 on 8 cycled "
+        f"(memorised) batches, {s['steps']} steps: {s['early']:.0f} examples/s over the first "
+        f"200 steps, {s['late']:.0f} over the last 200; {100 * s['subnormal']:.1f} % of the "
+        "updater state subnormal at the end (before the engine flushed subnormals: 6× slower "
+        "late steps and 21 % subnormal state, see the analysis).",
     ]
     return lines
 

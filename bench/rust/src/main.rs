@@ -12,11 +12,11 @@
 //! * `mlp BATCH SECS` — `MultiLayerNetwork::fit` steps on the 784-500-100-10 MLP for at least
 //!   SECS seconds (the network is built and warmed up on first use of a batch size); answers
 //!   examples/s, the steps taken so far and the subnormal share of the updater state.
-//! * `mlp-ftz BATCH SECS` — the same on separate networks, stepped with flush-to-zero and
-//!   denormals-are-zero set on this thread (what flushing subnormal updater state would give).
 //! * `profile BATCH STEPS FTZ` — the step decomposed into phases (see `profile.rs`), with FTZ/DAZ
-//!   if FTZ is 1; answers seconds per step for each phase, and the same step through `fit`.
-//! * `subnormal STEPS WINDOW` — the subnormal-state slowdown (see `subnormal.rs`).
+//!   if FTZ is 1 (as the engine's `fit` does); answers seconds per step for each phase, and the
+//!   same step through `fit`.
+//! * `subnormal STEPS WINDOW` — regression check for the subnormal-state slowdown
+//!   (see `subnormal.rs`).
 
 mod mlp;
 mod profile;
@@ -85,9 +85,6 @@ fn serve() {
     let mut out = std::io::stdout().lock();
     let mut gemms: Vec<GemmCase> = Vec::new();
     let mut mlps = mlp::Trainers::default();
-    // the same networks trained with flush-to-zero/denormals-are-zero on this thread while they
-    // step (a stand-in for the updater flushing subnormal state, see subnormal.rs)
-    let mut mlps_ftz = mlp::Trainers::default();
     for line in stdin.lock().lines() {
         let line = line.expect("stdin");
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -114,12 +111,9 @@ fn serve() {
                 };
                 format!("{{\"gflops\":{}}}", case.gflops(num(2)))
             }
-            Some(c @ ("mlp" | "mlp-ftz")) => {
-                let ftz = c == "mlp-ftz";
-                let t = if ftz { &mut mlps_ftz } else { &mut mlps }.get(num(1) as usize);
-                let guard = ftz.then(ferrodl_tensor::flush_denormals);
+            Some("mlp") => {
+                let t = mlps.get(num(1) as usize);
                 let eps = t.examples_per_sec(num(2));
-                drop(guard);
                 format!(
                     "{{\"examples_per_sec\":{eps},\"steps\":{},\"subnormal\":{}}}",
                     t.steps(),

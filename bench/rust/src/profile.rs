@@ -3,20 +3,20 @@
 //! The step of `MultiLayerNetwork::fit` for the benchmark MLP is re-assembled here with a clock
 //! around each phase: the GEMMs and row helpers are the engine's own (`ferrodl_tensor`); the
 //! elementwise parts of ferrodl-nn and ferrodl-optim (ReLU/softmax, MCXENT score and delta,
-//! Adam, `params -= update`) are mirrored line for line from their code (as of this bench's
-//! writing), because their internals are not public and change. The same step through the real
+//! Adam fused with `params -= update`, branch-free ReLU backward) are mirrored from their code
+//! (as of 2026-11-23), because their internals are not public and change. The same step through the real
 //! `fit` is timed alongside (interleaved), so the sum of the phases can be checked against it:
 //! a gap means the engine does work the mirror does not.
 //!
-//! Prototypes of changes to ferrodl-nn/ferrodl-optim are timed on the same state (see
-//! `docs/BENCHMARKS.md`): Adam fused with `params -= update` in one pass, on one thread and
-//! split over the GEMM threads with `ferrodl_tensor::parallel_for_each`.
+//! A prototype of a change to ferrodl-nn/ferrodl-optim is timed on the same state (see
+//! `docs/BENCHMARKS.md`): the fused Adam pass split over the GEMM threads with
+//! `ferrodl_tensor::parallel_for_each`, alone and as a whole step.
 
 use crate::mlp::{random_batches, Trainer, N_IN, N_OUT};
 use ferrodl_tensor::{add_row_vector, column_sums, first_non_finite, gemm, softmax_rows, Op, Rng};
 use std::time::Instant;
 
-pub const PHASES: [&str; 11] = [
+pub const PHASES: [&str; 10] = [
     "input checks (NaN/inf scan)",
     "forward GEMMs",
     "forward bias + activation",
@@ -26,8 +26,7 @@ pub const PHASES: [&str; 11] = [
     "backward GEMMs dW = xᵀ·dz",
     "backward GEMMs dX = dz·Wᵀ",
     "bias gradients (column sums)",
-    "Adam update",
-    "params -= update",
+    "Adam fused with params -= update",
 ];
 
 pub struct Profile {
@@ -37,13 +36,8 @@ pub struct Profile {
     pub phases: Vec<f64>,
     /// seconds per step of `MultiLayerNetwork::fit`, same batch and data
     pub fit: f64,
-    /// prototype: Adam and `params -= update` fused into one pass, one thread
-    pub fused_adam_1t: f64,
     /// prototype: the fused pass split over `parallel_for_each` blocks
     pub fused_adam_nt: f64,
-    /// prototype: the ReLU backward mask written as a select (`d = if a > 0 { d } else { 0 }`)
-    /// instead of a conditional store, same data as the "backward activation" phase
-    pub relu_bwd_select: f64,
     /// the whole proposed step (see `Step::proposed`), seconds per step
     pub proposed_step: f64,
 }
@@ -60,14 +54,12 @@ impl Profile {
             .map(|(n, t)| format!("[\"{n}\",{t}]"))
             .collect();
         format!(
-            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"fused_adam_1t\":{},\"fused_adam_nt\":{},\"relu_bwd_select\":{},\"proposed_step\":{}}}",
+            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"fused_adam_nt\":{},\"proposed_step\":{}}}",
             self.batch,
             self.threads,
             phases.join(","),
             self.fit,
-            self.fused_adam_1t,
             self.fused_adam_nt,
-            self.relu_bwd_select,
             self.proposed_step
         )
     }
@@ -89,19 +81,13 @@ impl Profile {
             );
         }
         s += &format!(
-            "  prototype fused Adam+apply: 1 thread {:.1} µs, {} threads {:.1} µs (now {:.1} µs)\n",
-            self.fused_adam_1t * 1e6,
+            "  prototype fused Adam+apply over {} threads: {:.1} µs (now {:.1} µs)\n",
             self.threads,
             self.fused_adam_nt * 1e6,
-            (self.phases[9] + self.phases[10]) * 1e6
+            self.phases[9] * 1e6
         );
         s += &format!(
-            "  prototype ReLU backward as a select: {:.1} µs (now {:.1} µs)\n",
-            self.relu_bwd_select * 1e6,
-            self.phases[5] * 1e6
-        );
-        s += &format!(
-            "  proposed step (select ReLU backward, fused parallel Adam): {:.1} µs\n",
+            "  proposed step (fused Adam over parallel_for_each): {:.1} µs\n",
             self.proposed_step * 1e6
         );
         s
@@ -116,20 +102,7 @@ const EPSILON: f64 = 1e-8;
 /// Lower clip of probabilities inside `ln` (ferrodl-nn's LOG_CLIP_MIN).
 const LOG_CLIP_MIN: f64 = 1e-10;
 
-/// ferrodl-optim's Adam on one block: `grad` becomes the update (mirror of `Adam::apply`).
-fn adam_block(grad: &mut [f32], m: &mut [f32], v: &mut [f32], iteration: u64) {
-    let t = iteration.saturating_add(1).min(i32::MAX as u64) as i32;
-    let alpha = LR * (1.0 - BETA2.powi(t)).sqrt() / (1.0 - BETA1.powi(t));
-    let (b1, b2, eps, a) = (BETA1 as f32, BETA2 as f32, EPSILON as f32, alpha as f32);
-    let (one_b1, one_b2) = (1.0 - b1, 1.0 - b2);
-    for ((g, mi), vi) in grad.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()) {
-        *mi = b1 * *mi + one_b1 * *g;
-        *vi = b2 * *vi + one_b2 * *g * *g;
-        *g = a * *mi / (vi.sqrt() + eps);
-    }
-}
-
-/// Prototype: Adam and `params -= update` in one pass (same bits as the two passes).
+/// ferrodl-optim's Adam fused with `params -= update` (mirror of `Adam::apply_and_subtract`).
 fn adam_apply_fused(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], iteration: u64) {
     let t = iteration.saturating_add(1).min(i32::MAX as u64) as i32;
     let alpha = LR * (1.0 - BETA2.powi(t)).sqrt() / (1.0 - BETA1.powi(t));
@@ -144,8 +117,8 @@ fn adam_apply_fused(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], iter
 
 struct Step {
     batch: usize,
-    /// the proposed step: ReLU backward as a select, Adam fused with `params -= update` and
-    /// run over `parallel_for_each` (everything else as the engine does it)
+    /// the proposed step: the fused Adam pass run over `parallel_for_each` (everything else as
+    /// the engine does it)
     proposed: bool,
     params: Vec<f32>,
     grads: Vec<f32>,
@@ -275,16 +248,8 @@ impl Step {
             let input: &[f32] = if l == 0 { x } else { &self.acts[l - 1] };
             let dz = &mut self.delta[..rows * no];
             if l < 2 {
-                if self.proposed {
-                    for (d, &a) in dz.iter_mut().zip(&self.acts[l]) {
-                        *d = if a > 0.0 { *d } else { 0.0 };
-                    }
-                } else {
-                    for (d, &a) in dz.iter_mut().zip(&self.acts[l]) {
-                        if a <= 0.0 {
-                            *d = 0.0;
-                        }
-                    }
+                for (d, &a) in dz.iter_mut().zip(&self.acts[l]) {
+                    *d = if a > 0.0 { *d } else { 0.0 };
                 }
                 lap(5, &mut clock);
             }
@@ -337,52 +302,28 @@ impl Step {
             self.iteration += 1;
             return;
         }
-        // keep the raw gradient for the prototypes (not timed)
+        // keep the raw gradient for the prototype (not timed)
         self.proto_grads.copy_from_slice(&self.grads);
         clock = Instant::now();
+        // the engine's fit: the updater and the subtraction in one pass, block by block
         for r in &self.blocks {
-            adam_block(
-                &mut self.grads[r.clone()],
+            adam_apply_fused(
+                &mut self.params[r.clone()],
+                &self.grads[r.clone()],
                 &mut self.m[r.clone()],
                 &mut self.v[r.clone()],
                 self.iteration,
             );
         }
         lap(9, &mut clock);
-        for (p, &u) in self.params.iter_mut().zip(&self.grads) {
-            *p -= u;
-        }
-        lap(10, &mut clock);
         self.iteration += 1;
     }
 
-    /// Prototype: the ReLU backward of both hidden layers as a select (vectorises), on copies
-    /// of this step's deltas so the step's state is not touched. Seconds.
-    fn relu_backward_select(&mut self, scratch: &mut Vec<f32>) -> f64 {
-        let mut total = 0.0;
-        for l in 0..2 {
-            let a = &self.acts[l];
-            scratch.clear();
-            scratch.extend(a.iter().map(|&v| v - 0.5)); // some negative "deltas"
-            let t = Instant::now();
-            for (d, &ai) in scratch.iter_mut().zip(a) {
-                *d = if ai > 0.0 { *d } else { 0.0 };
-            }
-            total += t.elapsed().as_secs_f64();
-            std::hint::black_box(&scratch);
-        }
-        total
-    }
-
-    /// Prototype: fused Adam + apply, over `parallel_for_each` blocks (one block: 1 thread).
-    fn fused_adam(&mut self, parallel: bool) {
+    /// Prototype: the fused Adam pass over `parallel_for_each` blocks.
+    fn fused_adam_parallel(&mut self) {
         let it = self.iteration;
         let n = self.proto_params.len();
-        let c = if parallel {
-            ferrodl_tensor::chunk_len(n, 16 * 1024)
-        } else {
-            n
-        };
+        let c = ferrodl_tensor::chunk_len(n, 16 * 1024);
         let items: Vec<_> = self
             .proto_params
             .chunks_mut(c)
@@ -410,15 +351,13 @@ pub fn run(batch: usize, steps: usize) -> Profile {
         step.run(x, y, &mut warm); // warm-up
         proposed.run(x, y, &mut warm);
     }
-    let (mut fit, mut f1, mut fn_, mut relu, mut prop) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    let mut scratch = Vec::new();
+    let (mut fit, mut fn_, mut prop) = (0.0, 0.0, 0.0);
     let block = 10;
     let mut done = 0;
     while done < steps {
         for i in 0..block {
             let (x, y) = &data[(done + i) % data.len()];
             step.run(x, y, &mut t);
-            relu += step.relu_backward_select(&mut scratch);
         }
         let c = Instant::now();
         for _ in 0..block {
@@ -433,12 +372,7 @@ pub fn run(batch: usize, steps: usize) -> Profile {
         prop += c.elapsed().as_secs_f64();
         let c = Instant::now();
         for _ in 0..block {
-            step.fused_adam(false);
-        }
-        f1 += c.elapsed().as_secs_f64();
-        let c = Instant::now();
-        for _ in 0..block {
-            step.fused_adam(true);
+            step.fused_adam_parallel();
         }
         fn_ += c.elapsed().as_secs_f64();
         done += block;
@@ -449,9 +383,7 @@ pub fn run(batch: usize, steps: usize) -> Profile {
         threads,
         phases: t.iter().map(|v| v / n).collect(),
         fit: fit / n,
-        fused_adam_1t: f1 / n,
         fused_adam_nt: fn_ / n,
-        relu_bwd_select: relu / n,
         proposed_step: prop / n,
     }
 }
