@@ -386,7 +386,7 @@ def main():
         "versions": versions(),
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "commit": cmd_out(["git", "rev-parse", "--short", "HEAD"])
-        + (" (+ uncommitted changes)" if cmd_out(["git", "status", "--porcelain"]) else ""),
+        + (" (+ uncommitted changes)" if cmd_out(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/BENCHMARKS.md"]) else ""),
     }
     res = run(args)
     block = latest_block(res, info)
