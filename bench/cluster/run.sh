@@ -11,7 +11,7 @@
 # Spark daemon, executor and driver it starts is stopped when it ends, also on failure or Ctrl-C.
 #
 # Usage: bench/cluster/run.sh [bench.py options]      e.g. --systems ferrodl-shared,dl4j-shared
-# Environment: REPEATS (1; each repeat runs every system once, ~30 min each on 2 cores), BUDGET
+# Environment: REPEATS (1; each repeat runs every system once, ~22 min each on 2 cores), BUDGET
 #   (training seconds per run, 300), PYTHON (python3), SKIP_BUILD=1 (use the jars as they are),
 #   KEEP_LOGS=DIR (copy all logs there).
 set -euo pipefail
