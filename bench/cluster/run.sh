@@ -71,6 +71,8 @@ if [[ "${SKIP_BUILD:-0}" != "1" ]]; then
   # the DL4J/ND4J/Aeron artifacts that went into the jar, for results.json
   mvn -B -q -f "$HERE/dl4j-spark/pom.xml" dependency:list -Djavacpp.platform=linux-x86_64 \
     -Ddl4j.spark.version="$DL4J_SPARK_VERSION" -DincludeScope=runtime -DoutputFile="$HERE/dl4j-spark/target/dependency-list.txt" >/dev/null
+  # The version list is informational (copied into results.json); grep exits 1 when nothing
+  # matches, which must not abort the benchmark under `set -e` -- hence `|| true`.
   grep -E 'org\.deeplearning4j:|org\.nd4j:nd4j-(native|api|aeron|parameter)|io\.aeron:|org\.bytedeco:(openblas|javacpp):' \
     "$HERE/dl4j-spark/target/dependency-list.txt" | sed -E 's/^ +//; s/ -- .*//' | sort -u \
     >"$HERE/dl4j-spark/target/dl4j-versions.txt" || true
