@@ -13,20 +13,45 @@ use ferrodl_tensor::Scalar;
 use serde::{Deserialize, Serialize};
 
 /// Common interface of the updaters.
+///
+/// Every updater's state for a block of `n` parameters is [`state_vectors`](Updater::state_vectors)
+/// vectors of `n` values each, stored one after the other (Adam: `m` then `v`). The element
+/// kernel, [`apply_chunk`](Updater::apply_chunk), sees those vectors as separate slices, so the
+/// same kernel serves a whole block or any piece of it: [`crate::Optimizer`] cuts large blocks into
+/// pieces and runs them on several threads with bit-identical results, since every element's
+/// update depends only on that element.
 pub trait Updater {
+    /// Number of per-parameter state vectors (0 for Sgd and NoOp, 3 for AMSGrad).
+    fn state_vectors(&self) -> usize;
     /// Number of state values this updater keeps for a block of `n` parameters.
-    fn state_len(&self, n: usize) -> usize;
+    fn state_len(&self, n: usize) -> usize {
+        n * self.state_vectors()
+    }
     /// Writes the initial state of a block (`state_len(n)` values). Zero for every updater except
     /// [`RmsProp`] and [`AdaGrad`], whose accumulators start at `epsilon` (as in the reference).
     fn init_state<T: Scalar>(&self, state: &mut [T]) {
         state.fill(T::zero());
     }
+    /// The element kernel on a piece of a block: replaces `grad` with the update for 0-based
+    /// `iteration` and `epoch`, advancing the first `state_vectors()` slices of `state` (each
+    /// `grad.len()` long; the others are ignored), then, when `params` is given, applies
+    /// `params -= update` in the same pass.
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    );
     /// Replaces the gradient `grad` with the update for 0-based `iteration` and `epoch`, advancing
     /// `state` (`state_len(grad.len())` values).
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64);
-    /// [`apply`](Self::apply), then `params -= update`; `grad` ends up holding the update as with
-    /// `apply`. Updaters override it with a single pass over the data where that saves a trip
-    /// through memory (Adam); the results are bit-identical to the two-step form.
+    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
+        let parts = state_parts(self.state_vectors(), grad.len(), state);
+        self.apply_chunk(None, grad, parts, iteration, epoch);
+    }
+    /// [`apply`](Self::apply), then `params -= update`, in one pass over the data; `grad` ends up
+    /// holding the update as with `apply`, and the results are bit-identical to the two-step form.
     fn apply_and_subtract<T: Scalar>(
         &self,
         params: &mut [T],
@@ -35,14 +60,53 @@ pub trait Updater {
         iteration: u64,
         epoch: u64,
     ) {
-        self.apply(grad, state, iteration, epoch);
-        for (p, &u) in params.iter_mut().zip(grad.iter()) {
-            *p = *p - u;
-        }
+        assert_eq!(
+            params.len(),
+            grad.len(),
+            "params and gradient lengths differ"
+        );
+        let parts = state_parts(self.state_vectors(), grad.len(), state);
+        self.apply_chunk(Some(params), grad, parts, iteration, epoch);
     }
     /// The learning rate at `(iteration, epoch)`; `NaN` for updaters without one
     /// ([`AdaDelta`], [`NoOp`]), as the reference's `getLearningRate(iteration, epoch)`.
     fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64;
+}
+
+/// Cuts a block's contiguous state (`vectors` × `n` values) into its vectors; unused entries of the
+/// array are empty.
+pub(crate) fn state_parts<T>(vectors: usize, n: usize, state: &mut [T]) -> [&mut [T]; 3] {
+    assert!(vectors <= 3, "at most 3 state vectors");
+    assert_eq!(
+        state.len(),
+        vectors * n,
+        "updater state has {} values, expected {vectors} x {n}",
+        state.len()
+    );
+    let (a, rest) = state.split_at_mut(if vectors >= 1 { n } else { 0 });
+    let (b, c) = rest.split_at_mut(if vectors >= 2 { n } else { 0 });
+    [a, b, c]
+}
+
+/// Runs the element kernel `f(i)` for `i in 0..n` (`f` writes the update into the gradient and
+/// returns it), subtracting each update from `params[i]` in the same loop when `params` is given.
+/// Both loops index slices of exactly `n` values, so the bounds checks vanish and they vectorise.
+#[inline(always)]
+fn drive<T: Scalar>(params: Option<&mut [T]>, n: usize, mut f: impl FnMut(usize) -> T) {
+    match params {
+        Some(p) => {
+            let p = &mut p[..n];
+            for i in 0..n {
+                let u = f(i);
+                p[i] = p[i] - u;
+            }
+        }
+        None => {
+            for i in 0..n {
+                f(i);
+            }
+        }
+    }
 }
 
 #[inline]
@@ -362,67 +426,72 @@ impl Nesterovs {
 
 // ---------------------------------------------------------------------------------------------
 
+/// `learning_rate_at` of an updater with `learning_rate` and `learning_rate_schedule` fields.
+macro_rules! scheduled_rate {
+    () => {
+        fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
+            rate(
+                self.learning_rate,
+                &self.learning_rate_schedule,
+                iteration,
+                epoch,
+            )
+        }
+    };
+}
+
 impl Updater for Sgd {
-    fn state_len(&self, _n: usize) -> usize {
+    fn state_vectors(&self) -> usize {
         0
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], _state: &mut [T], iteration: u64, epoch: u64) {
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        _state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    ) {
         let lr = T::of(self.learning_rate_at(iteration, epoch));
-        grad.iter_mut().for_each(|g| *g = *g * lr);
+        let n = grad.len();
+        drive(params, n, |i| {
+            grad[i] = grad[i] * lr;
+            grad[i]
+        });
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
+}
+
+/// `α_t = lr · sqrt(1 - β2^t) / (1 - β1^t)`, the bias-corrected step of Adam and AMSGrad.
+fn adam_alpha(lr: f64, beta1: f64, beta2: f64, iteration: u64) -> f64 {
+    let t = t_of(iteration);
+    lr * (1.0 - beta2.powi(t)).sqrt() / (1.0 - beta1.powi(t))
 }
 
 impl Updater for Adam {
-    fn state_len(&self, n: usize) -> usize {
-        2 * n
+    fn state_vectors(&self) -> usize {
+        2
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
-        let n = grad.len();
-        assert_eq!(state.len(), 2 * n, "Adam state length");
-        let (m, v) = state.split_at_mut(n);
-        let t = t_of(iteration);
-        let lr = self.learning_rate_at(iteration, epoch);
-        let alpha = lr * (1.0 - self.beta2.powi(t)).sqrt() / (1.0 - self.beta1.powi(t));
-        let (b1, b2, eps, a) = (
-            T::of(self.beta1),
-            T::of(self.beta2),
-            T::of(self.epsilon),
-            T::of(alpha),
-        );
-        let (one_b1, one_b2) = (T::one() - b1, T::one() - b2);
-        for ((g, mi), vi) in grad.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()) {
-            *mi = b1 * *mi + one_b1 * *g;
-            *vi = b2 * *vi + one_b2 * *g * *g;
-            *g = a * *mi / (vi.sqrt() + eps);
-        }
-    }
-
-    fn apply_and_subtract<T: Scalar>(
+    fn apply_chunk<T: Scalar>(
         &self,
-        params: &mut [T],
+        params: Option<&mut [T]>,
         grad: &mut [T],
-        state: &mut [T],
+        state: [&mut [T]; 3],
         iteration: u64,
         epoch: u64,
     ) {
         let n = grad.len();
-        assert_eq!(state.len(), 2 * n, "Adam state length");
-        assert_eq!(params.len(), n, "Adam params length");
-        let (m, v) = state.split_at_mut(n);
-        let t = t_of(iteration);
-        let lr = self.learning_rate_at(iteration, epoch);
-        let alpha = lr * (1.0 - self.beta2.powi(t)).sqrt() / (1.0 - self.beta1.powi(t));
+        let [m, v, _] = state;
+        let (m, v) = (&mut m[..n], &mut v[..n]);
+        let alpha = adam_alpha(
+            self.learning_rate_at(iteration, epoch),
+            self.beta1,
+            self.beta2,
+            iteration,
+        );
         let (b1, b2, eps, a) = (
             T::of(self.beta1),
             T::of(self.beta2),
@@ -430,39 +499,44 @@ impl Updater for Adam {
             T::of(alpha),
         );
         let (one_b1, one_b2) = (T::one() - b1, T::one() - b2);
-        // The same operations as `apply` then the subtraction, in one pass over p, g, m, v.
-        for (((p, g), mi), vi) in params
-            .iter_mut()
-            .zip(grad.iter_mut())
-            .zip(m.iter_mut())
-            .zip(v.iter_mut())
-        {
+        // Zipped iterators rather than `drive`: measured ~4% faster for this, the most used
+        // updater (240 vs 250 µs for 443,610 parameters on one thread).
+        let step = |g: &mut T, mi: &mut T, vi: &mut T| {
             *mi = b1 * *mi + one_b1 * *g;
             *vi = b2 * *vi + one_b2 * *g * *g;
             *g = a * *mi / (vi.sqrt() + eps);
-            *p = *p - *g;
+        };
+        let gmv = grad.iter_mut().zip(m.iter_mut()).zip(v.iter_mut());
+        match params {
+            Some(p) => {
+                for (p, ((g, mi), vi)) in p.iter_mut().zip(gmv) {
+                    step(g, mi, vi);
+                    *p = *p - *g;
+                }
+            }
+            None => gmv.for_each(|((g, mi), vi)| step(g, mi, vi)),
         }
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
 }
 
 impl Updater for AdaMax {
-    fn state_len(&self, n: usize) -> usize {
-        2 * n
+    fn state_vectors(&self) -> usize {
+        2
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    ) {
         let n = grad.len();
-        assert_eq!(state.len(), 2 * n, "AdaMax state length");
-        let (m, u) = state.split_at_mut(n);
+        let [m, u, _] = state;
+        let (m, u) = (&mut m[..n], &mut u[..n]);
         let lr = self.learning_rate_at(iteration, epoch);
         let alpha = lr / (1.0 - self.beta1.powi(t_of(iteration)));
         let (b1, b2, eps, a) = (
@@ -472,32 +546,34 @@ impl Updater for AdaMax {
             T::of(alpha),
         );
         let one_b1 = T::one() - b1;
-        for ((g, mi), ui) in grad.iter_mut().zip(m.iter_mut()).zip(u.iter_mut()) {
-            *mi = b1 * *mi + one_b1 * *g;
-            *ui = (b2 * *ui).max(g.abs());
-            *g = a * *mi / (*ui + eps);
-        }
+        drive(params, n, |i| {
+            let g = grad[i];
+            m[i] = b1 * m[i] + one_b1 * g;
+            u[i] = (b2 * u[i]).max(g.abs());
+            grad[i] = a * m[i] / (u[i] + eps);
+            grad[i]
+        });
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
 }
 
 impl Updater for Nadam {
-    fn state_len(&self, n: usize) -> usize {
-        2 * n
+    fn state_vectors(&self) -> usize {
+        2
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    ) {
         let n = grad.len();
-        assert_eq!(state.len(), 2 * n, "Nadam state length");
-        let (m, v) = state.split_at_mut(n);
+        let [m, v, _] = state;
+        let (m, v) = (&mut m[..n], &mut v[..n]);
         let lr = self.learning_rate_at(iteration, epoch);
         // update = c·(β1·m + (1-β1)·g)/(sqrt(v)+ε) with c = lr/(1-β1^t).
         let c = lr / (1.0 - self.beta1.powi(t_of(iteration)));
@@ -508,37 +584,41 @@ impl Updater for Nadam {
             T::of(c),
         );
         let (one_b1, one_b2) = (T::one() - b1, T::one() - b2);
-        for ((g, mi), vi) in grad.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()) {
-            let g1 = one_b1 * *g;
-            *mi = b1 * *mi + g1;
-            *vi = b2 * *vi + one_b2 * *g * *g;
-            *g = c * (b1 * *mi + g1) / (vi.sqrt() + eps);
-        }
+        drive(params, n, |i| {
+            let g = grad[i];
+            let g1 = one_b1 * g;
+            m[i] = b1 * m[i] + g1;
+            v[i] = b2 * v[i] + one_b2 * g * g;
+            grad[i] = c * (b1 * m[i] + g1) / (v[i].sqrt() + eps);
+            grad[i]
+        });
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
 }
 
 impl Updater for AMSGrad {
-    fn state_len(&self, n: usize) -> usize {
-        3 * n
+    fn state_vectors(&self) -> usize {
+        3
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    ) {
         let n = grad.len();
-        assert_eq!(state.len(), 3 * n, "AMSGrad state length");
-        let (m, rest) = state.split_at_mut(n);
-        let (v, vhat) = rest.split_at_mut(n);
-        let t = t_of(iteration);
-        let lr = self.learning_rate_at(iteration, epoch);
-        let alpha = lr * (1.0 - self.beta2.powi(t)).sqrt() / (1.0 - self.beta1.powi(t));
+        let [m, v, vhat] = state;
+        let (m, v, vhat) = (&mut m[..n], &mut v[..n], &mut vhat[..n]);
+        let alpha = adam_alpha(
+            self.learning_rate_at(iteration, epoch),
+            self.beta1,
+            self.beta2,
+            iteration,
+        );
         let (b1, b2, eps, a) = (
             T::of(self.beta1),
             T::of(self.beta2),
@@ -546,139 +626,149 @@ impl Updater for AMSGrad {
             T::of(alpha),
         );
         let (one_b1, one_b2) = (T::one() - b1, T::one() - b2);
-        for (((g, mi), vi), hi) in grad
-            .iter_mut()
-            .zip(m.iter_mut())
-            .zip(v.iter_mut())
-            .zip(vhat.iter_mut())
-        {
-            *mi = b1 * *mi + one_b1 * *g;
-            *vi = b2 * *vi + one_b2 * *g * *g;
-            *hi = hi.max(*vi);
-            *g = a * *mi / (hi.sqrt() + eps);
-        }
+        drive(params, n, |i| {
+            let g = grad[i];
+            m[i] = b1 * m[i] + one_b1 * g;
+            v[i] = b2 * v[i] + one_b2 * g * g;
+            vhat[i] = vhat[i].max(v[i]);
+            grad[i] = a * m[i] / (vhat[i].sqrt() + eps);
+            grad[i]
+        });
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
 }
 
 impl Updater for RmsProp {
-    fn state_len(&self, n: usize) -> usize {
-        n
+    fn state_vectors(&self) -> usize {
+        1
     }
 
     fn init_state<T: Scalar>(&self, state: &mut [T]) {
         state.fill(T::of(self.epsilon));
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
-        assert_eq!(state.len(), grad.len(), "RmsProp state length");
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    ) {
+        let n = grad.len();
+        let [s, _, _] = state;
+        let s = &mut s[..n];
         let (lr, d, eps) = (
             T::of(self.learning_rate_at(iteration, epoch)),
             T::of(self.rms_decay),
             T::of(self.epsilon),
         );
         let one_d = T::one() - d;
-        for (g, s) in grad.iter_mut().zip(state.iter_mut()) {
-            *s = d * *s + one_d * *g * *g;
-            *g = lr * *g / (s.sqrt() + eps);
-        }
+        drive(params, n, |i| {
+            let g = grad[i];
+            s[i] = d * s[i] + one_d * g * g;
+            grad[i] = lr * g / (s[i].sqrt() + eps);
+            grad[i]
+        });
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
 }
 
 impl Updater for Nesterovs {
-    fn state_len(&self, n: usize) -> usize {
-        n
+    fn state_vectors(&self) -> usize {
+        1
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
-        assert_eq!(state.len(), grad.len(), "Nesterovs state length");
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    ) {
+        let n = grad.len();
+        let [v, _, _] = state;
+        let v = &mut v[..n];
         let (mu, lr) = (
             T::of(self.momentum_at(iteration, epoch)),
             T::of(self.learning_rate_at(iteration, epoch)),
         );
         let one_mu = T::one() + mu;
-        for (g, v) in grad.iter_mut().zip(state.iter_mut()) {
-            let v_prev = *v;
-            *v = mu * *v - lr * *g;
-            *g = mu * v_prev - one_mu * *v;
-        }
+        drive(params, n, |i| {
+            let v_prev = v[i];
+            v[i] = mu * v[i] - lr * grad[i];
+            grad[i] = mu * v_prev - one_mu * v[i];
+            grad[i]
+        });
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
 }
 
 impl Updater for AdaGrad {
-    fn state_len(&self, n: usize) -> usize {
-        n
+    fn state_vectors(&self) -> usize {
+        1
     }
 
     fn init_state<T: Scalar>(&self, state: &mut [T]) {
         state.fill(T::of(self.epsilon));
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], iteration: u64, epoch: u64) {
-        assert_eq!(state.len(), grad.len(), "AdaGrad state length");
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        iteration: u64,
+        epoch: u64,
+    ) {
+        let n = grad.len();
+        let [h, _, _] = state;
+        let h = &mut h[..n];
         let (lr, eps) = (
             T::of(self.learning_rate_at(iteration, epoch)),
             T::of(self.epsilon),
         );
-        for (g, h) in grad.iter_mut().zip(state.iter_mut()) {
-            *h = *h + *g * *g;
-            *g = lr * *g / (h.sqrt() + eps);
-        }
+        drive(params, n, |i| {
+            let g = grad[i];
+            h[i] = h[i] + g * g;
+            grad[i] = lr * g / (h[i].sqrt() + eps);
+            grad[i]
+        });
     }
 
-    fn learning_rate_at(&self, iteration: u64, epoch: u64) -> f64 {
-        rate(
-            self.learning_rate,
-            &self.learning_rate_schedule,
-            iteration,
-            epoch,
-        )
-    }
+    scheduled_rate!();
 }
 
 impl Updater for AdaDelta {
-    fn state_len(&self, n: usize) -> usize {
-        2 * n
+    fn state_vectors(&self) -> usize {
+        2
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], state: &mut [T], _iteration: u64, _epoch: u64) {
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        state: [&mut [T]; 3],
+        _iteration: u64,
+        _epoch: u64,
+    ) {
         let n = grad.len();
-        assert_eq!(state.len(), 2 * n, "AdaDelta state length");
-        let (msg, msdx) = state.split_at_mut(n);
+        let [msg, msdx, _] = state;
+        let (msg, msdx) = (&mut msg[..n], &mut msdx[..n]);
         let (rho, eps) = (T::of(self.rho), T::of(self.epsilon));
         let one_rho = T::one() - rho;
-        for ((g, a), b) in grad.iter_mut().zip(msg.iter_mut()).zip(msdx.iter_mut()) {
-            *a = rho * *a + one_rho * *g * *g;
-            let u = *g * (*b + eps).sqrt() / (*a + eps).sqrt();
-            *b = rho * *b + one_rho * u * u;
-            *g = u;
-        }
+        drive(params, n, |i| {
+            let g = grad[i];
+            msg[i] = rho * msg[i] + one_rho * g * g;
+            let u = g * (msdx[i] + eps).sqrt() / (msg[i] + eps).sqrt();
+            msdx[i] = rho * msdx[i] + one_rho * u * u;
+            grad[i] = u;
+            u
+        });
     }
 
     fn learning_rate_at(&self, _iteration: u64, _epoch: u64) -> f64 {
@@ -687,11 +777,20 @@ impl Updater for AdaDelta {
 }
 
 impl Updater for NoOp {
-    fn state_len(&self, _n: usize) -> usize {
+    fn state_vectors(&self) -> usize {
         0
     }
 
-    fn apply<T: Scalar>(&self, grad: &mut [T], _state: &mut [T], _iteration: u64, _epoch: u64) {
+    fn apply_chunk<T: Scalar>(
+        &self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        _state: [&mut [T]; 3],
+        _iteration: u64,
+        _epoch: u64,
+    ) {
+        // `p - 0.0 == p` bit for bit (-0.0 and NaN included), so the parameters are left alone.
+        let _ = params;
         grad.fill(T::zero());
     }
 

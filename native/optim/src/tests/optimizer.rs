@@ -169,3 +169,72 @@ fn step_and_apply_equals_step_then_subtract() {
         assert_eq!(a.state(), b.state(), "state at iteration {it}");
     }
 }
+
+/// Large blocks are cut into pieces run on several threads: for every updater, `step_and_apply`
+/// at 1, 2 and 3 threads gives exactly (bit for bit) what `step` followed by `params -= update`
+/// gives on one thread, over several iterations and with blocks of uneven length.
+#[test]
+fn pieces_on_threads_are_bit_identical_to_one_pass() {
+    let all = [
+        AnyUpdater::Sgd(Sgd::default()),
+        AnyUpdater::Adam(Adam::default()),
+        AnyUpdater::AdaMax(AdaMax::default()),
+        AnyUpdater::Nadam(Nadam::default()),
+        AnyUpdater::AMSGrad(AMSGrad::default()),
+        AnyUpdater::RmsProp(RmsProp::default()),
+        AnyUpdater::Nesterovs(Nesterovs::default()),
+        AnyUpdater::AdaGrad(AdaGrad::default()),
+        AnyUpdater::AdaDelta(AdaDelta::default()),
+        AnyUpdater::NoOp(NoOp {}),
+    ];
+    // 100,003 + 7 + 40,961 parameters: the first and last blocks span several pieces of uneven size.
+    let (a, b, c) = (100_003, 7, 40_961);
+    let n = a + b + c;
+    let mut rng = ferrodl_tensor::Rng::new(11);
+    let mut p0 = vec![0f32; n];
+    rng.fill_normal(&mut p0, 0.1);
+    let grads: Vec<Vec<f32>> = (0..3)
+        .map(|_| {
+            let mut g = vec![0f32; n];
+            rng.fill_normal(&mut g, 0.01);
+            g
+        })
+        .collect();
+    for u in &all {
+        let blocks = vec![
+            (0..a, u.clone()),
+            (a..a + b, u.clone()),
+            (a + b..n, u.clone()),
+        ];
+        // Reference: one thread, update first, subtraction after.
+        ferrodl_tensor::set_num_threads(1);
+        let mut reference = Optimizer::<f32>::new(blocks.clone());
+        let mut p_ref = p0.clone();
+        for (it, g) in grads.iter().enumerate() {
+            let mut g = g.clone();
+            reference.step(&mut g, it as u64, 0);
+            for (p, u) in p_ref.iter_mut().zip(&g) {
+                *p -= u;
+            }
+        }
+        for threads in [1, 2, 3] {
+            ferrodl_tensor::set_num_threads(threads);
+            let mut opt = Optimizer::<f32>::new(blocks.clone());
+            let mut p = p0.clone();
+            for (it, g) in grads.iter().enumerate() {
+                opt.step_and_apply(&mut p, &mut g.clone(), it as u64, 0);
+            }
+            let same =
+                |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(
+                same(&p, &p_ref),
+                "{u:?} at {threads} threads: parameters differ"
+            );
+            assert!(
+                same(opt.state(), reference.state()),
+                "{u:?} at {threads} threads: state differs"
+            );
+        }
+    }
+    ferrodl_tensor::set_num_threads(ferrodl_tensor::default_num_threads());
+}
