@@ -95,10 +95,9 @@ pub(crate) fn state_parts<T>(vectors: usize, n: usize, state: &mut [T]) -> [&mut
 fn drive<T: Scalar>(params: Option<&mut [T]>, n: usize, mut f: impl FnMut(usize) -> T) {
     match params {
         Some(p) => {
-            let p = &mut p[..n];
-            for i in 0..n {
+            for (i, p) in p[..n].iter_mut().enumerate() {
                 let u = f(i);
-                p[i] = p[i] - u;
+                *p = *p - u;
             }
         }
         None => {
