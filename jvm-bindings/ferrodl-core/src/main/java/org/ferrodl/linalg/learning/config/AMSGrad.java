@@ -1,6 +1,5 @@
 package org.ferrodl.linalg.learning.config;
 
-import java.util.Objects;
 import org.ferrodl.linalg.schedule.ISchedule;
 
 /**
@@ -12,7 +11,7 @@ import org.ferrodl.linalg.schedule.ISchedule;
  * <p>JSON: {@code {"type":"AMSGrad","learningRate":0.001,"beta1":0.9,"beta2":0.999,"epsilon":1e-8}},
  * plus {@code "learningRateSchedule":{...}} when a schedule is set.
  */
-public class AMSGrad extends BaseLearningRateUpdater {
+public class AMSGrad extends BaseMomentUpdater {
     private static final long serialVersionUID = 1L;
 
     /** Default learning rate, 1e-3. */
@@ -23,10 +22,6 @@ public class AMSGrad extends BaseLearningRateUpdater {
     public static final double DEFAULT_AMSGRAD_BETA2_VAR_DECAY = 0.999;
     /** Default ε, 1e-8. */
     public static final double DEFAULT_AMSGRAD_EPSILON = 1e-8;
-
-    private double beta1;
-    private double beta2;
-    private double epsilon;
 
     /** AMSGrad with the default hyper-parameters (1e-3, 0.9, 0.999, 1e-8). */
     public AMSGrad() {
@@ -43,8 +38,7 @@ public class AMSGrad extends BaseLearningRateUpdater {
      *     defaults (the fixed learning rate keeps its default and is not used)
      */
     public AMSGrad(ISchedule learningRateSchedule) {
-        this(DEFAULT_AMSGRAD_LEARNING_RATE, learningRateSchedule, DEFAULT_AMSGRAD_BETA1_MEAN_DECAY, DEFAULT_AMSGRAD_BETA2_VAR_DECAY,
-                DEFAULT_AMSGRAD_EPSILON);
+        this(DEFAULT_AMSGRAD_LEARNING_RATE, learningRateSchedule, DEFAULT_AMSGRAD_BETA1_MEAN_DECAY, DEFAULT_AMSGRAD_BETA2_VAR_DECAY, DEFAULT_AMSGRAD_EPSILON);
     }
 
     /**
@@ -67,47 +61,13 @@ public class AMSGrad extends BaseLearningRateUpdater {
         this(DEFAULT_AMSGRAD_LEARNING_RATE, learningRateSchedule, beta1, beta2, epsilon);
     }
 
-    private AMSGrad(double learningRate, ISchedule learningRateSchedule, double beta1, double beta2,
-            double epsilon) {
-        super(learningRate, learningRateSchedule);
-        this.beta1 = beta1;
-        this.beta2 = beta2;
-        this.epsilon = epsilon;
+    private AMSGrad(double learningRate, ISchedule learningRateSchedule, double beta1, double beta2, double epsilon) {
+        super(learningRate, learningRateSchedule, beta1, beta2, epsilon);
     }
 
     /** @return a builder starting from the defaults */
     public static Builder builder() {
         return new Builder();
-    }
-
-    /** @return β1 */
-    public double getBeta1() {
-        return beta1;
-    }
-
-    /** @param beta1 new β1 */
-    public void setBeta1(double beta1) {
-        this.beta1 = beta1;
-    }
-
-    /** @return β2 */
-    public double getBeta2() {
-        return beta2;
-    }
-
-    /** @param beta2 new β2 */
-    public void setBeta2(double beta2) {
-        this.beta2 = beta2;
-    }
-
-    /** @return ε */
-    public double getEpsilon() {
-        return epsilon;
-    }
-
-    /** @param epsilon new ε */
-    public void setEpsilon(double epsilon) {
-        this.epsilon = epsilon;
     }
 
     @Override
@@ -117,99 +77,19 @@ public class AMSGrad extends BaseLearningRateUpdater {
 
     @Override
     public AMSGrad clone() {
-        return new AMSGrad(getLearningRate(), scheduleCopy(), beta1, beta2, epsilon);
-    }
-
-    @Override
-    public String validate() {
-        return UpdaterChecks.firstProblem(learningRateProblem(), UpdaterChecks.inUnitInterval("beta1", beta1),
-                UpdaterChecks.inUnitInterval("beta2", beta2), UpdaterChecks.positive("epsilon", epsilon));
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof AMSGrad)) {
-            return false;
-        }
-        AMSGrad a = (AMSGrad) o;
-        return sameLearningRate(a) && Double.compare(a.beta1, beta1) == 0 && Double.compare(a.beta2, beta2) == 0
-                && Double.compare(a.epsilon, epsilon) == 0;
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash("AMSGrad", getLearningRate(), getLearningRateSchedule(), beta1, beta2, epsilon);
-    }
-
-    @Override
-    public String toString() {
-        return "AMSGrad(" + learningRateString() + ", beta1=" + beta1 + ", beta2=" + beta2 + ", epsilon=" + epsilon
-                + ")";
+        return new AMSGrad(getLearningRate(), scheduleCopy(), getBeta1(), getBeta2(), getEpsilon());
     }
 
     /** Builds a {@link AMSGrad}; unset values take the defaults. Not thread-safe. */
-    public static class Builder {
-        private double learningRate = DEFAULT_AMSGRAD_LEARNING_RATE;
-        private ISchedule learningRateSchedule;
-        private double beta1 = DEFAULT_AMSGRAD_BETA1_MEAN_DECAY;
-        private double beta2 = DEFAULT_AMSGRAD_BETA2_VAR_DECAY;
-        private double epsilon = DEFAULT_AMSGRAD_EPSILON;
-
+    public static class Builder extends BaseMomentUpdater.Builder<AMSGrad, Builder> {
         /** Starts from the defaults. */
         public Builder() {
+            super(DEFAULT_AMSGRAD_LEARNING_RATE, DEFAULT_AMSGRAD_BETA1_MEAN_DECAY, DEFAULT_AMSGRAD_BETA2_VAR_DECAY, DEFAULT_AMSGRAD_EPSILON);
         }
 
-        /**
-         * @param learningRate the fixed learning rate
-         * @return this builder
-         */
-        public Builder learningRate(double learningRate) {
-            this.learningRate = learningRate;
-            return this;
-        }
-
-        /**
-         * @param learningRateSchedule the schedule (takes precedence over the fixed rate)
-         * @return this builder
-         */
-        public Builder learningRateSchedule(ISchedule learningRateSchedule) {
-            this.learningRateSchedule = learningRateSchedule;
-            return this;
-        }
-
-        /**
-         * @param beta1 decay of the first moment, in [0, 1)
-         * @return this builder
-         */
-        public Builder beta1(double beta1) {
-            this.beta1 = beta1;
-            return this;
-        }
-
-        /**
-         * @param beta2 decay of the second moment, in [0, 1)
-         * @return this builder
-         */
-        public Builder beta2(double beta2) {
-            this.beta2 = beta2;
-            return this;
-        }
-
-        /**
-         * @param epsilon numerical stability term, > 0
-         * @return this builder
-         */
-        public Builder epsilon(double epsilon) {
-            this.epsilon = epsilon;
-            return this;
-        }
-
-        /**
-         * @return the updater
-         * @throws IllegalArgumentException naming the first invalid field and its value
-         */
-        public AMSGrad build() {
-            return UpdaterChecks.checked(new AMSGrad(learningRate, learningRateSchedule, beta1, beta2, epsilon));
+        @Override
+        AMSGrad create(double learningRate, ISchedule learningRateSchedule, double beta1, double beta2, double epsilon) {
+            return new AMSGrad(learningRate, learningRateSchedule, beta1, beta2, epsilon);
         }
     }
 }
