@@ -7,37 +7,42 @@
 //! | offset | size | field | value |
 //! |---|---|---|---|
 //! | 0 | 4 | magic | ASCII `FRDU` |
-//! | 4 | 2 | version | `u16` = 1 |
-//! | 6 | 1 | kind | `u8`: 0 = sparse, 1 = bitmap |
-//! | 7 | 1 | flags | `u8` = 0 (reserved, must be 0) |
+//! | 4 | 2 | version | `u16` = 2 (version 1 is still read, see below) |
+//! | 6 | 1 | kind | `u8`: 0 = sparse `i32` (read only), 1 = bitmap, 2 = Rice |
+//! | 7 | 1 | rice_k | `u8`: the Rice parameter `k` (0..=63) for kind 2; 0 otherwise |
 //! | 8 | 8 | param_count | `u64`, length of the dense update vector |
 //! | 16 | 8 | entry_count | `u64`, number of entries sent (each means `+t` or `-t`), at most param_count |
 //! | 24 | 4 | threshold | `f32` `t`, finite and > 0 |
 //! | 28 | 4 | reserved | `u32` = 0 |
 //! | 32 | … | payload | below |
 //!
-//! * **Sparse** (kind 0): `entry_count` × `i32`, each a signed 1-based index: the sign is the sign
-//!   of the value (`+t` or `-t`) and `|i| - 1` is the position. Magnitudes are strictly
-//!   increasing and lie in `1..=min(param_count, i32::MAX)`; 0 and `i32::MIN` are invalid.
+//! * **Rice** (kind 2): the sorted positions of the entries as gaps (`g_0 = p_0`,
+//!   `g_i = p_i - p_{i-1} - 1`), each Golomb–Rice coded with parameter `k` (quotient `g >> k` in
+//!   unary as that many 0 bits and a 1 bit, then the low `k` bits of `g`), followed by one sign
+//!   bit (0 = `+t`, 1 = `-t`); bits packed least significant first, the last byte padded with 0
+//!   bits, nothing after it (see [`crate::rice`]). A message with `entry_count` 0 has `k` 0 and
+//!   an empty payload.
 //! * **Bitmap** (kind 1): `ceil(param_count / 16)` × `u32` words, 2 bits per parameter;
 //!   parameter `j` is at bits `2*(j % 16)` and `2*(j % 16) + 1` of word `j / 16`: `00` nothing,
 //!   `01` = `+t`, `10` = `-t`, `11` invalid. Bits of the last word beyond `param_count` are 0, and
 //!   the number of non-`00` codes equals `entry_count`.
+//! * **Sparse** (kind 0, written by version 1 writers, no longer written): `entry_count` × `i32`,
+//!   each a signed 1-based index: the sign is the sign of the value and `|i| - 1` the position.
+//!   Magnitudes strictly increasing, in `1..=min(param_count, i32::MAX)`.
 //!
-//! The message is exactly `32 + payload` bytes. A message with nothing to send is a sparse
-//! message with `entry_count` 0 (32 bytes).
+//! Version 1 messages (kinds 0 and 1, byte 7 = 0) are still read; a version 1 message with kind 2
+//! is refused.
 //!
-//! **Choice of encoding** ([`choose_encoding`]): the sparse payload is `4 × entry_count` bytes,
-//! the bitmap payload `4 × ceil(param_count / 16)` bytes. The writer picks sparse iff
-//! `entry_count <= ceil(param_count / 16)` (the sparse payload is no larger; ties go to sparse),
-//! bitmap otherwise. That is the exact form of "switch to bitmap when more than about 1/16 of the
-//! entries qualify". When `param_count > i32::MAX`, indices cannot address every parameter, so
-//! any message with entries is a bitmap. (A bitmap always fits: it is a sixteenth of the size of
-//! the `f32` vector it encodes, which exists in memory.) Readers accept either kind whichever is
-//! smaller.
+//! **Choice of encoding** ([`choose_encoding`]): with `n` entries out of `P` the writer takes the
+//! Rice parameter `k` that minimises the Rice size bound `n (k + 2) + ((P - n) >> k)` bits
+//! ([`crate::rice::parameter`]; it follows the mean gap `P / n`), and writes Rice iff that bound,
+//! in whole bytes, is no larger than the bitmap payload `4 × ceil(P / 16)` bytes; bitmap otherwise.
+//! The actual Rice payload is never larger than the bound. For scattered entries Rice costs about
+//! `log2(1/s) + 2.5` bits per entry at sparsity `s` (12.5 at `s = 1e-3`, against 32 for an `i32`
+//! index), and beats the bitmap up to `s` of about 0.3.
 //!
 //! **Semantics.** Entry `j` of the residual `r` is sent iff `|r_j| >= t`, as `sign(r_j) * t`, in
-//! both encodings (the reference treated positive and negative values asymmetrically in its
+//! every encoding (the reference treated positive and negative values asymmetrically in its
 //! bitmap; we don't). The entries are counted first, the encoding is chosen, and only then is the
 //! residual modified, once: `r_j -= sign(r_j) * t` for each sent entry (the reference lost the
 //! residual mass of a discarded sparse pass when it fell back to the bitmap). So
@@ -49,11 +54,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CodecError, VectorKind};
+use crate::rice::{self, BitWriter, MAX_RICE_PARAMETER};
 
 /// The four bytes every message starts with.
 pub const MAGIC: [u8; 4] = *b"FRDU";
-/// The format version this build writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this build writes.
+pub const VERSION: u16 = 2;
+/// The oldest format version this build reads.
+pub const MIN_READ_VERSION: u16 = 1;
 /// Size of the fixed header that precedes the payload.
 pub const HEADER_LEN: usize = 32;
 
@@ -64,10 +72,12 @@ const LOW_BITS: u32 = 0x5555_5555;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Encoding {
-    /// Signed 1-based indices, 4 bytes per entry.
+    /// Signed 1-based `i32` indices, 4 bytes per entry (version 1 writers; still read).
     Sparse,
     /// 2 bits per parameter.
     Bitmap,
+    /// Golomb–Rice coded position gaps plus a sign bit per entry.
+    Rice,
 }
 
 impl Encoding {
@@ -76,14 +86,19 @@ impl Encoding {
         match self {
             Encoding::Sparse => 0,
             Encoding::Bitmap => 1,
+            Encoding::Rice => 2,
         }
     }
 
-    fn from_code(code: u8) -> Result<Self, CodecError> {
+    fn from_code(code: u8, version: u16) -> Result<Self, CodecError> {
         match code {
             0 => Ok(Encoding::Sparse),
             1 => Ok(Encoding::Bitmap),
-            other => Err(CodecError::UnknownKind(other)),
+            2 if version >= 2 => Ok(Encoding::Rice),
+            other => Err(CodecError::UnknownKind {
+                kind: other,
+                version,
+            }),
         }
     }
 }
@@ -95,28 +110,36 @@ pub struct Header {
     pub param_count: u64,
     pub entry_count: u64,
     pub threshold: f32,
+    /// The Rice parameter `k` (0 for the other kinds).
+    pub rice_k: u8,
 }
 
 impl Header {
-    /// Payload size in bytes that this header announces (saturating, so a hostile header cannot
-    /// overflow the arithmetic; such a size is then simply never available).
-    pub fn payload_len(&self) -> u64 {
+    /// Smallest and largest payload size in bytes this header allows (saturating, so a hostile
+    /// header cannot overflow the arithmetic; such a size is then simply never available). Equal
+    /// for the sparse and bitmap kinds; for Rice the exact size depends on the positions.
+    pub fn payload_len_range(&self) -> (u64, u64) {
         match self.kind {
-            Encoding::Sparse => self.entry_count.saturating_mul(4),
-            Encoding::Bitmap => bitmap_words(self.param_count).saturating_mul(4),
+            Encoding::Sparse => {
+                let n = self.entry_count.saturating_mul(4);
+                (n, n)
+            }
+            Encoding::Bitmap => {
+                let n = bitmap_words(self.param_count).saturating_mul(4);
+                (n, n)
+            }
+            Encoding::Rice => (
+                rice::min_bits(self.entry_count, self.rice_k).div_ceil(8),
+                rice::max_bits(self.param_count, self.entry_count, self.rice_k).div_ceil(8),
+            ),
         }
-    }
-
-    /// Total message size in bytes: header plus payload.
-    pub fn message_len(&self) -> u64 {
-        self.payload_len().saturating_add(HEADER_LEN as u64)
     }
 
     fn write_to(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.push(self.kind.code());
-        out.push(0);
+        out.push(self.rice_k);
         out.extend_from_slice(&self.param_count.to_le_bytes());
         out.extend_from_slice(&self.entry_count.to_le_bytes());
         out.extend_from_slice(&self.threshold.to_le_bytes());
@@ -146,17 +169,19 @@ pub fn bitmap_words(param_count: u64) -> u64 {
     param_count.div_ceil(16)
 }
 
-/// The encoding a writer uses for `entry_count` entries out of `param_count` parameters: sparse iff
-/// there are no entries, or `param_count <= i32::MAX` and `entry_count <= ceil(param_count / 16)`.
-pub fn choose_encoding(param_count: u64, entry_count: u64) -> Encoding {
-    if entry_count == 0 {
-        Encoding::Sparse
-    } else if param_count > i32::MAX as u64 {
-        Encoding::Bitmap
-    } else if entry_count <= bitmap_words(param_count) {
-        Encoding::Sparse
+/// The encoding (and Rice parameter, 0 for the bitmap) a writer uses for `entry_count` entries
+/// out of `param_count` parameters: Rice with `k = rice::parameter(P, n)` iff its size bound in
+/// bytes is no larger than the bitmap payload (always when there are no entries), else bitmap.
+pub fn choose_encoding(param_count: u64, entry_count: u64) -> (Encoding, u8) {
+    let k = rice::parameter(param_count, entry_count);
+    let rice_bytes = rice::max_bits(param_count, entry_count, k).div_ceil(8);
+    let bitmap_bytes = bitmap_words(param_count).saturating_mul(4);
+    // Rice must save at least a quarter: the bitmap is coded several times faster (see
+    // docs/UPDATE_FORMAT.md), and near that density the bytes differ little.
+    if entry_count == 0 || rice_bytes.saturating_mul(4) <= bitmap_bytes.saturating_mul(3) {
+        (Encoding::Rice, k)
     } else {
-        Encoding::Bitmap
+        (Encoding::Bitmap, 0)
     }
 }
 
@@ -214,32 +239,78 @@ pub(crate) fn write_message(
     count: u64,
     out: &mut Vec<u8>,
 ) -> EncodeStats {
+    let (kind, rice_k) = choose_encoding(residual.len() as u64, count);
+    write_kind(residual, t, count, kind, rice_k, out)
+}
+
+/// [`encode`] into a given kind instead of the chosen one: `Encoding::Rice` (with the Rice
+/// parameter [`crate::rice::parameter`] picks) or `Encoding::Bitmap`. For tests and measurements
+/// of each path; the version 1 sparse kind is not written any more and is refused.
+pub fn encode_as(
+    residual: &mut [f32],
+    threshold: f32,
+    kind: Encoding,
+    out: &mut Vec<u8>,
+) -> Result<EncodeStats, CodecError> {
+    out.clear();
+    if kind == Encoding::Sparse {
+        return Err(CodecError::NotWritable(kind));
+    }
+    check_threshold(threshold)?;
+    let count = count_entries(residual, threshold)?;
+    let k = match kind {
+        Encoding::Rice => rice::parameter(residual.len() as u64, count),
+        _ => 0,
+    };
+    Ok(write_kind(residual, threshold, count, kind, k, out))
+}
+
+fn write_kind(
+    residual: &mut [f32],
+    t: f32,
+    count: u64,
+    kind: Encoding,
+    rice_k: u8,
+    out: &mut Vec<u8>,
+) -> EncodeStats {
     let param_count = residual.len() as u64;
     let header = Header {
-        kind: choose_encoding(param_count, count),
+        kind,
         param_count,
         entry_count: count,
         threshold: t,
+        rice_k,
     };
-    out.reserve(header.message_len() as usize);
+    let (_, max_payload) = header.payload_len_range();
+    out.reserve(HEADER_LEN + max_payload as usize);
     header.write_to(out);
     match header.kind {
         // count == 0 needs no pass at all: nothing qualifies and the residual stays as it is.
-        Encoding::Sparse if count > 0 => {
-            for (j, r) in residual.iter_mut().enumerate() {
-                let x = *r;
-                // j + 1 <= param_count <= i32::MAX, guaranteed by choose_encoding.
-                let index = (j + 1) as i32;
-                if x >= t {
-                    out.extend_from_slice(&index.to_le_bytes());
-                    *r = x - t;
-                } else if x <= -t {
-                    out.extend_from_slice(&(-index).to_le_bytes());
-                    *r = x + t;
+        Encoding::Rice if count > 0 => {
+            let mut bits = BitWriter::new(out);
+            // The next position a gap counts from.
+            let mut next = 0usize;
+            // Blocks of 64: a branch-free (vectorisable) pass builds the mask of qualifying
+            // entries, and only its set bits are visited; at sparsity 1e-3 most masks are 0.
+            for (b, block) in residual.chunks_mut(64).enumerate() {
+                let mut mask = 0u64;
+                for (i, &x) in block.iter().enumerate() {
+                    mask |= u64::from(x.abs() >= t) << i;
+                }
+                while mask != 0 {
+                    let i = mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    let j = b * 64 + i;
+                    let x = block[i];
+                    let negative = x < 0.0;
+                    bits.entry((j - next) as u64, rice_k, negative);
+                    next = j + 1;
+                    block[i] = if negative { x + t } else { x - t };
                 }
             }
+            bits.finish();
         }
-        Encoding::Sparse => {}
+        Encoding::Rice => {}
         Encoding::Bitmap => {
             let mut chunks = residual.chunks_exact_mut(16);
             for chunk in &mut chunks {
@@ -250,8 +321,9 @@ pub(crate) fn write_message(
                 out.extend_from_slice(&bitmap_word(rest, t).to_le_bytes());
             }
         }
+        Encoding::Sparse => unreachable!("choose_encoding never picks the version 1 sparse kind"),
     }
-    debug_assert_eq!(out.len() as u64, header.message_len());
+    debug_assert!(out.len() as u64 <= HEADER_LEN as u64 + max_payload);
     EncodeStats {
         encoding: header.kind,
         entries: count,
@@ -303,14 +375,17 @@ fn u64_at(msg: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Parses and validates a header (magic, version, kind, flags, reserved, threshold finite > 0,
-/// entry_count <= param_count, and the message length against the announced payload).
+/// Parses and validates a header (magic, version 1 or 2, kind, Rice parameter (the flags byte
+/// of version 1), reserved, threshold finite > 0, entry_count <= param_count, and the message
+/// length against the payload the header allows: exact for bitmap and sparse, within the
+/// bounds of [`Header::payload_len_range`] for Rice).
 pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
     if msg.len() < HEADER_LEN {
         return Err(CodecError::Truncated {
             len: msg.len(),
             needed: HEADER_LEN as u64,
             header_read: false,
+            exact: true,
         });
     }
     let magic = [msg[0], msg[1], msg[2], msg[3]];
@@ -319,12 +394,21 @@ pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
     }
     // The version comes before anything else so that a future layout is reported as such.
     let version = u16_at(msg, 4);
-    if version != VERSION {
+    if !(MIN_READ_VERSION..=VERSION).contains(&version) {
         return Err(CodecError::UnsupportedVersion(version));
     }
-    let kind = Encoding::from_code(msg[6])?;
-    if msg[7] != 0 {
-        return Err(CodecError::NonZeroFlags(msg[7]));
+    let kind = Encoding::from_code(msg[6], version)?;
+    let rice_k = msg[7];
+    match kind {
+        // In version 1 this byte was a reserved flags byte.
+        _ if version == 1 && rice_k != 0 => return Err(CodecError::NonZeroFlags(rice_k)),
+        Encoding::Rice if rice_k > MAX_RICE_PARAMETER => {
+            return Err(CodecError::BadRiceParameter { k: rice_k, kind })
+        }
+        Encoding::Sparse | Encoding::Bitmap if rice_k != 0 => {
+            return Err(CodecError::BadRiceParameter { k: rice_k, kind })
+        }
+        _ => {}
     }
     let param_count = u64_at(msg, 8);
     let entry_count = u64_at(msg, 16);
@@ -342,25 +426,32 @@ pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
             param_count,
         });
     }
+    if kind == Encoding::Rice && entry_count == 0 && rice_k != 0 {
+        return Err(CodecError::BadRiceParameter { k: rice_k, kind });
+    }
     let header = Header {
         kind,
         param_count,
         entry_count,
         threshold,
+        rice_k,
     };
-    let expected = header.message_len();
-    let len = msg.len() as u64;
-    if len < expected {
+    let (min, max) = header.payload_len_range();
+    let exact = kind != Encoding::Rice;
+    let payload = (msg.len() - HEADER_LEN) as u64;
+    if payload < min {
         return Err(CodecError::Truncated {
             len: msg.len(),
-            needed: expected,
+            needed: min.saturating_add(HEADER_LEN as u64),
             header_read: true,
+            exact,
         });
     }
-    if len > expected {
+    if payload > max {
         return Err(CodecError::TrailingBytes {
             len: msg.len(),
-            expected,
+            expected: max + HEADER_LEN as u64,
+            exact,
         });
     }
     Ok(header)
@@ -368,8 +459,9 @@ pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
 
 /// `target[j] += scale * decoded[j]`.
 ///
-/// Validates everything first (header, `param_count == target.len()`, sparse indices in range
-/// and strictly increasing, no `11` bitmap codes, no padding bits, bitmap entry count, exact
+/// Validates everything first (header, `param_count == target.len()`, Rice gaps within
+/// `param_count` with complete entries, bounded unary runs and zero padding, sparse indices in
+/// range and strictly increasing, no `11` bitmap codes, no padding bits, bitmap entry count, exact
 /// payload length, `scale * threshold` finite), so a bad message never half-applies: on error
 /// `target` is unchanged. Entries the message does not mention keep their value (a `-0.0` among
 /// them may become `+0.0`, as adding a decoded zero would).
@@ -390,6 +482,15 @@ pub fn decode_add(msg: &[u8], scale: f32, target: &mut [f32]) -> Result<Header, 
     }
     let payload = &msg[HEADER_LEN..];
     match header.kind {
+        Encoding::Rice => {
+            let (p, n, k) = (header.param_count, header.entry_count, header.rice_k);
+            // A validating pass first, then the same walk applying (it cannot fail any more).
+            rice::walk(payload, p, n, k, |_, _| {})?;
+            let neg = -value;
+            rice::walk(payload, p, n, k, |position, negative| {
+                target[position as usize] += if negative { neg } else { value };
+            })?;
+        }
         Encoding::Sparse => {
             validate_sparse(payload, header.param_count)?;
             for chunk in payload.chunks_exact(4) {
@@ -496,12 +597,19 @@ fn validate_bitmap(payload: &[u8], param_count: u64, entry_count: u64) -> Result
 mod tests {
     use super::*;
 
-    fn header_bytes(kind: u8, param_count: u64, entry_count: u64, threshold: f32) -> Vec<u8> {
+    fn header_bytes(
+        version: u16,
+        kind: u8,
+        k: u8,
+        param_count: u64,
+        entry_count: u64,
+        threshold: f32,
+    ) -> Vec<u8> {
         let mut m = Vec::new();
         m.extend_from_slice(b"FRDU");
-        m.extend_from_slice(&1u16.to_le_bytes());
+        m.extend_from_slice(&version.to_le_bytes());
         m.push(kind);
-        m.push(0);
+        m.push(k);
         m.extend_from_slice(&param_count.to_le_bytes());
         m.extend_from_slice(&entry_count.to_le_bytes());
         m.extend_from_slice(&threshold.to_le_bytes());
@@ -509,44 +617,54 @@ mod tests {
         m
     }
 
+    /// A version 1 sparse message (the kind this build still reads but no longer writes).
     fn sparse_msg(param_count: u64, t: f32, indices: &[i32]) -> Vec<u8> {
-        let mut m = header_bytes(0, param_count, indices.len() as u64, t);
+        let mut m = header_bytes(1, 0, 0, param_count, indices.len() as u64, t);
         for i in indices {
             m.extend_from_slice(&i.to_le_bytes());
         }
         m
     }
 
-    fn bitmap_msg(param_count: u64, entries: u64, t: f32, words: &[u32]) -> Vec<u8> {
-        let mut m = header_bytes(1, param_count, entries, t);
+    fn bitmap_msg(version: u16, param_count: u64, entries: u64, t: f32, words: &[u32]) -> Vec<u8> {
+        let mut m = header_bytes(version, 1, 0, param_count, entries, t);
         for w in words {
             m.extend_from_slice(&w.to_le_bytes());
         }
         m
     }
 
+    fn rice_msg(param_count: u64, entries: u64, k: u8, t: f32, payload: &[u8]) -> Vec<u8> {
+        let mut m = header_bytes(2, 2, k, param_count, entries, t);
+        m.extend_from_slice(payload);
+        m
+    }
+
     #[test]
-    fn sparse_bytes_are_exactly_as_documented() {
-        // 40 parameters: a 3-word bitmap, so 2 entries (8 bytes) go sparse.
+    fn rice_bytes_are_exactly_as_documented() {
+        // 40 parameters, +t at position 1 and -t at position 2. k = 3 minimises the bound
+        // 2 (k + 2) + (38 >> k) (14 bits at k = 3 and 4; the smaller k wins).
         let mut r = vec![0.0f32; 40];
         r[1] = 0.5;
         r[2] = -0.25;
         r[3] = 0.1;
         let mut out = Vec::new();
         let stats = encode(&mut r, 0.25, &mut out).unwrap();
-        let expected = sparse_msg(40, 0.25, &[2, -3]);
-        assert_eq!(out, expected);
         assert_eq!(
             &out[..32],
             &[
-                b'F', b'R', b'D', b'U', 1, 0, 0, 0, 40, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,
+                b'F', b'R', b'D', b'U', 2, 0, 2, 3, 40, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,
                 0, 0, 0, 0x80, 0x3e, 0, 0, 0, 0
             ]
         );
-        assert_eq!(&out[32..], &[2, 0, 0, 0, 0xfd, 0xff, 0xff, 0xff]);
-        assert_eq!(stats.encoding, Encoding::Sparse);
+        // Entry 0: gap 1 = unary "1", remainder 001 as 1,0,0, sign 0 -> bits 1 1 0 0 0.
+        // Entry 1: gap 0 = unary "1", remainder 0,0,0, sign 1        -> bits 1 0 0 0 1.
+        // LSB first: 1100 0100 | 01 -> 0x23, 0x02.
+        assert_eq!(&out[32..], &[0x23, 0x02]);
+        assert_eq!(out, rice_msg(40, 2, 3, 0.25, &[0x23, 0x02]));
+        assert_eq!(stats.encoding, Encoding::Rice);
         assert_eq!(stats.entries, 2);
-        assert_eq!(stats.bytes, 40);
+        assert_eq!(stats.bytes, 34);
         assert_eq!(stats.sparsity, 0.05);
         assert_eq!(stats.threshold, 0.25);
         // 0.5 - 0.25 and -0.25 + 0.25 are exact.
@@ -554,36 +672,46 @@ mod tests {
         expect[1] = 0.25;
         expect[3] = 0.1;
         assert_eq!(r, expect);
+        let mut decoded = vec![0.0f32; 40];
+        let h = decode_add(&out, 1.0, &mut decoded).unwrap();
+        assert_eq!(
+            h,
+            Header {
+                kind: Encoding::Rice,
+                param_count: 40,
+                entry_count: 2,
+                threshold: 0.25,
+                rice_k: 3
+            }
+        );
+        let mut want = vec![0.0f32; 40];
+        want[1] = 0.25;
+        want[2] = -0.25;
+        assert_eq!(decoded, want);
     }
 
     #[test]
     fn bitmap_bytes_are_exactly_as_documented() {
-        // 17 parameters: 2 bitmap words; 3 entries > ceil(17/16) = 2, so bitmap.
-        let mut r = vec![0.0f32; 17];
-        r[0] = 1.0;
-        r[15] = -1.5;
-        r[16] = 2.0;
-        r[3] = 0.999;
-        let mut out = Vec::new();
-        let stats = encode(&mut r, 1.0, &mut out).unwrap();
-        assert_eq!(stats.encoding, Encoding::Bitmap);
-        let w0 = 0b01 | (0b10 << 30);
-        let w1 = 0b01;
-        assert_eq!(out, bitmap_msg(17, 3, 1.0, &[w0, w1]));
-        assert_eq!(stats.bytes, 40);
+        // Writers no longer produce bitmaps (see choose_encoding), so this is a hand-made one:
+        // 17 parameters, 2 words; +t at 0, -t at 15, +t at 16.
+        let msg = bitmap_msg(2, 17, 3, 1.0, &[0b01 | (0b10 << 30), 0b01]);
+        let mut target = vec![0.0f32; 17];
+        let h = decode_add(&msg, 1.0, &mut target).unwrap();
+        assert_eq!((h.kind, h.entry_count, h.rice_k), (Encoding::Bitmap, 3, 0));
         let mut expect = vec![0.0f32; 17];
-        expect[15] = -0.5;
+        expect[0] = 1.0;
+        expect[15] = -1.0;
         expect[16] = 1.0;
-        expect[3] = 0.999;
-        assert_eq!(r, expect);
+        assert_eq!(target, expect);
     }
 
     #[test]
-    fn empty_message_is_32_byte_sparse() {
+    fn empty_message_is_a_32_byte_rice_message() {
         let mut r = vec![0.1f32; 100];
         let mut out = vec![9u8; 7];
         let stats = encode(&mut r, 0.5, &mut out).unwrap();
-        assert_eq!(out, header_bytes(0, 100, 0, 0.5));
+        assert_eq!(out, header_bytes(2, 2, 0, 100, 0, 0.5));
+        assert_eq!(stats.encoding, Encoding::Rice);
         assert_eq!(stats.bytes, 32);
         assert_eq!(stats.sparsity, 0.0);
         assert_eq!(r, vec![0.1f32; 100]);
@@ -595,50 +723,40 @@ mod tests {
     }
 
     #[test]
-    fn encoding_choice_is_the_cheaper_payload() {
-        assert_eq!(choose_encoding(0, 0), Encoding::Sparse);
-        assert_eq!(choose_encoding(16, 1), Encoding::Sparse);
-        assert_eq!(choose_encoding(16, 2), Encoding::Bitmap);
-        assert_eq!(choose_encoding(17, 2), Encoding::Sparse); // 8 bytes each: tie goes to sparse
-        assert_eq!(choose_encoding(17, 3), Encoding::Bitmap);
-        assert_eq!(choose_encoding(1600, 100), Encoding::Sparse);
-        assert_eq!(choose_encoding(1600, 101), Encoding::Bitmap);
-        assert_eq!(choose_encoding(1, 1), Encoding::Sparse);
-        let max = i32::MAX as u64;
-        assert_eq!(choose_encoding(max, 1), Encoding::Sparse);
-        assert_eq!(choose_encoding(max + 1, 1), Encoding::Bitmap);
-        assert_eq!(choose_encoding(max + 1, 0), Encoding::Sparse);
-        assert_eq!(choose_encoding(u64::MAX, 0), Encoding::Sparse);
-        assert_eq!(choose_encoding(u64::MAX, 5), Encoding::Bitmap);
-    }
-
-    #[test]
-    fn encode_refuses_bad_threshold_and_non_finite_residual() {
-        let mut r = vec![1.0f32, 2.0, f32::NAN, f32::INFINITY];
-        let before = r.clone();
-        let mut out = vec![1u8];
-        for t in [0.0, -1.0, f32::NAN, f32::INFINITY] {
-            let e = encode(&mut r, t, &mut out).unwrap_err();
-            assert!(matches!(e, CodecError::InvalidThreshold(_)), "{e}");
-            assert!(out.is_empty());
+    fn rice_is_chosen_unless_it_saves_less_than_a_quarter() {
+        assert_eq!(choose_encoding(0, 0), (Encoding::Rice, 0));
+        assert_eq!(choose_encoding(u64::MAX, 0), (Encoding::Rice, 0));
+        assert_eq!(choose_encoding(1, 1), (Encoding::Rice, 0));
+        assert_eq!(choose_encoding(443_610, 443), (Encoding::Rice, 9));
+        assert_eq!(choose_encoding(443_610, 4_436), (Encoding::Rice, 6));
+        // Every parameter sent: Rice's bound is 2 bits per parameter, as large as the bitmap,
+        // so the bitmap (several times faster to code) is written. Rice must save a quarter.
+        assert_eq!(choose_encoding(16, 16), (Encoding::Bitmap, 0));
+        assert_eq!(choose_encoding(1600, 1600), (Encoding::Bitmap, 0));
+        // k = 0 bound P + n bits against 2P: the switch is at about n = P / 2.
+        assert_eq!(choose_encoding(1600, 800), (Encoding::Rice, 0));
+        assert_eq!(choose_encoding(1600, 801), (Encoding::Bitmap, 0));
+        for p in 1u64..300 {
+            for n in 0..=p {
+                let (kind, k) = choose_encoding(p, n);
+                let best_k = (0..=63u8).min_by_key(|&k| rice::max_bits(p, n, k)).unwrap();
+                let rice_bytes = rice::max_bits(p, n, best_k).div_ceil(8);
+                let bitmap_bytes = 4 * p.div_ceil(16);
+                if n == 0 || 4 * rice_bytes <= 3 * bitmap_bytes {
+                    assert_eq!((kind, k), (Encoding::Rice, if n == 0 { 0 } else { best_k }));
+                } else {
+                    assert_eq!((kind, k), (Encoding::Bitmap, 0), "p {p} n {n}");
+                }
+            }
         }
-        let e = encode(&mut r, 1.0, &mut out).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "residual entry 2 is NaN; nothing was encoded and the residual is unchanged"
-        );
-        r[2] = 0.0;
-        let e = encode(&mut r, 1.0, &mut out).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "residual entry 3 is inf; nothing was encoded and the residual is unchanged"
-        );
-        assert_eq!(r[..2], before[..2]);
-        assert!(out.is_empty());
+        // A huge vector with one entry: Rice with a large k, far smaller than the bitmap.
+        let (kind, k) = choose_encoding(1 << 40, 1);
+        assert_eq!(kind, Encoding::Rice);
+        assert!(k >= 38, "{k}");
     }
 
     #[test]
-    fn decode_scales_and_adds() {
+    fn version_1_messages_are_still_read() {
         let msg = sparse_msg(5, 0.5, &[1, -4, 5]);
         let mut target = vec![1.0f32; 5];
         let h = decode_add(&msg, -2.0, &mut target).unwrap();
@@ -648,11 +766,12 @@ mod tests {
                 kind: Encoding::Sparse,
                 param_count: 5,
                 entry_count: 3,
-                threshold: 0.5
+                threshold: 0.5,
+                rice_k: 0
             }
         );
         assert_eq!(target, vec![0.0, 1.0, 1.0, 2.0, 0.0]);
-        let msg = bitmap_msg(18, 3, 0.25, &[0b10 << 2, 0b01 | (0b10 << 2)]);
+        let msg = bitmap_msg(1, 18, 3, 0.25, &[0b10 << 2, 0b01 | (0b10 << 2)]);
         let mut target = vec![0.0f32; 18];
         decode_add(&msg, 1.0, &mut target).unwrap();
         let mut expect = vec![0.0f32; 18];
@@ -660,6 +779,10 @@ mod tests {
         expect[16] = 0.25;
         expect[17] = -0.25;
         assert_eq!(target, expect);
+        // The version 1 empty message (sparse, no entries) too.
+        let mut target = vec![2.0f32; 9];
+        decode_add(&header_bytes(1, 0, 0, 9, 0, 1.0), 1.0, &mut target).unwrap();
+        assert_eq!(target, vec![2.0f32; 9]);
     }
 
     fn assert_refused(msg: &[u8], target_len: usize, message: &str) {
@@ -699,19 +822,26 @@ mod tests {
             12,
             "update message: bad magic [58, 52, 44, 55] (expected \"FRDU\"); not a ferrodl update",
         );
-        let mut m = good.clone();
-        m[4] = 2;
-        assert_refused(
-            &m,
-            12,
-            "update message: unsupported version 2 (this build reads 1)",
-        );
+        for v in [0u8, 3] {
+            let mut m = good.clone();
+            m[4] = v;
+            assert_refused(
+                &m,
+                12,
+                &format!("update message: unsupported version {v} (this build reads 1 and 2)"),
+            );
+        }
         let mut m = good.clone();
         m[6] = 2;
         assert_refused(
             &m,
             12,
-            "update message: unknown encoding kind 2 (0 = sparse, 1 = bitmap)",
+            "update message: unknown encoding kind 2 for version 1 (0 = sparse, 1 = bitmap)",
+        );
+        assert_refused(
+            &header_bytes(2, 3, 0, 12, 0, 0.5),
+            12,
+            "update message: unknown encoding kind 3 for version 2 (0 = sparse, 1 = bitmap, 2 = rice)",
         );
         let mut m = good.clone();
         m[7] = 1;
@@ -719,6 +849,14 @@ mod tests {
             &m,
             12,
             "update message: flags byte is 0x01; it is reserved and must be 0",
+        );
+        let mut m = good.clone();
+        m[4] = 2;
+        m[7] = 1;
+        assert_refused(
+            &m,
+            12,
+            "update message: Rice parameter byte is 1 in a Sparse message; it must be 0",
         );
         let mut m = good.clone();
         m[31] = 1;
@@ -738,19 +876,97 @@ mod tests {
             10,
             "update message: param_count 12 does not match the target's 10 parameters",
         );
-        let m = header_bytes(0, 2, 3, 1.0);
+        let m = header_bytes(2, 2, 0, 2, 3, 1.0);
         assert_refused(&m, 2, "update message: entry_count 3 exceeds param_count 2");
-        // A hostile entry count cannot overflow the length arithmetic.
-        let m = header_bytes(0, u64::MAX, u64::MAX, 1.0);
+        // Hostile counts cannot overflow the length arithmetic.
+        for kind in [0u8, 1, 2] {
+            let m = header_bytes(2, kind, 0, u64::MAX, u64::MAX, 1.0);
+            assert!(matches!(
+                read_header(&m).unwrap_err(),
+                CodecError::Truncated { .. }
+            ));
+        }
+        let m = header_bytes(2, 2, 63, u64::MAX, u64::MAX / 2, 1.0);
         assert!(matches!(
             read_header(&m).unwrap_err(),
             CodecError::Truncated { .. }
         ));
-        let m = header_bytes(1, u64::MAX, 0, 1.0);
-        assert!(matches!(
-            read_header(&m).unwrap_err(),
-            CodecError::Truncated { .. }
-        ));
+    }
+
+    #[test]
+    fn malformed_rice_payloads_are_refused_before_applying() {
+        // The documented message: 40 parameters, k 3, [0x23, 0x02].
+        let good = rice_msg(40, 2, 3, 0.25, &[0x23, 0x02]);
+        let mut target = vec![0.0f32; 40];
+        decode_add(&good, 1.0, &mut target).unwrap();
+        assert_refused(
+            &rice_msg(40, 2, 64, 0.25, &[0x23, 0x02]),
+            40,
+            "update message: bad Rice parameter 64 (0..=63, and 0 when there are no entries)",
+        );
+        assert_refused(
+            &rice_msg(40, 0, 3, 0.25, &[]),
+            40,
+            "update message: bad Rice parameter 3 (0..=63, and 0 when there are no entries)",
+        );
+        // Shorter than n (k + 2) bits.
+        assert_refused(
+            &rice_msg(40, 2, 3, 0.25, &[0x23]),
+            40,
+            "update message: truncated: 33 bytes, header says at least 34",
+        );
+        // Longer than the bound n (k + 2) + (P - n) >> k = 14 bits.
+        assert_refused(
+            &rice_msg(40, 2, 3, 0.25, &[0x23, 0x02, 0]),
+            40,
+            "update message: 35 bytes, header says at most 34 (1 unexpected trailing bytes)",
+        );
+        // Three entries at k 3 need at least 15 bits (2 bytes), but two gaps of 8 (quotient 1:
+        // bits 0 1, remainder 000, sign 0) take 12 bits, and the third entry's remainder and sign
+        // run past the 16th bit: bits 1, 7 and 12 set.
+        assert_refused(
+            &rice_msg(40, 3, 3, 0.25, &[0x82, 0x10]),
+            40,
+            "update message: Rice payload ends inside entry 2 of 3",
+        );
+        // Padding bits set after the last entry (bit 10 of the payload).
+        assert_refused(
+            &rice_msg(40, 2, 3, 0.25, &[0x23, 0x06]),
+            40,
+            "update message: non-zero padding bits after the last Rice entry",
+        );
+        // One entry with k 0 whose unary run never ends within 10 parameters: 16 zero bits.
+        // Bound: 1 * 2 + 9 = 11 bits -> at most 2 bytes.
+        assert_refused(
+            &rice_msg(10, 1, 0, 1.0, &[0, 0]),
+            10,
+            "update message: Rice entry 0 has a unary quotient of at least 16, more than the 9 the remaining positions allow",
+        );
+        // k 2 over 10 positions: quotient 2 is allowed (room 9 >> 2 = 2), remainder 3: gap 11.
+        // bits: 0 0 1 | 1 1 | 0 -> 0b0001_1100.
+        assert_refused(
+            &rice_msg(10, 1, 2, 1.0, &[0b0001_1100]),
+            10,
+            "update message: Rice entry 0 lands on position 11, outside 0..10",
+        );
+        // Two entries, the first at the last position: the second has nowhere to go.
+        // k 0, P 4: entry 0 gap 3 = 0001 then sign 0; entry 1 gap 0 = 1, sign 0.
+        // bits: 0 0 0 1 0 | 1 0 -> 0b0010_1000.
+        assert_refused(
+            &rice_msg(4, 2, 0, 1.0, &[0b0010_1000]),
+            4,
+            "update message: Rice entry 1 lands on position 4, outside 0..4",
+        );
+        // The entries end inside byte 0 but a whole zero byte follows (within the bound).
+        // P 100, 1 entry, k 0: bound 2 + 99 bits = 13 bytes. Entry: gap 0, sign 0: bits 1 0.
+        assert_refused(
+            &rice_msg(100, 1, 0, 1.0, &[0b01, 0]),
+            100,
+            "update message: the Rice entries end after 1 payload bytes but the payload has 2",
+        );
+        let mut target = vec![0.0f32; 100];
+        decode_add(&rice_msg(100, 1, 0, 1.0, &[0b01]), 1.0, &mut target).unwrap();
+        assert_eq!(target[0], 1.0);
     }
 
     #[test]
@@ -785,23 +1001,28 @@ mod tests {
     #[test]
     fn malformed_bitmap_payloads_are_refused_before_applying() {
         assert_refused(
-            &bitmap_msg(17, 1, 1.0, &[0b11 << 4, 0]),
+            &bitmap_msg(2, 17, 1, 1.0, &[0b11 << 4, 0]),
             17,
             "update message: invalid bitmap code 11 for parameter 2",
         );
         assert_refused(
-            &bitmap_msg(17, 1, 1.0, &[0, 0b01 << 2]),
+            &bitmap_msg(2, 17, 1, 1.0, &[0, 0b01 << 2]),
             17,
             "update message: bitmap word 1 has bits set beyond param_count",
         );
         assert_refused(
-            &bitmap_msg(17, 1, 1.0, &[0b1001, 0]),
+            &bitmap_msg(2, 17, 1, 1.0, &[0b1001, 0]),
             17,
             "update message: header says 1 entries but the bitmap holds 2",
         );
         // 32 parameters fill both words: the top code of the last word is a real parameter.
         let mut target = vec![0.0f32; 32];
-        decode_add(&bitmap_msg(32, 1, 1.0, &[0, 0b10 << 30]), 1.0, &mut target).unwrap();
+        decode_add(
+            &bitmap_msg(2, 32, 1, 1.0, &[0, 0b10 << 30]),
+            1.0,
+            &mut target,
+        )
+        .unwrap();
         assert_eq!(target[31], -1.0);
     }
 

@@ -249,10 +249,10 @@ mod tests {
         let s = e
             .encode_update(&[0.25, -0.75, 1.25, 0.0], 1, 0, &mut out)
             .unwrap();
-        // 2 entries > ceil(4/16) = 1: bitmap.
+        // 2 entries of 4: Rice, k 0 (bound 2 * 2 + 2 = 6 bits), one payload byte.
         assert_eq!(
-            (s.entries, s.encoding, s.threshold, s.sparsity),
-            (2, Encoding::Bitmap, 0.5, 0.5)
+            (s.entries, s.encoding, s.threshold, s.sparsity, s.bytes),
+            (2, Encoding::Rice, 0.5, 0.5, 33)
         );
         assert_eq!(e.residual(), &[0.25, -0.25, 0.75, 0.0]);
         let mut decoded = vec![0.0f32; 4];
@@ -418,14 +418,15 @@ mod tests {
         assert_eq!(d.threshold, 1.0);
         assert_eq!(d.last_threshold, Some(1.0));
         assert_eq!(d.last_sparsity, Some(0.25));
-        assert_eq!(d.last_encoding, Some(Encoding::Sparse));
-        assert_eq!(d.last_bytes, Some(36));
+        assert_eq!(d.last_encoding, Some(Encoding::Rice));
+        // Header and one payload byte (k 1: gap 2 = unary 01, remainder 0, sign 0).
+        assert_eq!(d.last_bytes, Some(33));
         assert_eq!(d.residual_mean_abs, 3.0 / 4.0);
         assert_eq!(d.residual_max_abs, 1.5);
         assert_eq!(d.fraction_at_least_half_threshold, 0.75);
         assert_eq!(d.count_at_least_threshold, 1);
         let v = serde_json::to_value(&d).unwrap();
         assert_eq!(v["fractionAtLeastHalfThreshold"], 0.75);
-        assert_eq!(v["lastEncoding"], "sparse");
+        assert_eq!(v["lastEncoding"], "rice");
     }
 }

@@ -79,19 +79,58 @@ pub enum CodecError {
         actual: usize,
     },
     /// Fewer bytes than the header (or, once the header is read, the header's payload) needs.
+    /// `exact`: the header fixes the size (bitmap, sparse); otherwise `needed` is a minimum (Rice).
     Truncated {
         len: usize,
         needed: u64,
         header_read: bool,
+        exact: bool,
     },
-    /// More bytes than the header's payload.
+    /// More bytes than the header's payload (`exact`: its size; otherwise its largest size).
     TrailingBytes {
         len: usize,
         expected: u64,
+        exact: bool,
     },
     BadMagic([u8; 4]),
     UnsupportedVersion(u16),
-    UnknownKind(u8),
+    /// A kind byte this version does not define.
+    UnknownKind {
+        kind: u8,
+        version: u16,
+    },
+    /// A Rice parameter above 63, a non-zero parameter byte for another kind, or a non-zero
+    /// parameter in a Rice message without entries.
+    BadRiceParameter {
+        k: u8,
+        kind: crate::codec::Encoding,
+    },
+    /// The Rice payload ends inside entry `entry` (of `entry_count`).
+    RiceTruncated {
+        entry: u64,
+        entry_count: u64,
+    },
+    /// A unary quotient longer than the positions left allow (at least `at_least`, at most `max`).
+    RiceUnaryTooLong {
+        entry: u64,
+        at_least: u64,
+        max: u64,
+    },
+    /// A gap that takes the position to `param_count` or beyond.
+    RiceGapPastEnd {
+        entry: u64,
+        position: u64,
+        param_count: u64,
+    },
+    /// Whole bytes after the last Rice entry.
+    RiceTrailingBytes {
+        used: u64,
+        len: u64,
+    },
+    /// Non-zero bits after the last Rice entry in its last byte.
+    RicePaddingBits,
+    /// `encode_as` was asked for a kind this build reads but does not write.
+    NotWritable(crate::codec::Encoding),
     NonZeroFlags(u8),
     NonZeroReserved(u32),
     /// The header's threshold is NaN, infinite, zero or negative.
@@ -169,6 +208,7 @@ impl fmt::Display for CodecError {
                 len,
                 needed,
                 header_read: false,
+                ..
             } => write!(
                 f,
                 "update message: truncated: {len} bytes, the header needs {needed}"
@@ -177,13 +217,20 @@ impl fmt::Display for CodecError {
                 len,
                 needed,
                 header_read: true,
+                exact,
             } => write!(
                 f,
-                "update message: truncated: {len} bytes, header says {needed}"
+                "update message: truncated: {len} bytes, header says {}{needed}",
+                if *exact { "" } else { "at least " }
             ),
-            TrailingBytes { len, expected } => write!(
+            TrailingBytes {
+                len,
+                expected,
+                exact,
+            } => write!(
                 f,
-                "update message: {len} bytes, header says {expected} ({} unexpected trailing bytes)",
+                "update message: {len} bytes, header says {}{expected} ({} unexpected trailing bytes)",
+                if *exact { "" } else { "at most " },
                 *len as u64 - expected
             ),
             BadMagic(m) => write!(
@@ -192,11 +239,61 @@ impl fmt::Display for CodecError {
             ),
             UnsupportedVersion(v) => write!(
                 f,
-                "update message: unsupported version {v} (this build reads 1)"
+                "update message: unsupported version {v} (this build reads 1 and 2)"
             ),
-            UnknownKind(k) => write!(
+            UnknownKind { kind, version: 1 } => write!(
                 f,
-                "update message: unknown encoding kind {k} (0 = sparse, 1 = bitmap)"
+                "update message: unknown encoding kind {kind} for version 1 (0 = sparse, 1 = bitmap)"
+            ),
+            UnknownKind { kind, version } => write!(
+                f,
+                "update message: unknown encoding kind {kind} for version {version} \
+                 (0 = sparse, 1 = bitmap, 2 = rice)"
+            ),
+            BadRiceParameter { k, kind } => match kind {
+                crate::codec::Encoding::Rice => write!(
+                    f,
+                    "update message: bad Rice parameter {k} (0..=63, and 0 when there are no entries)"
+                ),
+                other => write!(
+                    f,
+                    "update message: Rice parameter byte is {k} in a {other:?} message; it must be 0"
+                ),
+            },
+            RiceTruncated { entry, entry_count } => write!(
+                f,
+                "update message: Rice payload ends inside entry {entry} of {entry_count}"
+            ),
+            RiceUnaryTooLong {
+                entry,
+                at_least,
+                max,
+            } => write!(
+                f,
+                "update message: Rice entry {entry} has a unary quotient of at least {at_least}, \
+                 more than the {max} the remaining positions allow"
+            ),
+            RiceGapPastEnd {
+                entry,
+                position,
+                param_count,
+            } => write!(
+                f,
+                "update message: Rice entry {entry} lands on position {position}, \
+                 outside 0..{param_count}"
+            ),
+            RiceTrailingBytes { used, len } => write!(
+                f,
+                "update message: the Rice entries end after {used} payload bytes but the payload \
+                 has {len}"
+            ),
+            NotWritable(kind) => write!(
+                f,
+                "the {kind:?} encoding is read but no longer written; use Rice or Bitmap"
+            ),
+            RicePaddingBits => write!(
+                f,
+                "update message: non-zero padding bits after the last Rice entry"
             ),
             NonZeroFlags(x) => write!(
                 f,

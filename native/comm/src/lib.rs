@@ -6,7 +6,8 @@
 //! parameters with the scale they need (`-1` to apply an update).
 //!
 //! * [`codec`]: the wire format (also in `docs/UPDATE_FORMAT.md`), [`encode`], [`read_header`]
-//!   and the validating [`decode_add`].
+//!   and the validating [`decode_add`]; [`rice`]: the Golomb–Rice bit coding of its compact
+//!   sparse kind.
 //! * [`threshold`]: how `t` is chosen (Adaptive, TargetSparsity, Fixed) and the state carried
 //!   between fits.
 //! * [`residual`]: what happens to the residual after each encode (clipping or nothing).
@@ -21,11 +22,12 @@ pub mod encoder;
 pub mod error;
 mod json;
 pub mod residual;
+pub mod rice;
 pub mod threshold;
 
 pub use codec::{
-    bitmap_words, choose_encoding, decode_add, encode, read_header, EncodeStats, Encoding, Header,
-    HEADER_LEN, MAGIC, VERSION,
+    bitmap_words, choose_encoding, decode_add, encode, encode_as, read_header, EncodeStats,
+    Encoding, Header, HEADER_LEN, MAGIC, MIN_READ_VERSION, VERSION,
 };
 pub use encoder::{EncoderDebugStats, ThresholdEncoder};
 pub use error::{CodecError, ConfigError, VectorKind};

@@ -12,8 +12,8 @@
 //! or off by far less than the bounds.
 
 use ferrodl_comm::{
-    choose_encoding, decode_add, encode, read_header, CodecError, EncodeStats, Encoding,
-    NoOpResidualPostProcessor, ResidualPostProcessorConfig, ThresholdAlgorithm,
+    choose_encoding, decode_add, encode, encode_as, read_header, rice, CodecError, EncodeStats,
+    Encoding, NoOpResidualPostProcessor, ResidualPostProcessorConfig, ThresholdAlgorithm,
     ThresholdAlgorithmConfig, ThresholdEncoder, ThresholdState, VectorKind,
 };
 use ferrodl_testutil::Rng;
@@ -95,41 +95,84 @@ fn residual_with_count(rng: &mut Rng, n: usize, t: f32, k: usize) -> Vec<f32> {
     r
 }
 
-fn expected_encoding(n: u64, k: u64) -> Encoding {
-    if k == 0 || k <= n.div_ceil(16) {
-        Encoding::Sparse
+/// The writer's rule, computed independently: the Rice parameter with the smallest size bound
+/// `k (n + 2) + ((P - n) >> k)`, and Rice iff that bound in bytes is at most 3/4 of the bitmap.
+fn expected_encoding(p: u64, n: u64) -> (Encoding, u8) {
+    if n == 0 {
+        return (Encoding::Rice, 0);
+    }
+    let bound = |k: u8| n * (u64::from(k) + 2) + ((p - n) >> k);
+    let k = (0..=63u8).min_by_key(|&k| bound(k)).unwrap();
+    if 4 * bound(k).div_ceil(8) <= 3 * 4 * p.div_ceil(16) {
+        (Encoding::Rice, k)
     } else {
-        Encoding::Bitmap
+        (Encoding::Bitmap, 0)
     }
 }
 
-/// Encodes `residual` with `t` and checks everything the format and the semantics promise.
-fn check_encode(residual: &[f32], t: f32, out: &mut Vec<u8>) -> EncodeStats {
+/// The exact Rice payload size of the entries of `residual` with `|r| >= t`: per entry its gap's
+/// quotient in unary (`q + 1` bits), `k` remainder bits and a sign bit, in whole bytes.
+fn rice_payload_len(residual: &[f32], t: f32, k: u8) -> usize {
+    let mut bits = 0u64;
+    let mut next = 0u64;
+    for (j, x) in residual.iter().enumerate() {
+        if x.abs() >= t {
+            let gap = j as u64 - next;
+            bits += (gap >> k) + 1 + u64::from(k) + 1;
+            next = j as u64 + 1;
+        }
+    }
+    bits.div_ceil(8) as usize
+}
+
+/// Encodes `residual` with `t` (in the chosen kind, or in `force`) and checks everything the
+/// format and the semantics promise.
+fn check_encode_as(
+    residual: &[f32],
+    t: f32,
+    force: Option<Encoding>,
+    out: &mut Vec<u8>,
+) -> EncodeStats {
     let n = residual.len();
     let old = residual.to_vec();
     let mut r = residual.to_vec();
-    let stats = encode(&mut r, t, out).unwrap();
+    let stats = match force {
+        None => encode(&mut r, t, out).unwrap(),
+        Some(kind) => encode_as(&mut r, t, kind, out).unwrap(),
+    };
     let k = old.iter().filter(|x| x.abs() >= t).count() as u64;
 
     assert_eq!(stats.entries, k);
     assert_eq!(stats.threshold, t);
     assert_eq!(stats.param_count, n as u64);
-    assert_eq!(stats.encoding, expected_encoding(n as u64, k));
-    assert_eq!(stats.encoding, choose_encoding(n as u64, k));
-    let payload = match stats.encoding {
-        Encoding::Sparse => 4 * k as usize,
+    let (chosen, chosen_k) = expected_encoding(n as u64, k);
+    assert_eq!((chosen, chosen_k), choose_encoding(n as u64, k));
+    let kind = force.unwrap_or(chosen);
+    assert_eq!(stats.encoding, kind);
+    let h = read_header(out).unwrap();
+    let rice_k = if kind == Encoding::Rice {
+        rice::parameter(n as u64, k)
+    } else {
+        0
+    };
+    assert_eq!(
+        (h.kind, h.param_count, h.entry_count, h.threshold, h.rice_k),
+        (kind, n as u64, k, t, rice_k)
+    );
+    let payload = match kind {
+        Encoding::Rice => {
+            let len = rice_payload_len(&old, t, rice_k);
+            assert!(len as u64 <= rice::max_bits(n as u64, k, rice_k).div_ceil(8));
+            len
+        }
         Encoding::Bitmap => 4 * n.div_ceil(16),
+        Encoding::Sparse => unreachable!("not written"),
     };
     assert_eq!(stats.bytes, 32 + payload);
     assert_eq!(out.len(), stats.bytes);
     assert_eq!(
         stats.sparsity,
         if n == 0 { 0.0 } else { k as f64 / n as f64 }
-    );
-    let h = read_header(out).unwrap();
-    assert_eq!(
-        (h.kind, h.param_count, h.entry_count, h.threshold),
-        (stats.encoding, n as u64, k, t)
     );
 
     let mut decoded = vec![0.0f32; n];
@@ -164,34 +207,45 @@ fn check_encode(residual: &[f32], t: f32, out: &mut Vec<u8>) -> EncodeStats {
     stats
 }
 
+fn check_encode(residual: &[f32], t: f32, out: &mut Vec<u8>) -> EncodeStats {
+    check_encode_as(residual, t, None, out)
+}
+
 #[test]
 fn random_cases_hold_the_invariant_on_every_path() {
     let mut rng = Rng::new(0x5EED_C0DE);
     let mut out = Vec::new();
-    let (mut empty, mut sparse, mut bitmap) = (0, 0, 0);
+    let (mut empty, mut rice, mut bitmap) = (0, 0, 0);
     for case in 0..1500 {
         let n = 1 + below(&mut rng, 5000) as usize;
         let t = random_threshold(&mut rng);
-        // Fractions of qualifying entries spread across the switch point (1/16).
+        // Fractions of qualifying entries from none to all, across the switch point (~1/2).
         let p = match case % 6 {
             0 => 0.0,
             1 => rng.uniform(0.0, 1.0 / 64.0),
             2 => rng.uniform(1.0 / 32.0, 1.0 / 8.0),
-            3 => 1.0 / 16.0,
+            3 => rng.uniform(0.4, 0.6),
             4 => rng.uniform(0.0, 1.0),
             _ => 1.0,
         };
         let residual = random_residual(&mut rng, n, t, p);
         let stats = check_encode(&residual, t, &mut out);
         match (stats.encoding, stats.entries) {
-            (Encoding::Sparse, 0) => empty += 1,
-            (Encoding::Sparse, _) => sparse += 1,
+            (Encoding::Rice, 0) => empty += 1,
+            (Encoding::Rice, _) => rice += 1,
             (Encoding::Bitmap, _) => bitmap += 1,
+            (Encoding::Sparse, _) => panic!("the version 1 sparse kind is not written"),
         }
+        // The same residual forced through the other kind holds the same invariant.
+        let other = match stats.encoding {
+            Encoding::Rice => Encoding::Bitmap,
+            _ => Encoding::Rice,
+        };
+        check_encode_as(&residual, t, Some(other), &mut out);
     }
     assert!(
-        empty >= 250 && sparse >= 250 && bitmap >= 500,
-        "coverage: {empty} empty, {sparse} sparse, {bitmap} bitmap"
+        empty >= 250 && rice >= 500 && bitmap >= 250,
+        "coverage: {empty} empty, {rice} rice, {bitmap} bitmap"
     );
 }
 
@@ -204,16 +258,21 @@ fn the_exact_switch_point_and_small_sizes() {
     for _ in 0..100 {
         sizes.push(1 + below(&mut rng, 5000) as usize);
     }
+    let mut switches = 0;
     for &n in &sizes {
         let t = random_threshold(&mut rng);
-        let words = n.div_ceil(16);
+        // The largest count still written as Rice (the bound grows with the count).
+        let last_rice = (0..=n as u64)
+            .rev()
+            .find(|&k| expected_encoding(n as u64, k).0 == Encoding::Rice)
+            .unwrap() as usize;
         for k in [
             0,
             1,
-            words.saturating_sub(1),
-            words,
-            words + 1,
-            words + 2,
+            2,
+            last_rice.saturating_sub(1),
+            last_rice,
+            last_rice + 1,
             n,
         ] {
             if k > n {
@@ -221,14 +280,18 @@ fn the_exact_switch_point_and_small_sizes() {
             }
             let residual = residual_with_count(&mut rng, n, t, k);
             let stats = check_encode(&residual, t, &mut out);
-            let want = if k == 0 || k <= words {
-                Encoding::Sparse
+            let want = if k <= last_rice {
+                Encoding::Rice
             } else {
                 Encoding::Bitmap
             };
             assert_eq!(stats.encoding, want, "n {n}, k {k}");
+            if k == last_rice + 1 {
+                switches += 1;
+            }
         }
     }
+    assert!(switches > 100, "{switches} sizes crossed the switch");
 }
 
 #[test]
@@ -531,7 +594,7 @@ fn a_million_parameters_on_both_paths() {
     let mut rng = Rng::new(1 << 20);
     let mut out = Vec::new();
     let t = 1e-3f32;
-    for p in [0.001, 0.5] {
+    for p in [0.001, 0.9] {
         let residual = random_residual(&mut rng, n, t, p);
         let started = std::time::Instant::now();
         let mut r = residual.clone();
@@ -540,7 +603,7 @@ fn a_million_parameters_on_both_paths() {
         assert_eq!(
             stats.encoding,
             if p < 0.01 {
-                Encoding::Sparse
+                Encoding::Rice
             } else {
                 Encoding::Bitmap
             }
@@ -576,5 +639,145 @@ fn a_million_parameters_on_both_paths() {
     for step in 0..3 {
         let stats = encoder.encode_update(&update, step, 0, &mut out).unwrap();
         assert_eq!(stats.bytes, out.len());
+    }
+}
+
+/// A Rice message header with the given fields (version 2, kind 2).
+fn rice_header(p: u64, n: u64, k: u8, t: f32) -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend_from_slice(b"FRDU");
+    m.extend_from_slice(&2u16.to_le_bytes());
+    m.push(2);
+    m.push(k);
+    m.extend_from_slice(&p.to_le_bytes());
+    m.extend_from_slice(&n.to_le_bytes());
+    m.extend_from_slice(&t.to_le_bytes());
+    m.extend_from_slice(&0u32.to_le_bytes());
+    m
+}
+
+#[test]
+fn random_rice_payloads_never_panic_and_apply_whole_or_not_at_all() {
+    let mut rng = Rng::new(0xF0220);
+    let (mut refused, mut accepted) = (0u32, 0u32);
+    let mut reasons = std::collections::BTreeSet::new();
+    for case in 0..20_000 {
+        let p = 1 + below(&mut rng, 2000);
+        let n = match case % 4 {
+            0 => below(&mut rng, 4),
+            1 => below(&mut rng, p + 1),
+            _ => below(&mut rng, 1 + p / 50),
+        };
+        let k = match case % 5 {
+            0 => below(&mut rng, 64) as u8,
+            _ => rice::parameter(p, n),
+        };
+        let min = rice::min_bits(n, k).div_ceil(8);
+        let max = rice::max_bits(p, n, k).div_ceil(8);
+        // Lengths around the allowed range, biased to the inside.
+        let len = if case % 3 == 0 {
+            below(&mut rng, max + 3)
+        } else {
+            min + below(&mut rng, max - min + 1)
+        };
+        let mut msg = rice_header(p, n, k, 0.5);
+        for _ in 0..len {
+            // Mostly-zero bytes make long unary runs; random ones make everything else.
+            let byte = if case % 2 == 0 {
+                rng.next_u64() as u8
+            } else {
+                (rng.next_u64() as u8) & (rng.next_u64() as u8) & (rng.next_u64() as u8)
+            };
+            msg.push(byte);
+        }
+        let base: Vec<f32> = (0..p).map(|j| j as f32).collect();
+        let mut target = base.clone();
+        match decode_add(&msg, 2.0, &mut target) {
+            Err(e) => {
+                refused += 1;
+                assert_eq!(target, base, "a refused message must not touch the target");
+                let text = e.to_string();
+                assert!(text.starts_with("update message: "), "{text}");
+                reasons.insert(
+                    text.split(|c: char| c.is_ascii_digit())
+                        .next()
+                        .unwrap()
+                        .to_string(),
+                );
+            }
+            Ok(h) => {
+                accepted += 1;
+                // Exactly n distinct entries moved, each by ±2 * 0.5.
+                let moved: Vec<f32> = target.iter().zip(&base).map(|(a, b)| a - b).collect();
+                assert_eq!(
+                    moved.iter().filter(|d| **d != 0.0).count() as u64,
+                    h.entry_count
+                );
+                assert!(moved.iter().all(|d| *d == 0.0 || d.abs() == 1.0));
+            }
+        }
+    }
+    assert!(
+        refused > 5000 && accepted > 300,
+        "{refused} refused, {accepted} accepted"
+    );
+    // Every kind of Rice error turned up.
+    for reason in [
+        "update message: Rice payload ends inside entry ",
+        "update message: Rice entry ",
+        "update message: the Rice entries end after ",
+        "update message: non-zero padding bits after the last Rice entry",
+        "update message: truncated: ",
+        "update message: bad Rice parameter ",
+    ] {
+        assert!(
+            reasons.iter().any(|r| r.starts_with(reason)),
+            "no '{reason}' among {reasons:?}"
+        );
+    }
+}
+
+#[test]
+fn every_truncation_of_a_rice_message_is_refused() {
+    let mut rng = Rng::new(77);
+    let mut out = Vec::new();
+    for _ in 0..30 {
+        let n = 100 + below(&mut rng, 3000) as usize;
+        let t = random_threshold(&mut rng);
+        let mut r = random_residual(&mut rng, n, t, 0.01);
+        let stats = encode(&mut r, t, &mut out).unwrap();
+        assert_eq!(stats.encoding, Encoding::Rice);
+        for cut in 0..out.len() {
+            let mut target = vec![1.0f32; n];
+            assert!(
+                decode_add(&out[..cut], 1.0, &mut target).is_err(),
+                "cut {cut}"
+            );
+            assert!(target.iter().all(|&x| x == 1.0));
+        }
+    }
+}
+
+#[test]
+fn rice_costs_about_log2_of_inverse_sparsity_plus_two_and_a_half_bits() {
+    // Scattered entries at the sparsities gradient sharing uses; the expected cost of a Rice
+    // code of geometric gaps with the best k is within [log2(1/s) + 1.5, log2(1/s) + 3] bits.
+    let mut rng = Rng::new(2024);
+    let mut out = Vec::new();
+    let n = 443_610;
+    let t = 1e-3f32;
+    for s in [1e-4, 1e-3, 2e-3, 1e-2, 5e-2] {
+        let mut r = random_residual(&mut rng, n, t, s);
+        let stats = encode(&mut r, t, &mut out).unwrap();
+        let bits = 8.0 * (stats.bytes - 32) as f64 / stats.entries as f64;
+        let ideal = (1.0 / stats.sparsity).log2();
+        eprintln!(
+            "s {s}: {} entries, {bits:.2} bits/entry, log2(1/s) {ideal:.2}",
+            stats.entries
+        );
+        assert!(
+            bits >= ideal + 1.5 && bits <= ideal + 3.0,
+            "s {s}: {bits} bits per entry, log2(1/s) = {ideal}"
+        );
     }
 }

@@ -1,0 +1,86 @@
+//! Encode/decode speed of the update codec on a vector of the MNIST example's MLP
+//! (443,610 parameters) at several sparsities, Rice against bitmap.
+//!
+//! `cargo run --release -p ferrodl-comm --example codec_speed [param_count] [repeats]`
+//!
+//! Each measurement is the median of `repeats` runs (default 200) of: copy the residual, encode
+//! it (count + write + subtract, as the worker does), then decode-add it into a zero vector (as
+//! the driver and every other worker do). Rice and bitmap runs are interleaved so that load from
+//! other processes affects both alike.
+
+use ferrodl_comm::{decode_add, encode_as, Encoding};
+use std::time::Instant;
+
+/// A tiny xorshift generator: the measurement needs no statistical quality.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args
+        .get(1)
+        .map_or(443_610, |a| a.parse().expect("param_count"));
+    let repeats: usize = args.get(2).map_or(200, |a| a.parse().expect("repeats"));
+    let t = 1e-3f32;
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    println!("param_count {n}, threshold {t}, median of {repeats} runs (µs)");
+    println!("| sparsity | kind | bytes | bits/entry | encode µs | decode µs |");
+    println!("|---|---|---|---|---|---|");
+    for s in [1e-3, 2e-3, 1e-2, 0.1, 0.5] {
+        // Entries qualify with probability s; the rest lie uniformly below t.
+        let residual: Vec<f32> = (0..n)
+            .map(|_| {
+                let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+                let m = if rng.unit() < s {
+                    t * (1.0 + rng.unit() as f32)
+                } else {
+                    t * 0.999 * rng.unit() as f32
+                };
+                sign * m
+            })
+            .collect();
+        let mut times = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
+        let mut sizes = [(0usize, 0u64); 2];
+        let mut out = Vec::new();
+        let mut r = residual.clone();
+        let mut target = vec![0.0f32; n];
+        for _ in 0..repeats {
+            for (i, kind) in [Encoding::Rice, Encoding::Bitmap].into_iter().enumerate() {
+                r.copy_from_slice(&residual);
+                let t0 = Instant::now();
+                let stats = encode_as(&mut r, t, kind, &mut out).unwrap();
+                let t1 = Instant::now();
+                decode_add(&out, -1.0, &mut target).unwrap();
+                let t2 = Instant::now();
+                times[i].0.push((t1 - t0).as_secs_f64() * 1e6);
+                times[i].1.push((t2 - t1).as_secs_f64() * 1e6);
+                sizes[i] = (stats.bytes, stats.entries);
+            }
+        }
+        for (i, kind) in ["rice", "bitmap"].into_iter().enumerate() {
+            let (bytes, entries) = sizes[i];
+            println!(
+                "| {s} | {kind} | {bytes} | {:.2} | {:.0} | {:.0} |",
+                8.0 * (bytes - 32) as f64 / entries as f64,
+                median(&mut times[i].0),
+                median(&mut times[i].1)
+            );
+        }
+    }
+}
