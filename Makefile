@@ -77,13 +77,12 @@ test-cluster: jvm
 
 test: test-rust test-jvm test-cluster
 
-# single-node benchmark, not a test (never part of `make test`): creates .build/bench-venv with the
-# Python peers, builds bench/rust (own workspace and target dir) in release mode, measures ferrodl,
-# numpy and JAX interleaved in one run and rewrites docs/BENCHMARKS.md. Options:
-# make bench BENCH_ARGS="--rounds 3"
+# every benchmark of issue 5 in one session, not a test (never part of `make test`): GEMM and
+# engine-level training vs numpy/JAX, training through the Java API vs DL4J and JAX with JNI
+# overhead and memory, distributed time-to-accuracy vs DL4J and MLlib; writes docs/BENCHMARKS.md and
+# the charts (bench/bench.sh has the details; about 40 min on 2 cores). Options:
+# make bench BENCH_PARTS="gemm single" BENCH_REPS=3   (parts: gemm single jvm cluster; default all)
+# BENCH_ROUNDS / BENCH_JVM_REPS / BENCH_CLUSTER_REPEATS per part, BENCH_ARGS for run_bench.py
+BENCH_PARTS ?= all
 bench:
-	test -x .build/bench-venv/bin/python || $(PYTHON) -m venv .build/bench-venv
-	.build/bench-venv/bin/python -m pip install -q --disable-pip-version-check -r bench/python/requirements.txt
-	cargo build --release --manifest-path bench/rust/Cargo.toml
-	.build/bench-venv/bin/python bench/python/run_bench.py \
-		--server bench/rust/target/release/ferrodl-bench --out docs/BENCHMARKS.md $(BENCH_ARGS)
+	BENCH_PARTS="$(BENCH_PARTS)" PYTHON="$(PYTHON)" bench/bench.sh

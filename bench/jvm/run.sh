@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Single-node training throughput through the public Java APIs, ferrodl vs Deeplearning4j
-# 1.0.0-M2.1 (MLP and LeNet-style CNN on the MNIST digits of spark-example, batch 64), plus
-# ferrodl's JNI overhead per step and the resident memory of both JVMs.
+# 1.0.0-M2.1, with JAX on CPU (jit, same networks, data and protocol: bench/jvm/jax/jax_bench.py) as
+# the third system (MLP and LeNet-style CNN on the MNIST digits of spark-example, batch 64), plus
+# ferrodl's JNI overhead per step and the resident memory of every system.
 #
 # Builds ferrodl-core (`make jvm`, which installs it into ~/.m2) and the two standalone bench
 # modules, runs every measurement in its own JVM, the systems interleaved (the order alternates
@@ -18,6 +19,8 @@
 #                                  otherwise)
 #   JVM_BENCH_PASSIVE_CNN [0]      1: also run the CNN under DL4J with OMP_WAIT_POLICY=PASSIVE
 #   JVM_BENCH_JAVA_OPTS [-Xmx2g]   JVM options, the same for every run
+#   JVM_BENCH_JAX_PYTHON [.build/bench-venv/bin/python]  a python with jax[cpu] (make bench makes
+#                                  that venv); JVM_BENCH_JAX=0 leaves JAX out
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,6 +34,8 @@ JAVA_OPTS=${JVM_BENCH_JAVA_OPTS:--Xmx2g}
 CORES=$(nproc)
 DATA="$ROOT/spark-example/src/main/resources/mnist10k"
 RUN_TIMEOUT_S=420
+JAX_PY=${JVM_BENCH_JAX_PYTHON:-$ROOT/.build/bench-venv/bin/python}
+JAX=${JVM_BENCH_JAX:-1}
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -96,6 +101,16 @@ if [ $rc != 0 ]; then
   record_error build dl4j $rc "$OUT/build-dl4j.log"
   DL4J_OK=0
 fi
+JAX_OK=0
+if [ "$JAX" = 1 ]; then
+  if "$JAX_PY" -c 'import jax, numpy' > "$OUT/check-jax.log" 2>&1; then
+    JAX_OK=1
+    echo "jax_python=$JAX_PY" >> "$OUT/env.txt"
+  else
+    echo "cannot import jax with $JAX_PY (make bench creates .build/bench-venv)" >> "$OUT/check-jax.log"
+    record_error check-jax jax 1 "$OUT/check-jax.log"
+  fi
+fi
 
 # ---- one measurement in its own JVM
 # run VARIANT MODEL REP  (VARIANT: ferrodl | dl4j | dl4j-passive)
@@ -116,6 +131,9 @@ run() {
       dir=dl4j; main=org.ferrodl.bench.jvm.Dl4jBench
       envs=(OMP_NUM_THREADS=$CORES OMP_WAIT_POLICY=PASSIVE)
       settings="OMP_NUM_THREADS=$CORES OMP_WAIT_POLICY=PASSIVE, workspaces default" ;;
+    jax)
+      [ $JAX_OK = 1 ] || return 0
+      envs=(); settings="jax[cpu], jit train step, XLA defaults (all cores), windows timed as a whole" ;;
   esac
   case $model in
     mlp) args=(--epochs 20 --warmup-epochs 1 --window 62 --min-windows 2 --max-seconds "$MLP_MAX_S") ;;
@@ -124,15 +142,21 @@ run() {
   esac
   local name="$variant-$model-$rep"
   local file="$OUT/$name.jsonl"
-  local cp
-  cp="$HERE/$dir/target/classes:$(cat "$HERE/$dir/target/runtime.classpath")"
+  local cmd
+  if [ "$variant" = jax ]; then
+    cmd=("$JAX_PY" "$HERE/jax/jax_bench.py")
+  else
+    local cp
+    cp="$HERE/$dir/target/classes:$(cat "$HERE/$dir/target/runtime.classpath")"
+    # shellcheck disable=SC2206
+    cmd=(java $JAVA_OPTS -cp "$cp" "$main")
+  fi
   log "$name"
   printf '{"type":"meta","variant":"%s","model":"%s","rep":%d,"settings":"%s","loadavg_before":"%s"}\n' \
     "$variant" "$model" "$rep" "$settings" "$(cut -d' ' -f1-3 /proc/loadavg)" > "$file"
   local t0 t1 rc
   t0=$(date +%s.%N)
-  # shellcheck disable=SC2086
-  env "${envs[@]}" timeout "$RUN_TIMEOUT_S" java $JAVA_OPTS -cp "$cp" "$main" \
+  env "${envs[@]}" timeout "$RUN_TIMEOUT_S" "${cmd[@]}" \
     --model "$model" --batch 64 --rep "$rep" --data "$DATA" "${args[@]}" >> "$file" 2> "$OUT/$name.log"
   rc=$?
   t1=$(date +%s.%N)
@@ -147,8 +171,8 @@ run() {
 # ---- interleaved repetitions: within a repetition each model's systems run back to back, and
 # the order flips from one repetition to the next
 for rep in $(seq 1 "$REPS"); do
-  if [ $((rep % 2)) = 1 ]; then mlp_order=(ferrodl dl4j dl4j-passive); cnn_order=(ferrodl dl4j)
-  else mlp_order=(dl4j-passive dl4j ferrodl); cnn_order=(dl4j ferrodl); fi
+  if [ $((rep % 2)) = 1 ]; then mlp_order=(ferrodl jax dl4j dl4j-passive); cnn_order=(ferrodl jax dl4j)
+  else mlp_order=(dl4j-passive dl4j jax ferrodl); cnn_order=(dl4j jax ferrodl); fi
   [ "$PASSIVE_CNN" = 1 ] && cnn_order+=(dl4j-passive)
   for v in "${mlp_order[@]}"; do run "$v" mlp "$rep"; done
   for v in "${cnn_order[@]}"; do run "$v" cnn "$rep"; done

@@ -14,7 +14,12 @@ SYSTEM_LABEL = {
     "ferrodl": "ferrodl",
     "dl4j": "DL4J (OMP_NUM_THREADS=cores, recommended)",
     "dl4j-passive": "DL4J (+ OMP_WAIT_POLICY=PASSIVE)",
+    "jax": "JAX on CPU (jit)",
 }
+
+
+def system_of(variant):
+    return "dl4j" if variant.startswith("dl4j") else variant
 MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN"}
 
 
@@ -95,7 +100,7 @@ def throughput(runs):
             })
         s = spread([p["examples_per_sec"] for p in per_rep])
         out.append({
-            "system": "ferrodl" if variant == "ferrodl" else "dl4j",
+            "system": system_of(variant),
             "variant": variant,
             "settings": rs[0]["meta"]["settings"],
             "model": model,
@@ -166,7 +171,7 @@ def memory(runs):
             d["VmHWM_kB"] = max(x.get("VmHWM_kB", 0) for x in mem)
             last.append(d)
         out.append({
-            "system": "ferrodl" if variant == "ferrodl" else "dl4j",
+            "system": system_of(variant),
             "variant": variant,
             "model": "mlp",
             "repetitions": len(items),
@@ -240,6 +245,9 @@ def versions(env, runs):
         "nd4j_native_classifier": "linux-x86_64",
         "nd4j_backend": d.get("nd4j_backend"),
         "nd4j_environment": d.get("nd4j_environment"),
+        "jax": (info.get("jax") or {}).get("jax_version"),
+        "jaxlib": (info.get("jax") or {}).get("jaxlib_version"),
+        "jax_python": (info.get("jax") or {}).get("python"),
         "ferrodl_git_sha": env.get("git_sha"),
         "ferrodl_uncommitted_engine_files": int(env.get("git_engine_dirty", "0") or 0),
         "ferrodl_library_build_info": f.get("ferrodl_build"),
@@ -269,7 +277,7 @@ def print_summary(res):
     print(f"== JVM training throughput, batch 64, MNIST digits of spark-example "
           f"({v['cpu_model']}, {v['cores']} cores)")
     print(f"   Java {v['java_version_in_jvm']} ({v['java_opts']}), DL4J {v['dl4j']} nd4j-native "
-          f"{v['nd4j_native_classifier']}, ferrodl {str(v['ferrodl_git_sha'])[:12]}"
+          f"{v['nd4j_native_classifier']}, JAX {v['jax']}, ferrodl {str(v['ferrodl_git_sha'])[:12]}"
           f"{' + uncommitted engine changes' if v['ferrodl_uncommitted_engine_files'] else ''}")
     print(f"   load average {h['loadavg_start']} at start, {h['loadavg_end']} at end; "
           f"{h['wall_s']} s in all; values: median (min–max) over {res['protocol']['repetitions']} "
@@ -371,6 +379,10 @@ def main():
                       "(per_rep.epochs, per_rep.iterations)",
             "order": "repetition by repetition; within one, each model's systems run back to back in "
                      "their own JVMs, the order reversed in every other repetition",
+            "jax": "bench/jvm/jax/jax_bench.py: the same digits in the same order (java.util.Random "
+                   "shuffle reproduced), the same warm-up/window/stop rules; a window is timed as a "
+                   "whole (jitted steps dispatched asynchronously, block_until_ready at the end of the "
+                   "window); memory lines are /proc/self/status of the Python process",
             "networks": "MLP 784-500-100-10 ReLU, softmax + MCXENT, Adam 1e-3, WeightInit.RELU; CNN conv "
                         "5x5x20 identity, max-pool 2/2, conv 5x5x50 identity, max-pool 2/2, dense 500 ReLU, "
                         "softmax 10 + MCXENT, Adam 1e-3, WeightInit.XAVIER, setInputType(convolutionalFlat(28, "

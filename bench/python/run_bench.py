@@ -1,9 +1,10 @@
-"""ferrodl single-node benchmark: drives the Rust bench server and the Python peers in ONE run,
-interleaved round by round, and writes docs/BENCHMARKS.md.
+"""ferrodl engine-level benchmark (parts `gemm` and `single` of `make bench`): drives the Rust
+bench server and the Python peers (numpy, JAX) in ONE run, interleaved round by round, and writes
+the raw results as JSON; bench/report.py turns them into docs/BENCHMARKS.md.
 
-Usage (what `make bench` runs):
-    .build/bench-venv/bin/python bench/python/run_bench.py \
-        --server bench/rust/target/release/ferrodl-bench --out docs/BENCHMARKS.md
+Usage (what bench/bench.sh runs):
+    .build/bench-venv/bin/python bench/python/run_bench.py --parts gemm,single \
+        --server bench/rust/target/release/ferrodl-bench --json bench/results/engine.json
 """
 
 import argparse
@@ -21,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 PARAMS = 784 * 500 + 500 + 500 * 100 + 100 + 100 * 10 + 10
+CNN_BATCH = 64
 GEMM_SIZES = (256, 1024, 2048)
 BATCHES = (64, 256)
 # A pause between two systems, so that one's idle-spinning threads (OpenBLAS, XLA, ferrodl's
@@ -35,9 +37,13 @@ PREVIOUS = "<!-- bench:previous -->"
 class Server:
     """The Rust side: `ferrodl-bench serve`, one command per line, one JSON object per line."""
 
-    def __init__(self, path):
+    def __init__(self, path, env=None):
         self.p = subprocess.Popen(
-            [path, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [path, "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=None if env is None else {**os.environ, **env},
         )
 
     def ask(self, cmd):
@@ -116,75 +122,131 @@ def blas_limit(n):
     return threadpool_limits(limits=n, user_api="blas")
 
 
+NO_DISPATCH = "matrixmultiply (no dispatch in ferrodl-tensor)"
+
+
+def gemm_servers(args, server):
+    """The ferrodl GEMM rows: the default server alone, or, where ferrodl-tensor dispatches between
+    kernels at run time (FERRODL_GEMM=fma|amx|auto), one server per forced kernel as well, each
+    labelled with the kernel it reports."""
+    default = server.ask("kernel")["kernel"]
+    rows = [("ferrodl", default, server)]
+    if default != NO_DISPATCH:
+        for k in ("fma", "amx"):
+            s = Server(args.server, env={"FERRODL_GEMM": k})
+            try:
+                got = s.ask("kernel")["kernel"]
+            except Exception as e:  # noqa: BLE001 - reported in the table, not fatal
+                rows.append((f"ferrodl-{k}", f"server failed ({e})", None))
+                continue
+            rows.append((f"ferrodl-{k}", got, s))
+    return rows
+
+
+def measure_gemm(args, server, res):
+    rows = gemm_servers(args, server)
+    res["gemm_systems"] = [(key, label) for key, label, s in rows]
+    live = [(key, s) for key, _, s in rows if s is not None]
+    np_cases = {n: peers.NumpyGemm(n) for n in GEMM_SIZES}
+    keys = [k for k, _ in live] + ["numpy"]
+    samples = {k: {n: [] for n in GEMM_SIZES} for k in keys}
+    for r in range(args.rounds):
+        for n in GEMM_SIZES:
+            order = keys[r % len(keys):] + keys[: r % len(keys)]  # rotate who goes first
+            for key in order:
+                if key == "numpy":
+                    v = np_cases[n].gflops(args.gemm_secs)
+                else:
+                    v = dict(live)[key].ask(f"gemm {n} {args.gemm_secs}")["gflops"]
+                samples[key][n].append(v)
+                settle()
+    res["gemm"] = {k: {str(n): stats(v) for n, v in d.items()} for k, d in samples.items()}
+
+    # 1024³ on one thread each (kernel quality, no threading)
+    samples1 = {k: [] for k in keys}
+    for _, s in live:
+        s.ask("threads 1")
+    with blas_limit(1):
+        for r in range(args.rounds):
+            order = keys[r % len(keys):] + keys[: r % len(keys)]
+            for key in order:
+                if key == "numpy":
+                    v = np_cases[1024].gflops(args.gemm_secs)
+                else:
+                    v = dict(live)[key].ask(f"gemm 1024 {args.gemm_secs}")["gflops"]
+                samples1[key].append(v)
+                settle()
+    for _, s in live:
+        s.ask("threads 0")
+    res["gemm1"] = {k: stats(v) for k, v in samples1.items()}
+    for key, s in live:
+        if s is not server:
+            s.close()
+
+
+def measure_gemm_reference(args, server, res):
+    """Only when part `single` runs without part `gemm`: the 1024³ all-core rates that the achieved
+    FLOP/s of the training rows are divided by, measured in this run (interleaved)."""
+    case = peers.NumpyGemm(1024)
+    f, p = [], []
+    for r in range(args.rounds):
+        for key in (("ferrodl", "numpy") if r % 2 == 0 else ("numpy", "ferrodl")):
+            if key == "ferrodl":
+                f.append(server.ask(f"gemm 1024 {args.gemm_secs}")["gflops"])
+            else:
+                p.append(case.gflops(args.gemm_secs))
+            settle()
+    res["gemm_ref"] = {"ferrodl": stats(f), "numpy": stats(p)}
+
+
+def measure_training(args, server, res):
+    """MLP at batch 64 and 256 and the LeNet CNN at batch 64: ferrodl (`fit`) and JAX (jit)
+    interleaved, alternating who goes first."""
+    cases = [("mlp", b) for b in BATCHES] + [("cnn", CNN_BATCH)]
+    jax_models = {c: peers.JaxTrainer(c[1], model=c[0]) for c in cases}
+    samples = {f"{m}-{b}": {"ferrodl": [], "jax": []} for m, b in cases}
+    res["train_state"] = {}
+    for r in range(args.rounds):
+        for m, b in cases:
+            secs = args.mlp_secs if m == "mlp" else args.cnn_secs
+            order = ("ferrodl", "jax") if r % 2 == 0 else ("jax", "ferrodl")
+            for system in order:
+                if system == "ferrodl":
+                    reply = server.ask(f"{m} {b} {secs}")
+                    v = reply["examples_per_sec"]
+                    res["train_state"][f"{m}-{b}"] = reply
+                else:
+                    v = jax_models[(m, b)].examples_per_sec(secs)
+                samples[f"{m}-{b}"][system].append(v)
+                settle()
+    res["train"] = {k: {s: stats(v) for s, v in d.items()} for k, d in samples.items()}
+    res["train_flop_per_example"] = {
+        f"{m}-{b}": peers.MODELS[m][2] for m, b in cases
+    }
+
+
 def run(args):
+    parts = set(args.parts.split(","))
+    unknown = parts - {"gemm", "single"}
+    if unknown:
+        raise SystemExit(f"run_bench.py: unknown part(s) {sorted(unknown)}; valid: gemm, single")
     server = Server(args.server)
     cores = os.cpu_count()
     threads = server.ask("threads 0")["threads"]
     load_start = os.getloadavg()
     t0 = time.time()
-    res = {"gemm": {}, "gemm1": {}, "mlp": {}, "mlp_state": {}}
-
-    # ---- GEMM, all cores: ferrodl and numpy interleaved, order alternating each round
-    np_cases = {n: peers.NumpyGemm(n) for n in GEMM_SIZES}
-    samples = {(s, n): [] for s in ("ferrodl", "numpy") for n in GEMM_SIZES}
-    for r in range(args.rounds):
-        for n in GEMM_SIZES:
-            order = ("ferrodl", "numpy") if r % 2 == 0 else ("numpy", "ferrodl")
-            for system in order:
-                if system == "ferrodl":
-                    v = server.ask(f"gemm {n} {args.gemm_secs}")["gflops"]
-                else:
-                    v = np_cases[n].gflops(args.gemm_secs)
-                samples[(system, n)].append(v)
-                settle()
-    res["gemm"] = {k: stats(v) for k, v in samples.items()}
-
-    # ---- GEMM 1024³ on one thread each (kernel quality, no threading)
-    samples1 = {"ferrodl": [], "numpy": []}
-    server.ask("threads 1")
-    with blas_limit(1):
-        for r in range(args.rounds):
-            order = ("ferrodl", "numpy") if r % 2 == 0 else ("numpy", "ferrodl")
-            for system in order:
-                if system == "ferrodl":
-                    v = server.ask(f"gemm 1024 {args.gemm_secs}")["gflops"]
-                else:
-                    v = np_cases[1024].gflops(args.gemm_secs)
-                samples1[system].append(v)
-                settle()
-    server.ask("threads 0")
-    res["gemm1"] = {k: stats(v) for k, v in samples1.items()}
-    del np_cases
-
-    # ---- MLP training throughput, ferrodl and JAX interleaved
-    jax_models = {b: peers.JaxMlp(b) for b in BATCHES}
-    systems = ("ferrodl", "jax")
-    msamples = {(s, b): [] for s in systems for b in BATCHES}
-    for r in range(args.rounds):
-        for b in BATCHES:
-            order = systems if r % 2 == 0 else systems[::-1]
-            for system in order:
-                if system == "ferrodl":
-                    reply = server.ask(f"mlp {b} {args.mlp_secs}")
-                    v = reply["examples_per_sec"]
-                    res["mlp_state"][b] = reply
-                else:
-                    v = jax_models[b].examples_per_sec(args.mlp_secs)
-                msamples[(system, b)].append(v)
-                settle()
-    res["mlp"] = {k: stats(v) for k, v in msamples.items()}
-    del jax_models
-
-    # ---- LeNet-style CNN (to be added by the lead): same pattern as the MLP rows —
-    # a `cnn BATCH SECS` command in bench/rust/src/main.rs and a JaxCnn class in peers.py,
-    # measured interleaved here, and a row in the MLP table of write_doc().
-
-    # ---- where the ferrodl step spends its time, and the subnormal-state slowdown
-    res["profile"] = [server.ask(f"profile {b} {args.profile_steps} 1") for b in BATCHES]
-    settle()
-    res["subnormal"] = server.ask(f"subnormal {args.subnormal_steps} 200")
+    res = {"parts": sorted(parts), "kernel": server.ask("kernel")["kernel"]}
+    if "gemm" in parts:
+        measure_gemm(args, server, res)
+    if "single" in parts:
+        if "gemm" not in parts:
+            measure_gemm_reference(args, server, res)
+        measure_training(args, server, res)
+        # where the ferrodl MLP step spends its time, and the subnormal-state regression check
+        res["profile"] = [server.ask(f"profile {b} {args.profile_steps} 1") for b in BATCHES]
+        settle()
+        res["subnormal"] = server.ask(f"subnormal {args.subnormal_steps} 200")
     server.close()
-
     res["load"] = (load_start, os.getloadavg())
     res["wall_s"] = time.time() - t0
     res["threads"] = threads
@@ -192,210 +254,34 @@ def run(args):
     return res
 
 
-def gemm_section(res):
-    g, g1 = res["gemm"], res["gemm1"]
-    lines = [
-        f"FP32 `C = A·B`, n×n×n, GFLOP/s = 2n³/t. {g[('ferrodl', 1024)]['n']} rounds, ferrodl and "
-        "numpy interleaved (order alternating); each sample is a batch of products lasting "
-        "≥ the sample time; median (min–max).",
-        "",
-        "| n | ferrodl (`ferrodl_tensor::gemm`) | numpy (OpenBLAS) | ferrodl / numpy (medians) |",
-        "|---|---|---|---|",
-    ]
-    for n in GEMM_SIZES:
-        f, p = g[("ferrodl", n)], g[("numpy", n)]
-        lines.append(
-            f"| {n}³, all cores | {fmt(f)} | {fmt(p)} | {f['median'] / p['median']:.2f} |"
-        )
-    f, p = g1["ferrodl"], g1["numpy"]
-    lines.append(f"| 1024³, 1 thread | {fmt(f)} | {fmt(p)} | {f['median'] / p['median']:.2f} |")
-    return lines
-
-
-def mlp_section(res):
-    m, g = res["mlp"], res["gemm"]
-    fg = g[("ferrodl", 1024)]["median"]
-    ng = g[("numpy", 1024)]["median"]
-    lines = [
-        "MLP 784-500-100-10 (ReLU, softmax + MCXENT, Adam lr 1e-3), random features and one-hot "
-        f"labels (a pool of {peers.POOL_EXAMPLES} examples cycled), warm-up excluded. "
-        f"{PARAMS} parameters; achieved GFLOP/s = 6 × parameters × examples/s; "
-        "\"of GEMM\" = that rate / the same system's 1024³ all-core GEMM median of this run "
-        "(JAX: / numpy's). ferrodl: `MultiLayerNetwork::fit`, one network per batch size, "
-        "trained on through the rounds. JAX: one jitted train step (forward, backward, Adam in "
-        "jax.numpy), all cores. Rounds interleave the two, alternating who goes first.",
-        "",
-        "| batch | system | examples/s | / JAX (medians) | GFLOP/s (of GEMM) |",
-        "|---|---|---|---|---|",
-    ]
-    for b in BATCHES:
-        j = m[("jax", b)]
-        for system, label, ref in (
-            ("ferrodl", "ferrodl", fg),
-            ("jax", "JAX (XLA CPU)", ng),
-        ):
-            s = m[(system, b)]
-            gf = 6 * PARAMS * s["median"] / 1e9
-            lines.append(
-                f"| {b} | {label} | {fmt(s, 0)} | {s['median'] / j['median']:.2f} | "
-                f"{gf:.1f} ({100 * gf / ref:.0f} %) |"
-            )
-    lines.append("| CNN (LeNet-style) | *to be added* | | | |")
-    st = res["mlp_state"]
-    lines += [
-        "",
-        "ferrodl's Adam state at the end: "
-        + "; ".join(
-            f"batch {b}: {st[b]['steps']} steps, {100 * st[b]['subnormal']:.1f} % subnormal"
-            for b in BATCHES
-        )
-        + ".",
-    ]
-    return lines
-
-
-def profile_section(res):
-    lines = [
-        "The step re-assembled from the engine's GEMM/row helpers with the elementwise parts of "
-        "ferrodl-nn/ferrodl-optim mirrored (`bench/rust/src/profile.rs`), a clock around each "
-        f"phase; all cores ({res['threads']} threads), subnormals flushed on the thread as "
-        "`fit` does. µs per step (share of the phases' sum).",
-        "",
-    ]
-    profs = res["profile"]
-    head = "| phase | " + " | ".join(f"batch {p['batch']}" for p in profs) + " |"
-    lines += [head, "|---|" + "---|" * len(profs)]
-    names = [ph[0] for ph in profs[0]["phases"]]
-    for i, name in enumerate(names):
-        cells = []
-        for p in profs:
-            tot = sum(t for _, t in p["phases"])
-            t = p["phases"][i][1]
-            cells.append(f"{t * 1e6:.0f} ({100 * t / tot:.1f} %)")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append(
-        "| **sum of phases** | "
-        + " | ".join(f"**{sum(t for _, t in p['phases']) * 1e6:.0f}**" for p in profs)
-        + " |"
-    )
-    lines.append(
-        "| `fit` (real engine, same data, interleaved) | "
-        + " | ".join(f"{p['fit'] * 1e6:.0f}" for p in profs)
-        + " |"
-    )
-    lines.append(
-        f"| prototype: the fused Adam pass over `parallel_for_each` ({res['threads']} threads) | "
-        + " | ".join(f"{p['fused_adam_nt'] * 1e6:.0f}" for p in profs)
-        + " |"
-    )
-    lines.append(
-        "| **prototype step**: the mirrored step with that parallel Adam pass | "
-        + " | ".join(f"**{p['proposed_step'] * 1e6:.0f}**" for p in profs)
-        + " |"
-    )
-    s = res["subnormal"]
-    lines += [
-        "",
-        f"Subnormal-state regression check (`subnormal`): `fit` at batch 64 on 8 cycled "
-        f"(memorised) batches, {s['steps']} steps: {s['early']:.0f} examples/s over the first "
-        f"200 steps, {s['late']:.0f} over the last 200; {100 * s['subnormal']:.1f} % of the "
-        "updater state subnormal at the end (before the engine flushed subnormals: 6× slower "
-        "late steps and 21 % subnormal state, see the analysis).",
-    ]
-    return lines
-
-
-def latest_block(res, info):
-    model, cores, simd = info["machine"]
-    v = info["versions"]
-    (l0, l1) = res["load"]
-    lines = [
-        LATEST_START,
-        f"## Latest results — {info['date']}",
-        "",
-        f"- Machine: {model}, {cores} cores ({', '.join(simd) or 'no AVX2/FMA/AVX-512'}); "
-        f"ferrodl used {res['threads']} threads.",
-        f"- Commit: `{info['commit']}`; {v['rustc']}; Python {v['python']}, numpy {v['numpy']} "
-        f"({v['blas']}), jax {v['jax']} / jaxlib {v['jaxlib']}.",
-        f"- Load average (1/5/15 min) at start {l0[0]:.2f}/{l0[1]:.2f}/{l0[2]:.2f}, at end "
-        f"{l1[0]:.2f}/{l1[1]:.2f}/{l1[2]:.2f} (other work on the machine shows up here); "
-        f"measuring took {res['wall_s']:.0f} s.",
-        "",
-        "### GEMM",
-        "",
-        *gemm_section(res),
-        "",
-        "### MLP training throughput",
-        "",
-        *mlp_section(res),
-        "",
-        "### Where the ferrodl MLP step spends its time",
-        "",
-        *profile_section(res),
-        LATEST_END,
-    ]
-    return "\n".join(lines)
-
-
-TEMPLATE = f"""# Benchmarks
-
-`make bench` measures ferrodl on one node against Python peers and rewrites the "Latest results"
-section below (the previous one moves to "Previous results"; everything else here is kept).
-
-{LATEST_START}
-{LATEST_END}
-
-{PREVIOUS}
-## Previous results
-"""
-
-
-def write_doc(path, block):
-    doc = open(path).read() if os.path.exists(path) else TEMPLATE
-    if LATEST_START not in doc or PREVIOUS not in doc:
-        doc = TEMPLATE + "\n" + doc
-    s, e = doc.index(LATEST_START), doc.index(LATEST_END) + len(LATEST_END)
-    old = doc[s:e]
-    doc = doc[:s] + block + doc[e:]
-    old_body = old[len(LATEST_START) : -len(LATEST_END)].strip()
-    if old_body:
-        # demote: "## Latest results — date" becomes "### Run of date", subsections one deeper
-        old_body = old_body.replace("## Latest results — ", "### Run of ", 1)
-        old_body = re.sub(r"(?m)^### (?!Run of )", "#### ", old_body)
-        p = doc.index(PREVIOUS)
-        nl = doc.index("\n", doc.index("## Previous results", p)) + 1
-        doc = doc[:nl] + "\n" + old_body + "\n" + doc[nl:]
-    with open(path, "w") as f:
-        f.write(doc)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True, help="path of the ferrodl-bench binary")
-    ap.add_argument("--out", default="docs/BENCHMARKS.md")
+    ap.add_argument("--parts", default="gemm,single", help="comma list of gemm, single")
+    ap.add_argument("--json", required=True, help="write the results here (bench/report.py reads it)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--gemm-secs", type=float, default=0.4)
     ap.add_argument("--mlp-secs", type=float, default=1.0)
+    ap.add_argument("--cnn-secs", type=float, default=1.5)
     ap.add_argument("--profile-steps", type=int, default=200)
     ap.add_argument("--subnormal-steps", type=int, default=1200)
-    ap.add_argument("--json", help="also write the raw results here")
     args = ap.parse_args()
 
+    model, cores, simd = machine_info()
     info = {
-        "machine": machine_info(),
+        "machine": {"cpu_model": model, "cores": cores, "simd": simd},
         "versions": versions(),
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "commit": cmd_out(["git", "rev-parse", "--short", "HEAD"])
-        + (" (+ uncommitted changes)" if cmd_out(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/BENCHMARKS.md"]) else ""),
+        + (" (+ uncommitted changes)" if cmd_out(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs/BENCHMARKS.md", ":!bench"]) else ""),
+        "rounds": args.rounds,
     }
     res = run(args)
-    block = latest_block(res, info)
-    print(block)
-    write_doc(args.out, block)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"info": info, "results": {k: str(v) for k, v in res.items()}}, f, indent=1)
-    print(f"\nwrote {args.out}")
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump({"info": info, "results": res}, f, indent=1)
+        f.write("\n")
+    print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

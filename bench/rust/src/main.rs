@@ -12,12 +12,17 @@
 //! * `mlp BATCH SECS` — `MultiLayerNetwork::fit` steps on the 784-500-100-10 MLP for at least
 //!   SECS seconds (the network is built and warmed up on first use of a batch size); answers
 //!   examples/s, the steps taken so far and the subnormal share of the updater state.
+//! * `cnn BATCH SECS` — the same for the LeNet-style CNN of `lenet.rs`.
+//! * `kernel` — which GEMM kernel `ferrodl_tensor::gemm` runs (`active_gemm_kernel()` where the
+//!   engine has run-time kernel dispatch, chosen by `FERRODL_GEMM=fma|amx|auto`; otherwise
+//!   matrixmultiply's own CPU-feature detection).
 //! * `profile BATCH STEPS FTZ` — the step decomposed into phases (see `profile.rs`), with FTZ/DAZ
 //!   if FTZ is 1 (as the engine's `fit` does); answers seconds per step for each phase, and the
 //!   same step through `fit`.
 //! * `subnormal STEPS WINDOW` — regression check for the subnormal-state slowdown
 //!   (see `subnormal.rs`).
 
+mod lenet;
 mod mlp;
 mod profile;
 mod subnormal;
@@ -80,11 +85,40 @@ impl GemmCase {
     }
 }
 
+/// A JSON string literal of `s`.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The GEMM kernel in use, as the engine reports it.
+#[cfg(ferrodl_gemm_dispatch)]
+fn gemm_kernel() -> String {
+    ferrodl_tensor::active_gemm_kernel().to_string()
+}
+
+#[cfg(not(ferrodl_gemm_dispatch))]
+fn gemm_kernel() -> String {
+    "matrixmultiply (no dispatch in ferrodl-tensor)".to_string()
+}
+
 fn serve() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut gemms: Vec<GemmCase> = Vec::new();
     let mut mlps = mlp::Trainers::default();
+    let mut cnns =
+        mlp::Trainers::with_builder(|b| mlp::Trainer::with_network(b, lenet::new_network()));
     for line in stdin.lock().lines() {
         let line = line.expect("stdin");
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -120,6 +154,18 @@ fn serve() {
                     t.subnormal_share()
                 )
             }
+            Some("cnn") => {
+                let t = cnns.get(num(1) as usize);
+                let eps = t.examples_per_sec(num(2));
+                format!(
+                    "{{\"examples_per_sec\":{eps},\"steps\":{},\"subnormal\":{},\"params\":{},\"forward_muladds\":{}}}",
+                    t.steps(),
+                    t.subnormal_share(),
+                    lenet::PARAMS,
+                    lenet::FORWARD_MULADDS
+                )
+            }
+            Some("kernel") => format!("{{\"kernel\":{}}}", json_string(&gemm_kernel())),
             Some("profile") => {
                 // PROFILE BATCH STEPS FTZ: FTZ=1 profiles with flush-to-zero on this thread, so
                 // the breakdown does not depend on how far Adam's state has decayed
@@ -245,6 +291,18 @@ fn main() {
             let steps: usize = args.get(2).map_or(1200, |s| s.parse().unwrap());
             println!("{}", subnormal::run(steps, 200).to_json());
         }
+        Some("cnn") => {
+            let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
+            let secs: f64 = args.get(3).map_or(2.0, |s| s.parse().unwrap());
+            let mut t = mlp::Trainer::with_network(batch, lenet::new_network());
+            for _ in 0..3 {
+                println!(
+                    "lenet batch {batch} threads={}: {:.0} examples/s",
+                    ferrodl_tensor::num_threads(),
+                    t.examples_per_sec(secs)
+                );
+            }
+        }
         Some("mlp") => {
             let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
             let secs: f64 = args.get(3).map_or(2.0, |s| s.parse().unwrap());
@@ -258,7 +316,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
             std::process::exit(2);
         }
     }

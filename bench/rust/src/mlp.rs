@@ -45,6 +45,8 @@ pub fn new_network() -> MultiLayerNetwork<f32> {
 /// Total parameters of the benchmark network (784·500+500 + 500·100+100 + 100·10+10).
 pub const PARAMS: usize = 784 * 500 + 500 + 500 * 100 + 100 + 100 * 10 + 10;
 
+/// A network trained step by step on a pool of random minibatches (the MLP or the LeNet CNN:
+/// both take 784 input columns and 10 one-hot label columns).
 pub struct Trainer {
     batch: usize,
     net: MultiLayerNetwork<f32>,
@@ -56,6 +58,10 @@ impl Trainer {
     pub fn new(batch: usize) -> Self {
         let net = new_network();
         assert_eq!(net.num_params(), PARAMS);
+        Self::with_network(batch, net)
+    }
+
+    pub fn with_network(batch: usize, net: MultiLayerNetwork<f32>) -> Self {
         let mut t = Trainer {
             batch,
             net,
@@ -101,16 +107,26 @@ impl Trainer {
     }
 }
 
-/// One trainer per batch size, built on first use.
-#[derive(Default)]
-pub struct Trainers(Vec<Trainer>);
+/// One trainer per batch size, built on first use (by `build`: `Trainer::new` for the MLP).
+pub struct Trainers(Vec<Trainer>, fn(usize) -> Trainer);
+
+impl Default for Trainers {
+    fn default() -> Self {
+        Trainers(Vec::new(), Trainer::new)
+    }
+}
 
 impl Trainers {
+    /// Trainers of another network: `build(batch)` makes one.
+    pub fn with_builder(build: fn(usize) -> Trainer) -> Self {
+        Trainers(Vec::new(), build)
+    }
+
     pub fn get(&mut self, batch: usize) -> &mut Trainer {
         match self.0.iter().position(|t| t.batch == batch) {
             Some(i) => &mut self.0[i],
             None => {
-                self.0.push(Trainer::new(batch));
+                self.0.push((self.1)(batch));
                 self.0.last_mut().unwrap()
             }
         }
