@@ -39,5 +39,5 @@ pub use threshold::{
     average_states, try_average_states, AdaptiveConfig, AdaptiveThreshold, FixedConfig,
     FixedThreshold, StepRule, SteppedThreshold, TargetSparsityConfig, TargetSparsityThreshold,
     ThresholdAlgorithm, ThresholdAlgorithmConfig, ThresholdState, DEFAULT_DECAY_RATE,
-    MAX_THRESHOLD, MIN_THRESHOLD,
+    MAX_THRESHOLD, MIN_THRESHOLD, TARGET_SPARSITY_GAIN, TARGET_SPARSITY_WINDOW,
 };

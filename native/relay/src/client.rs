@@ -28,6 +28,7 @@ enum Out {
 struct Counters {
     messages_sent: AtomicU64,
     bytes_sent: AtomicU64,
+    wire_bytes_sent: AtomicU64,
     messages_received: AtomicU64,
     bytes_received: AtomicU64,
     max_queued: AtomicU64,
@@ -73,6 +74,7 @@ impl Shared {
         ClientStats {
             messages_sent: c.messages_sent.load(Ordering::SeqCst),
             bytes_sent: c.bytes_sent.load(Ordering::SeqCst),
+            wire_bytes_sent: c.wire_bytes_sent.load(Ordering::SeqCst),
             messages_received: c.messages_received.load(Ordering::SeqCst),
             bytes_received: c.bytes_received.load(Ordering::SeqCst),
             max_queued: c.max_queued.load(Ordering::SeqCst),
@@ -304,6 +306,11 @@ impl RelayClient {
             error: Mutex::new(None),
             counters: Counters::default(),
         });
+        // The AUTH message is this connection's only write before the writer thread starts.
+        shared
+            .counters
+            .wire_bytes_sent
+            .store(proto::AUTH_LEN as u64, Ordering::SeqCst);
         let (tx, rx) = channel::bounded(config.queue_limit_messages);
         let (ack_tx, ack_rx) = channel::bounded(1);
         let p = w.partition;
@@ -426,7 +433,7 @@ fn writer_loop(
     ping: Duration,
 ) {
     let mut w = BufWriter::with_capacity(64 * 1024, &sh.stream);
-    let (mut pend_msgs, mut pend_bytes) = (0u64, 0u64);
+    let (mut pend_msgs, mut pend_bytes, mut pend_wire) = (0u64, 0u64, 0u64);
     loop {
         if sh.closed.load(Ordering::SeqCst) {
             break;
@@ -441,10 +448,12 @@ fn writer_loop(
             Some(Out::Update(p)) => {
                 pend_msgs += 1;
                 pend_bytes += p.len() as u64;
+                pend_wire += p.len() as u64;
                 proto::write_frame(&mut w, proto::T_UPDATE, p)
             }
             Some(Out::Finish) => proto::write_frame(&mut w, proto::T_FINISH, &[]),
         };
+        pend_wire += proto::FRAME_HEADER_LEN as u64;
         let last = matches!(item, Some(Out::Finish));
         let res = res.and_then(|_| {
             if last || rx.is_empty() {
@@ -458,6 +467,12 @@ fn writer_loop(
                 sh.fail(io_err(&sh.addr, "sending to the relay", &e, io));
             }
             break;
+        }
+        if pend_wire > 0 && w.buffer().is_empty() {
+            sh.counters
+                .wire_bytes_sent
+                .fetch_add(pend_wire, Ordering::SeqCst);
+            pend_wire = 0;
         }
         if pend_msgs > 0 && w.buffer().is_empty() {
             sh.counters

@@ -286,7 +286,11 @@ pub struct RelayStats {
 pub struct ClientStats {
     /// Updates written to the socket.
     pub messages_sent: u64,
+    /// Payload bytes of those updates.
     pub bytes_sent: u64,
+    /// Every byte this client wrote to its socket: the AUTH message, and each frame's 5-byte
+    /// header and payload (updates, heartbeats, FINISH). What the connection cost on the wire.
+    pub wire_bytes_sent: u64,
     /// Relayed updates received (and passed to `on_message`).
     pub messages_received: u64,
     pub bytes_received: u64,

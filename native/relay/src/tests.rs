@@ -321,6 +321,14 @@ fn three_clients_exchange_exactly() {
         );
         let bytes: u64 = (0..N).map(|s| len(s) as u64).sum();
         assert_eq!((st.messages_sent, st.bytes_sent), (N as u64, bytes));
+        // On the wire: the 86-byte AUTH, a 5-byte header per update and the FINISH frame, plus
+        // any number of empty 5-byte heartbeats.
+        let framed = 86 + bytes + 5 * N as u64 + 5;
+        assert!(
+            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed) % 5 == 0,
+            "{} wire bytes, {framed} without heartbeats",
+            st.wire_bytes_sent
+        );
         assert_eq!(
             (st.messages_received, st.bytes_received),
             (2 * N as u64, 2 * bytes)

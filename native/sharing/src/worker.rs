@@ -159,7 +159,11 @@ pub struct NodeReport {
     pub start_iteration: u64,
     pub start_epoch: u64,
     pub messages_sent: u64,
+    /// Payload bytes of the updates sent (counters and encoded message).
     pub bytes_sent: u64,
+    /// Everything the node's relay connection wrote to its socket: handshake, frame headers,
+    /// update payloads, heartbeats and FINISH.
+    pub wire_bytes_sent: u64,
     pub messages_received: u64,
     pub bytes_received: u64,
 }
@@ -320,6 +324,7 @@ impl WorkerNode {
             start_epoch: self.started_from.epoch,
             messages_sent: stats.messages_sent,
             bytes_sent: stats.bytes_sent,
+            wire_bytes_sent: stats.wire_bytes_sent,
             messages_received: stats.messages_received,
             bytes_received: stats.bytes_received,
         })

@@ -6,9 +6,13 @@ import java.util.Objects;
 import org.ferrodl.optimize.solvers.accumulation.encoding.ThresholdAlgorithm;
 
 /**
- * Aims at a fixed fraction of entries sent per step: after every step the threshold is multiplied
- * by {@code decayRate} when fewer than {@code sparsityTarget} of the entries were sent and divided
- * by it when more were. Defaults: initial threshold 1e-4, target 1e-3, decay 0.5^(1/20).
+ * Aims at a fixed mean fraction of entries sent per step: after every step the threshold is multiplied
+ * by {@code (m / sparsityTarget)^0.25}, where {@code m} is the fraction sent averaged over about the
+ * last 20 steps, and the factor is kept within {@code [decayRate, 1 / decayRate]}. (The reference
+ * moves by one {@code decayRate} step after each step according to that step's fraction alone, which
+ * steers the median and lets the bursts that every step down releases push the mean several times
+ * above the target; see the Rust {@code TargetSparsityThreshold}.) Defaults: initial threshold 1e-4,
+ * target 1e-3, decay 0.5^(1/20).
  */
 public final class TargetSparsityThresholdAlgorithm implements ThresholdAlgorithm {
     private static final long serialVersionUID = 1L;
@@ -28,7 +32,7 @@ public final class TargetSparsityThresholdAlgorithm implements ThresholdAlgorith
     /**
      * @param initialThreshold threshold of the first step, in [1e-30, 1e30]
      * @param sparsityTarget   fraction of the entries to send per step, in (0, 1]
-     * @param decayRate        factor of one step, in (0, 1)
+     * @param decayRate        factor of the largest step, in (0, 1)
      * @throws IllegalArgumentException naming the first argument out of range
      */
     @JsonCreator

@@ -1,0 +1,257 @@
+//! Gradient sharing on the MNIST digits in one process, with the real sharing code: a
+//! `DriverRelay` on 127.0.0.1 and `workers` `WorkerNode`s (one thread each) training the MLP of
+//! `MnistMlpExample` (784-500-100-10, ReLU, softmax + MCXENT, l2 1e-4). Each epoch is one fit, as
+//! in Spark: a fresh relay started from the master copy, every worker connects (downloading it),
+//! trains on its contiguous share of the shuffled minibatches and finishes; the driver keeps the
+//! master copy, averages the updater states and threshold states into the next fit, and drops the
+//! residuals (as `SharedTrainingMaster` does). Used to explore threshold algorithms, sparsity
+//! targets, updaters and learning rates cheaply before a real-cluster run.
+//!
+//! ```text
+//! RAYON_NUM_THREADS=1 cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
+//!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
+//!     [--lr 1e-3] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345]
+//! ```
+//!
+//! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
+//! epoch, then `RESULT accuracy=… bytes_per_worker_iteration=… ratio=…`, where the bytes are what
+//! each worker's relay connection wrote to its socket (frames, heartbeats, handshake included).
+
+use ferrodl_sharing::{average_threshold_states, DriverRelay, WorkerConfig, WorkerNode};
+use std::time::Instant;
+
+const SECRET: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+struct Data {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    labels: Vec<u8>,
+    n: usize,
+}
+
+fn read_idx(dir: &str, split: &str) -> Data {
+    let images = std::fs::read(format!("{dir}/{split}-images-idx3-ubyte")).expect("images file");
+    let labels = std::fs::read(format!("{dir}/{split}-labels-idx1-ubyte")).expect("labels file");
+    let be = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    assert_eq!(be(&images, 0), 2051, "images magic");
+    assert_eq!(be(&labels, 0), 2049, "labels magic");
+    let n = be(&images, 4);
+    assert_eq!(be(&images, 8) * be(&images, 12), 784);
+    let x = images[16..16 + n * 784]
+        .iter()
+        .map(|&p| f32::from(p) / 255.0)
+        .collect();
+    let labels = labels[8..8 + n].to_vec();
+    let mut y = vec![0.0f32; n * 10];
+    for (i, &l) in labels.iter().enumerate() {
+        y[i * 10 + l as usize] = 1.0;
+    }
+    Data { x, y, labels, n }
+}
+
+fn network_json(updater: &str, lr: f64, seed: u64) -> String {
+    let updater = match updater {
+        "adam" => format!(
+            r#"{{"type":"Adam","learningRate":{lr},"beta1":0.9,"beta2":0.999,"epsilon":1e-8}}"#
+        ),
+        "nesterovs" => format!(r#"{{"type":"Nesterovs","learningRate":{lr},"momentum":0.9}}"#),
+        "sgd" => format!(r#"{{"type":"Sgd","learningRate":{lr}}}"#),
+        other => panic!("unknown updater {other}"),
+    };
+    let layer = |kind: &str, n_in: usize, n_out: usize, act: &str, extra: &str| {
+        format!(
+            r#"{{"type":"{kind}","nIn":{n_in},"nOut":{n_out},"activation":"{act}","weightInit":"RELU",
+               "l2":1e-4,"updater":{updater},"biasUpdater":{updater}{extra}}}"#
+        )
+    };
+    format!(
+        r#"{{"formatVersion":1,"seed":{seed},"layers":[{},{},{}]}}"#,
+        layer("DenseLayer", 784, 500, "RELU", ""),
+        layer("DenseLayer", 500, 100, "RELU", ""),
+        layer(
+            "OutputLayer",
+            100,
+            10,
+            "SOFTMAX",
+            r#","lossFunction":"MCXENT""#
+        ),
+    )
+}
+
+/// splitmix64, for the shuffles.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn accuracy(net: &mut ferrodl_nn::MultiLayerNetwork<f32>, d: &Data) -> f64 {
+    let out = net.output(&d.x, d.n, false).expect("output");
+    let correct = (0..d.n)
+        .filter(|&r| {
+            let row = &out[r * 10..r * 10 + 10];
+            let best = (0..10)
+                .max_by(|&a, &b| row[a].partial_cmp(&row[b]).unwrap())
+                .unwrap();
+            best == d.labels[r] as usize
+        })
+        .count();
+    correct as f64 / d.n as f64
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let get = |name: &str, default: &str| -> String {
+        args.iter()
+            .position(|a| a == name)
+            .map(|i| args[i + 1].clone())
+            .unwrap_or_else(|| default.to_string())
+    };
+    let dir = get("--data", "/tmp/wire-mnist");
+    let epochs: u64 = get("--epochs", "20").parse().unwrap();
+    let batch: usize = get("--batch", "16").parse().unwrap();
+    let workers: usize = get("--workers", "2").parse().unwrap();
+    let updater = get("--updater", "adam");
+    let lr: f64 = get("--lr", "1e-3").parse().unwrap();
+    let seed: u64 = get("--seed", "12345").parse().unwrap();
+    let threshold = get("--threshold", r#"{"type":"adaptive"}"#);
+    let post = get(
+        "--post",
+        r#"{"type":"clipping","thresholdMultipleClipValue":5.0,"frequency":5}"#,
+    );
+    let train = read_idx(&dir, "train");
+    let test = read_idx(&dir, "test");
+    let net_json = network_json(&updater, lr, seed);
+    let conf = ferrodl_nn::MultiLayerConfiguration::from_json(&net_json).expect("network");
+    let mut net = ferrodl_nn::MultiLayerNetwork::<f32>::new(conf).expect("network");
+    let n_params = net.num_params();
+    let mut params = net.params().to_vec();
+    let mut updater_state: Option<Vec<f32>> = None;
+    let mut threshold_state: Option<String> = None;
+    let (mut iteration, mut epoch_count) = (0u64, 0u64);
+    let (mut wire_bytes, mut payload_bytes, mut worker_iterations, mut entries) =
+        (0u64, 0u64, 0u64, 0u64);
+    let mut rng = Rng(seed);
+    let started = Instant::now();
+    let mut acc = 0.0;
+    println!(
+        "mnist_sharing: {n_params} params, updater {updater} lr {lr}, batch {batch}, {workers} workers, \
+         threshold {threshold}"
+    );
+    for epoch in 1..=epochs {
+        let mut order: Vec<usize> = (0..train.n).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+        }
+        let batches: Vec<&[usize]> = order.chunks(batch).collect();
+        let per_worker = batches.len().div_ceil(workers);
+        let settings = format!(
+            r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
+                "maxMessageBytes":67108864,"queueLimit":64,"ioTimeoutMs":60000,"handshakeTimeoutMs":10000}}"#
+        );
+        let mut relay =
+            DriverRelay::start(&settings, params.clone(), iteration, epoch_count).expect("relay");
+        let port = relay.port();
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = batches
+                .chunks(per_worker)
+                .enumerate()
+                .map(|(w, mine)| {
+                    let (params, updater_state, net_json) = (&params, &updater_state, &net_json);
+                    let (threshold, post, threshold_state) = (&threshold, &post, &threshold_state);
+                    let train = &train;
+                    s.spawn(move || {
+                        let cfg: WorkerConfig = serde_json::from_value(serde_json::json!({
+                            "network": net_json,
+                            "relayAddress": format!("127.0.0.1:{port}"),
+                            "secretHex": SECRET,
+                            "partition": w,
+                            "attempt": 0,
+                            "replicas": 1,
+                            "thresholdAlgorithm": serde_json::from_str::<serde_json::Value>(threshold).unwrap(),
+                            "residualPostProcessor": serde_json::from_str::<serde_json::Value>(post).unwrap(),
+                            "thresholdState": threshold_state.as_ref().map(|s| serde_json::from_str::<serde_json::Value>(s).unwrap()),
+                            "connectTimeoutMs": 10000,
+                            "ioTimeoutMs": 60000,
+                            "queueLimit": 64,
+                            "maxMessageBytes": 67108864,
+                            "collectStats": false
+                        }))
+                        .unwrap();
+                        let (mut node, mut replicas) =
+                            WorkerNode::connect(&cfg, params, updater_state.as_deref()).expect("connect");
+                        let mut x = Vec::with_capacity(batch * 784);
+                        let mut y = Vec::with_capacity(batch * 10);
+                        for b in mine {
+                            x.clear();
+                            y.clear();
+                            for &i in *b {
+                                x.extend_from_slice(&train.x[i * 784..(i + 1) * 784]);
+                                y.extend_from_slice(&train.y[i * 10..(i + 1) * 10]);
+                            }
+                            replicas[0].fit(&x, &y, b.len(), None).expect("fit");
+                        }
+                        let node_report = node.finish().expect("finish");
+                        let report = replicas[0].report();
+                        let state = replicas[0].network().updater_state().to_vec();
+                        (node_report, report, state)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("worker"))
+                .collect()
+        });
+        relay.shutdown().expect("relay shutdown");
+        let master = relay.snapshot().expect("snapshot");
+        params = master.params;
+        let mut sum = vec![0.0f32; results[0].2.len()];
+        let mut states = Vec::new();
+        for (node, report, state) in &results {
+            wire_bytes += node.wire_bytes_sent;
+            payload_bytes += node.bytes_sent;
+            worker_iterations += report.minibatches;
+            entries += report.entries_sent;
+            iteration = iteration.max(report.iteration + 1);
+            for (a, b) in sum.iter_mut().zip(state) {
+                *a += b;
+            }
+            states.push(report.threshold_state.clone());
+        }
+        for a in &mut sum {
+            *a /= results.len() as f32;
+        }
+        updater_state = Some(sum);
+        let averaged =
+            average_threshold_states(&serde_json::to_string(&states).unwrap()).expect("states");
+        threshold_state = (averaged != "null").then_some(averaged);
+        epoch_count += 1;
+        net.set_params(&params).unwrap();
+        acc = accuracy(&mut net, &test);
+        println!(
+            "epoch {epoch}: test accuracy {acc:.4}, wire bytes/worker-iteration {:.1}, sparsity {:.2e}, \
+             threshold {}, {:.1}s",
+            wire_bytes as f64 / worker_iterations as f64,
+            entries as f64 / worker_iterations as f64 / n_params as f64,
+            threshold_state.as_deref().unwrap_or("-"),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let per = wire_bytes as f64 / worker_iterations as f64;
+    println!(
+        "RESULT accuracy={acc:.4} bytes_per_worker_iteration={per:.1} payload_bytes_per_worker_iteration={:.1} \
+         dense_fp32_bytes={} ratio={:.6} one_in={:.0} sparsity={:.3e} seconds={:.1}",
+        payload_bytes as f64 / worker_iterations as f64,
+        4 * n_params,
+        per / (4 * n_params) as f64,
+        (4 * n_params) as f64 / per,
+        entries as f64 / worker_iterations as f64 / n_params as f64,
+        started.elapsed().as_secs_f64()
+    );
+}
