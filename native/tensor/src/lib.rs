@@ -5,6 +5,9 @@
 //! * [`gemm`]: row-major matrix products through `matrixmultiply`, with transposed operands
 //!   expressed as strides (no copies), on [`num_threads`] threads for products large enough to
 //!   gain from it ([`set_num_threads`] changes the count at run time).
+//! * f32 products large enough run on the AMX tile unit when the CPU and OS allow it, with
+//!   operands split into three bf16 parts so the result keeps fp32 accuracy ([`GemmKernel`],
+//!   [`active_gemm_kernel`], `docs/GEMM.md`).
 //! * [`flush_denormals`]: a guard that flushes subnormal floats to zero on this thread (they
 //!   cost ~100 cycles per operation on x86, and Adam's state decays into them).
 //! * [`Rng`]: a seeded, platform-independent random generator (SplitMix64-seeded xoshiro256**,
@@ -16,9 +19,19 @@
 //! validated before it reaches this crate), so they are checked with `assert!` — the checks also
 //! keep the unsafe GEMM calls sound.
 
+mod amx;
+#[cfg(test)]
+mod amx_tests;
+mod cpu;
 mod denormals;
+mod kernel;
 mod parallel;
 mod pool;
+
+pub use cpu::amx_support;
+pub use kernel::{
+    active_gemm_kernel, gemm_kernel, set_gemm_kernel, GemmKernel, GemmKernelInfo, AMX_MIN_MULADDS,
+};
 
 pub use denormals::{denormals_flushed, flush_denormals, DenormalsFlushed};
 
@@ -152,6 +165,11 @@ pub enum Op {
 ///
 /// Products of at least twice [`MIN_MULADDS_PER_THREAD`] multiply-adds (`m·n·k`) run on up to
 /// [`num_threads`] threads; the result does not depend on the thread count (bit for bit).
+///
+/// f32 products go to the kernel chosen by [`gemm_kernel`] (see [`GemmKernel`]): on the AMX
+/// path the result agrees with the FMA path to fp32 rounding, not bit for bit. A product whose
+/// `A` or `B` holds a NaN or an infinity always takes the FMA path, so IEEE special values
+/// propagate exactly as in fp32 arithmetic.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm<T: Scalar>(
     op_a: Op,
@@ -165,14 +183,29 @@ pub fn gemm<T: Scalar>(
     beta: T,
     c: &mut [T],
 ) {
-    gemm_with_threads(num_threads(), op_a, op_b, m, n, k, alpha, a, b, beta, c);
+    gemm_with_threads(
+        num_threads(),
+        gemm_kernel(),
+        op_a,
+        op_b,
+        m,
+        n,
+        k,
+        alpha,
+        a,
+        b,
+        beta,
+        c,
+    );
 }
 
-/// [`gemm`] on at most `threads` threads; returns the number of blocks the product was cut into
-/// (1: computed by the calling thread alone).
+/// [`gemm`] on at most `threads` threads with an explicit kernel choice (f32 only; f64 always
+/// uses FMA); returns the number of blocks computed in parallel (1: by the calling thread
+/// alone).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_with_threads<T: Scalar>(
     threads: usize,
+    kernel: GemmKernel,
     op_a: Op,
     op_b: Op,
     m: usize,
@@ -218,6 +251,35 @@ pub(crate) fn gemm_with_threads<T: Scalar>(
         Op::N => (n as isize, 1),
         Op::T => (1, k as isize),
     };
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+        && kernel::wants_amx(kernel, m, n, k)
+    {
+        // SAFETY: as below; T is f32 (checked), so the casts only restate the type, and the
+        // f64 round trip of alpha and beta is exact. AMX usability was checked by `wants_amx`.
+        // The bf16 split cannot reproduce IEEE infinities (an infinite part times a zero part
+        // gives NaN), so the AMX driver hands operands with NaN or infinities to the FMA path:
+        // a non-finite B makes it return `None` before touching C.
+        let done = unsafe {
+            amx::gemm(
+                m,
+                k,
+                n,
+                alpha.f64() as f32,
+                a.as_ptr() as *const f32,
+                rsa,
+                csa,
+                b.as_ptr() as *const f32,
+                rsb,
+                csb,
+                beta.f64() as f32,
+                c.as_mut_ptr() as *mut f32,
+                threads,
+            )
+        };
+        if let Some(parts) = done {
+            return parts;
+        }
+    }
     // SAFETY: the asserts above pin every slice to exactly the extent the strides address, and
     // `c` is a unique borrow, so it cannot alias `a` or `b`.
     unsafe {
@@ -617,6 +679,7 @@ mod tests {
                         let mut got2 = got1.clone();
                         let parts1 = gemm_with_threads(
                             1,
+                            GemmKernel::Fma,
                             op_a,
                             op_b,
                             m,
@@ -630,6 +693,7 @@ mod tests {
                         );
                         let parts2 = gemm_with_threads(
                             2,
+                            GemmKernel::Fma,
                             op_a,
                             op_b,
                             m,
@@ -688,6 +752,7 @@ mod tests {
             let mut c = vec![0.0f32; m * n];
             let parts = gemm_with_threads(
                 num_threads(),
+                GemmKernel::Fma,
                 Op::N,
                 Op::T,
                 m,
@@ -701,7 +766,9 @@ mod tests {
             );
             // The public entry point reads the same setting.
             let mut c2 = vec![0.0f32; m * n];
+            set_gemm_kernel(GemmKernel::Fma);
             gemm(Op::N, Op::T, m, n, k, 1.0, &a, &b, 0.0, &mut c2);
+            set_gemm_kernel(GemmKernel::Auto);
             assert_eq!(c, c2);
             (parts, c)
         };

@@ -102,6 +102,29 @@ pub fn parallel_for_each<I: Send, F: Fn(I) + Sync>(items: Vec<I>, f: F) {
     }
 }
 
+/// Runs `f(0)`, ..., `f(pieces - 1)` on up to `threads` threads (this thread and its helpers)
+/// and returns when all have finished. Pieces are claimed one at a time, so more pieces than
+/// threads balance the load; a piece's result must not depend on which thread runs it. Inside
+/// another parallel section, or without helpers, everything runs on this thread.
+pub(crate) fn run_parts<F: Fn(usize) + Sync>(threads: usize, pieces: usize, f: &F) {
+    let workers = threads.min(pieces);
+    if workers <= 1 {
+        (0..pieces).for_each(f);
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let work = |_worker: usize| loop {
+        let p = next.fetch_add(1, Ordering::Relaxed);
+        if p >= pieces {
+            break;
+        }
+        f(p);
+    };
+    if with_pool(threads, |pool| pool.run(workers, &work)).is_none() {
+        (0..pieces).for_each(f);
+    }
+}
+
 /// Multiply-adds (`m·n·k`) below which a block is not worth a thread (see
 /// `docs/BENCHMARKS.md`, "GEMM threading threshold").
 pub const MIN_MULADDS_PER_THREAD: usize = 1 << 17;

@@ -1,0 +1,65 @@
+//! GFLOP/s of the f32 GEMM kernels, interleaved: `cargo run --release --example gemm_bench
+//! [-- reps M,N,K ...]` (default shapes: 256³, 1024³, 2048³ and the MLP products). Prints one
+//! line per shape, kernel and thread count, with the best and median of `reps` timings, and the
+//! max normalised error of each kernel against an f64 reference on the first shape run.
+use ferrodl_tensor::{active_gemm_kernel, gemm, set_gemm_kernel, set_num_threads, GemmKernel, Op, Rng};
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let reps: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(7);
+    let mut shapes: Vec<(usize, usize, usize)> = args
+        .iter()
+        .skip(1)
+        .map(|s| {
+            let v: Vec<usize> = s.split(',').map(|x| x.parse().expect("M,N,K")).collect();
+            (v[0], v[1], v[2])
+        })
+        .collect();
+    if shapes.is_empty() {
+        shapes = vec![(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048)];
+    }
+    println!("kernel: {}", active_gemm_kernel());
+    let mut rng = Rng::new(1);
+    for &(m, n, k) in &shapes {
+        let a: Vec<f32> = (0..m * k).map(|_| rng.next_gaussian() as f32).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.next_gaussian() as f32).collect();
+        let mut c = vec![0f32; m * n];
+        let flops = 2.0 * (m * n * k) as f64;
+        // Per-call budget: enough calls for ~20 ms per timing.
+        let calls = ((2e9 * 0.02 / flops) as usize).clamp(1, 10_000);
+        // GEMM_BENCH_ONLY=amx|fma restricts the kernels timed (for profiling one of them).
+        let only = std::env::var("GEMM_BENCH_ONLY").ok().and_then(|s| GemmKernel::parse(&s));
+        let configs: Vec<(GemmKernel, usize)> =
+            [(GemmKernel::Fma, 1), (GemmKernel::Amx, 1), (GemmKernel::Fma, 2), (GemmKernel::Amx, 2)]
+                .into_iter()
+                .filter(|(k, _)| only.is_none_or(|o| o == *k))
+                .collect();
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
+        for _ in 0..reps {
+            for (ci, &(kern, th)) in configs.iter().enumerate() {
+                set_gemm_kernel(kern);
+                set_num_threads(th);
+                gemm(Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &mut c);
+                let t = Instant::now();
+                for _ in 0..calls {
+                    gemm(Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &mut c);
+                }
+                times[ci].push(t.elapsed().as_secs_f64() / calls as f64);
+            }
+        }
+        for (ci, &(kern, th)) in configs.iter().enumerate() {
+            let mut t = times[ci].clone();
+            t.sort_by(|x, y| x.partial_cmp(y).unwrap());
+            println!(
+                "{m}x{n}x{k} {:>3} {th}T: best {:8.1} median {:8.1} GFLOP/s ({:.3} ms median)",
+                kern.name(),
+                flops / t[0] / 1e9,
+                flops / t[t.len() / 2] / 1e9,
+                t[t.len() / 2] * 1e3
+            );
+        }
+    }
+    set_gemm_kernel(GemmKernel::Auto);
+    set_num_threads(0);
+}

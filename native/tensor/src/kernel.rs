@@ -1,0 +1,163 @@
+//! Choice of the f32 GEMM kernel: the FMA path (`matrixmultiply`) or the AMX bf16x6 path
+//! (`amx.rs`), see `docs/GEMM.md`.
+//!
+//! The choice is process-wide: [`set_gemm_kernel`] at run time, or the environment variable
+//! `FERRODL_GEMM=auto|fma|amx` (read once, on first use, when `set_gemm_kernel` was not called
+//! before). `Auto` (the default) uses AMX when it is usable and the product is large enough to
+//! gain from it ([`AMX_MIN_MULADDS`]); `Amx` uses it for every f32 product with finite inputs
+//! when it is usable; `Fma` never. When AMX is not usable the FMA path runs, and
+//! [`active_gemm_kernel`] says why. f64 products always run on the FMA path.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
+
+/// An f32 GEMM kernel (or the automatic choice between them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GemmKernel {
+    /// AMX for products of at least [`AMX_MIN_MULADDS`] multiply-adds when AMX is usable,
+    /// otherwise FMA.
+    Auto,
+    /// `matrixmultiply`'s AVX-512/AVX2 FMA kernels (fp32 multiply-adds).
+    Fma,
+    /// The AMX tile unit with the bf16x6 split (fp32-accurate), whenever usable.
+    Amx,
+}
+
+impl GemmKernel {
+    /// The name used by `FERRODL_GEMM` and in reports: `auto`, `fma` or `amx`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmKernel::Auto => "auto",
+            GemmKernel::Fma => "fma",
+            GemmKernel::Amx => "amx",
+        }
+    }
+
+    /// Parses `auto`, `fma` or `amx` (case-insensitive, surrounding blanks ignored).
+    pub fn parse(s: &str) -> Option<GemmKernel> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(GemmKernel::Auto),
+            "fma" => Some(GemmKernel::Fma),
+            "amx" => Some(GemmKernel::Amx),
+            _ => None,
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            GemmKernel::Auto => 1,
+            GemmKernel::Fma => 2,
+            GemmKernel::Amx => 3,
+        }
+    }
+}
+
+impl fmt::Display for GemmKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Multiply-adds (`m·n·k`) from which `Auto` sends an f32 product to AMX (measured: see
+/// `docs/GEMM.md`, "Dispatch threshold"). Smaller products cost more in packing than they
+/// gain, and the FMA path is already fast on them.
+pub const AMX_MIN_MULADDS: usize = 1 << 18;
+
+/// 0: never set, read the environment.
+static SETTING: AtomicU8 = AtomicU8::new(0);
+
+/// The environment's choice (`FERRODL_GEMM`), read once: the kernel and, when the variable
+/// holds something else than the three names, a note saying so.
+fn from_env() -> &'static (GemmKernel, Option<String>) {
+    static ENV: OnceLock<(GemmKernel, Option<String>)> = OnceLock::new();
+    ENV.get_or_init(|| match std::env::var("FERRODL_GEMM") {
+        Err(std::env::VarError::NotPresent) => (GemmKernel::Auto, None),
+        Err(e) => (
+            GemmKernel::Auto,
+            Some(format!("FERRODL_GEMM ignored ({e}); expected auto, fma or amx")),
+        ),
+        Ok(v) => match GemmKernel::parse(&v) {
+            Some(k) => (k, None),
+            None => (
+                GemmKernel::Auto,
+                Some(format!("FERRODL_GEMM={v:?} ignored; expected auto, fma or amx")),
+            ),
+        },
+    })
+}
+
+/// Sets the f32 GEMM kernel process-wide, from the next product on (overrides `FERRODL_GEMM`).
+pub fn set_gemm_kernel(kernel: GemmKernel) {
+    SETTING.store(kernel.code(), Ordering::Relaxed);
+}
+
+/// The kernel setting in force: the last [`set_gemm_kernel`], else `FERRODL_GEMM`, else `Auto`.
+pub fn gemm_kernel() -> GemmKernel {
+    match SETTING.load(Ordering::Relaxed) {
+        1 => GemmKernel::Auto,
+        2 => GemmKernel::Fma,
+        3 => GemmKernel::Amx,
+        _ => from_env().0,
+    }
+}
+
+/// What [`active_gemm_kernel`] reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmKernelInfo {
+    /// The setting ([`gemm_kernel`]).
+    pub requested: GemmKernel,
+    /// The kernel large f32 products run on: `Fma` or `Amx` (never `Auto`).
+    pub kernel: GemmKernel,
+    /// Why, in words (the AMX detection's failure when it is not usable).
+    pub reason: String,
+}
+
+impl fmt::Display for GemmKernelInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (requested {}: {})",
+            self.kernel, self.requested, self.reason
+        )
+    }
+}
+
+/// Which kernel large f32 products use now, and why; e.g. for a benchmark to print.
+pub fn active_gemm_kernel() -> GemmKernelInfo {
+    let requested = gemm_kernel();
+    let note = match (SETTING.load(Ordering::Relaxed), &from_env().1) {
+        (0, Some(n)) => format!("; {n}"),
+        _ => String::new(),
+    };
+    let (kernel, reason) = match (requested, crate::cpu::amx_support()) {
+        (GemmKernel::Fma, _) => (GemmKernel::Fma, "FMA requested".to_string()),
+        (GemmKernel::Auto, Ok(())) => (
+            GemmKernel::Amx,
+            format!(
+                "AMX usable; bf16x6 for f32 products of >= {AMX_MIN_MULADDS} multiply-adds \
+                 with finite inputs, FMA below"
+            ),
+        ),
+        (GemmKernel::Amx, Ok(())) => (
+            GemmKernel::Amx,
+            "AMX usable; bf16x6 for every f32 product with finite inputs".to_string(),
+        ),
+        (_, Err(why)) => (GemmKernel::Fma, format!("AMX not usable: {why}")),
+    };
+    GemmKernelInfo {
+        requested,
+        kernel,
+        reason: reason + &note,
+    }
+}
+
+/// Whether an f32 product of this shape goes to AMX under `kernel` (inputs not yet checked).
+pub(crate) fn wants_amx(kernel: GemmKernel, m: usize, n: usize, k: usize) -> bool {
+    let size_ok = match kernel {
+        GemmKernel::Fma => return false,
+        GemmKernel::Amx => true,
+        GemmKernel::Auto => m.saturating_mul(n).saturating_mul(k) >= AMX_MIN_MULADDS,
+    };
+    size_ok && crate::cpu::amx_support().is_ok()
+}
