@@ -245,6 +245,13 @@ impl RelayClient {
             proto::VERDICT_UNAVAILABLE => {
                 return Err(RelayError::Unavailable { addr: addr.into() })
             }
+            proto::VERDICT_SUPERSEDED => {
+                return Err(RelayError::Superseded {
+                    addr: addr.into(),
+                    partition: w.partition,
+                    attempt: w.attempt,
+                })
+            }
             proto::VERDICT_REJECT_PROTOCOL => {
                 return Err(RelayError::Protocol {
                     addr: addr.into(),

@@ -47,6 +47,12 @@ pub enum RelayError {
     Closed { addr: String, reason: String },
     /// The relay is shutting down and no longer accepts workers.
     Unavailable { addr: String },
+    /// A newer attempt of this partition is connected; the newest attempt wins.
+    Superseded {
+        addr: String,
+        partition: u32,
+        attempt: u32,
+    },
 }
 
 /// Formats a duration the way people read it in a log: "10 s", "250 ms", "1.5 s".
@@ -93,6 +99,15 @@ impl fmt::Display for RelayError {
             RelayError::Unavailable { addr } => {
                 write!(f, "relay {addr}: the relay is shutting down and accepts no more workers")
             }
+            RelayError::Superseded {
+                addr,
+                partition,
+                attempt,
+            } => write!(
+                f,
+                "relay {addr}: partition {partition} attempt {attempt} refused: a newer attempt \
+                 of this partition is connected (the newest attempt wins)"
+            ),
         }
     }
 }

@@ -17,8 +17,9 @@
 //!    `u32`, attempt `u32`, heartbeat wish `u32` (ms), then `HMAC-SHA256(secret,
 //!    "ferrodl-relay/v1/client-auth\0" || relay_nonce || client_nonce || partition || attempt)`.
 //! 3. The relay verifies the tag in constant time. On failure it sends the verdict byte `0x00`
-//!    (`0x02` for a malformed/other-version AUTH, `0x03` when shutting down) and closes; the
-//!    connection counts in [`RelayStats::connections_rejected`].
+//!    (`0x02` for a malformed/other-version AUTH, `0x03` when shutting down, `0x04` when a newer
+//!    attempt of the same partition is connected) and closes; the connection counts in
+//!    [`RelayStats::connections_rejected`].
 //! 4. On success: verdict `0x01`, then the relay's own proof `HMAC-SHA256(secret,
 //!    "ferrodl-relay/v1/relay-auth\0" || relay_nonce || client_nonce || partition || attempt)`
 //!    (the client checks it in constant time: it reached the real relay, not an impostor), the
@@ -64,6 +65,17 @@
 //! **Memory** is bounded by the per-connection queues (`queue_limit_messages` each, payloads
 //! shared between destinations) and one read buffer per connection; nothing grows with the
 //! number of iterations.
+//!
+//! **Attempts**: the newest attempt of a partition wins. When attempt `a` of partition `p`
+//! authenticates, every live connection of `p` (attempt `<= a`) is unregistered, marked
+//! superseded under the state lock (so none of its later updates is applied: they count in
+//! `messages_dropped`), sent an ERROR frame naming the newer attempt and closed; it counts in
+//! [`RelayStats::connections_superseded`], not in `connections_aborted`. An attempt older than a
+//! live one of its partition is refused with verdict `0x04`. (Spark runs a speculative copy of a
+//! slow task, or re-runs a task whose executor it lost while the old one may still be talking;
+//! two live attempts would apply the same data twice.) An attempt that connects after an older
+//! one *finished* is accepted: Spark re-runs a finished task only when its result was lost, and
+//! refusing would fail the fit, while training the partition's data twice is harmless.
 //!
 //! **Faults**: a connection that drops mid-frame has the partial frame discarded and counted
 //! in `messages_dropped`; the partition may connect again (next attempt), receives a fresh
@@ -263,8 +275,13 @@ pub struct RelayStats {
     /// Connections closed during the handshake: failed authentication, garbage, silence past
     /// `handshake_timeout`, too many pending handshakes.
     pub connections_rejected: u64,
-    /// Authenticated connections that ended before FINISH (lost, invalid data, too slow).
+    /// Authenticated connections that ended before FINISH (lost, invalid data, too slow), not
+    /// counting superseded ones.
     pub connections_aborted: u64,
+    /// Live connections closed because a newer attempt of their partition connected (the newest
+    /// attempt wins; the older one's later updates are dropped). An attempt older than a live
+    /// one of its partition is refused in the handshake and counts in `connections_rejected`.
+    pub connections_superseded: u64,
     /// Authenticated connections of a partition that had connected before.
     pub reconnects: u64,
     /// Frames with a bad type or an oversized length from authenticated workers.

@@ -38,6 +38,8 @@ pub(crate) const VERDICT_REJECT_AUTH: u8 = 0x00;
 pub(crate) const VERDICT_ACCEPT: u8 = 0x01;
 pub(crate) const VERDICT_REJECT_PROTOCOL: u8 = 0x02;
 pub(crate) const VERDICT_UNAVAILABLE: u8 = 0x03;
+/// A newer attempt of the same partition is connected: this (older) attempt is refused.
+pub(crate) const VERDICT_SUPERSEDED: u8 = 0x04;
 
 /// Frame types after the handshake: `[type u8][len u32][len bytes]`.
 pub(crate) const FRAME_HEADER_LEN: usize = 5;

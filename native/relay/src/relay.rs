@@ -74,6 +74,9 @@ struct Conn {
     /// Forwards that chose this connection as a destination (under the core lock) and have not
     /// finished pushing yet. Lets FINISH and teardown account for every message exactly.
     inflight: AtomicUsize,
+    /// Set (under the core lock) when a newer attempt of the same partition connected: nothing
+    /// this connection sends is applied any more.
+    superseded: AtomicBool,
 }
 
 impl Conn {
@@ -533,6 +536,7 @@ fn handshake(sh: &Arc<Shared>, sock: &Arc<Socket>) -> Result<Option<Registered>,
         acked: AtomicBool::new(false),
         close_reason: Mutex::new(None),
         inflight: AtomicUsize::new(0),
+        superseded: AtomicBool::new(false),
     });
     let snapshot = {
         let mut core = lock(&sh.core);
@@ -540,6 +544,43 @@ fn handshake(sh: &Arc<Shared>, sock: &Arc<Socket>) -> Result<Option<Registered>,
             drop(core);
             let _ = s.write_all(&[proto::VERDICT_UNAVAILABLE]);
             return Err("relay is shutting down".into());
+        }
+        // The newest attempt of a partition wins (Spark speculation, or a re-run while the old
+        // attempt still lives): two live attempts would apply the same data twice.
+        if let Some(newer) = core
+            .conns
+            .values()
+            .find(|c| c.worker.partition == w.partition && c.worker.attempt > w.attempt)
+        {
+            let newer = newer.worker.attempt;
+            drop(core);
+            let _ = s.write_all(&[proto::VERDICT_SUPERSEDED]);
+            return Err(format!(
+                "partition {} attempt {}: attempt {newer} of this partition is already \
+                 connected and the newest attempt wins",
+                w.partition, w.attempt
+            ));
+        }
+        let older: Vec<Arc<Conn>> = core
+            .conns
+            .values()
+            .filter(|c| c.worker.partition == w.partition)
+            .cloned()
+            .collect();
+        for old in older {
+            core.conns.remove(&old.sock.id);
+            old.superseded.store(true, Ordering::SeqCst);
+            let reason = format!(
+                "superseded by attempt {} of partition {}; updates from attempt {} are no \
+                 longer applied",
+                w.attempt, w.partition, old.worker.attempt
+            );
+            lock(&old.close_reason).get_or_insert(reason.clone());
+            // Tell the old worker why, if its queue has room; otherwise just close it.
+            if old.tx.try_send(Out::Error(reason.clone())).is_err() {
+                old.fail(reason);
+            }
+            sh.stats().connections_superseded += 1;
         }
         let snap = catch_unwind(AssertUnwindSafe(|| {
             core.state
@@ -778,6 +819,11 @@ fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), Strin
     let w = conn.worker;
     let dests: Vec<Arc<Conn>> = {
         let mut core = lock(&sh.core);
+        // Checked under the lock that sets it: nothing is applied after the supersession.
+        if conn.superseded.load(Ordering::SeqCst) {
+            sh.bump(w.partition, |c| c.messages_dropped += 1);
+            return Err("superseded by a newer attempt of this partition".into());
+        }
         let state = core.state.as_mut().ok_or("relay is shutting down")?;
         let res = catch_unwind(AssertUnwindSafe(|| state.apply(w, &payload)))
             .unwrap_or_else(|_| Err("MasterState::apply panicked".into()));
@@ -940,7 +986,8 @@ fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
         abort_reason = Some(r);
     }
     if let Some(reason) = abort_reason {
-        if !conn.acked.load(Ordering::SeqCst) {
+        // A superseded connection is counted as such (when it was displaced), not as aborted.
+        if !conn.acked.load(Ordering::SeqCst) && !conn.superseded.load(Ordering::SeqCst) {
             sh.stats().connections_aborted += 1;
         }
         if !sh.stop.load(Ordering::SeqCst) {

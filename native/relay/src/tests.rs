@@ -325,7 +325,7 @@ fn three_clients_exchange_exactly() {
         // any number of empty 5-byte heartbeats.
         let framed = 86 + bytes + 5 * N as u64 + 5;
         assert!(
-            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed) % 5 == 0,
+            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed).is_multiple_of(5),
             "{} wire bytes, {framed} without heartbeats",
             st.wire_bytes_sent
         );
@@ -486,6 +486,80 @@ fn late_joiner_snapshot_is_consistent_and_reconnects_are_counted() {
         1,
         "one log line for the killed attempt"
     );
+}
+
+#[test]
+fn the_newest_attempt_of_a_partition_wins() {
+    let (cfg, lines) = relay_cfg(SECRET);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let addr = relay.local_addr().to_string();
+    let (i0, i1, iw) = (
+        Arc::new(Inbox::default()),
+        Arc::new(Inbox::default()),
+        Arc::new(Inbox::default()),
+    );
+    // Partition 1 trains alongside and sees who is forwarded.
+    let (watcher, _) = connect(&relay, client_cfg(SECRET, 1, 0), &iw, Duration::ZERO);
+    // Attempt 0 of partition 0 sends 4 updates, all applied.
+    let (old, _) = connect(&relay, client_cfg(SECRET, 0, 0), &i0, Duration::ZERO);
+    send_all(&old, 0, 4, |_| 16, None);
+    wait_until("4 applied", WAIT, || {
+        relay.stats().per_worker[&0].messages_applied == 4
+    });
+    // A speculative attempt 1 connects: it gets the current state, attempt 0 is closed.
+    let (new, snap) = connect(&relay, client_cfg(SECRET, 0, 1), &i1, Duration::ZERO);
+    assert_eq!(parse_snap(&snap).0, 4);
+    wait_until("supersession counted", WAIT, || {
+        relay.stats().connections_superseded == 1
+    });
+    // Whatever attempt 0 still sends is not applied, and its finish fails naming the reason.
+    let _ = old.send(payload(0, 100, 16));
+    let err = old.finish().unwrap_err().to_string();
+    assert!(
+        err.contains("superseded by attempt 1 of partition 0"),
+        "{err}"
+    );
+    // An attempt older than the live one is refused in the handshake with a clear error.
+    let refused = RelayClient::connect(&addr, client_cfg(SECRET, 0, 0), i0.handler(Duration::ZERO))
+        .err()
+        .expect("a stale attempt must be refused")
+        .to_string();
+    assert!(
+        refused.contains(
+            "partition 0 attempt 0 refused: a newer attempt of this partition is connected"
+        ),
+        "{refused}"
+    );
+    // Attempt 1 goes on normally (sequence numbers 10.. tell its updates apart).
+    for seq in 10..13 {
+        new.send(payload(0, seq, 16)).unwrap();
+    }
+    new.finish().unwrap();
+    watcher.finish().unwrap();
+    let (state, st) = relay.shutdown();
+    let w0 = &st.per_worker[&0];
+    // 4 from attempt 0 before the takeover + 3 from attempt 1; attempt 0's late one dropped
+    // (if it was read at all before the connection closed).
+    assert_eq!(
+        (w0.messages_applied, w0.finished, w0.last_attempt),
+        (7, 1, 1)
+    );
+    assert!(w0.messages_dropped <= 1);
+    assert_eq!(parse_snap(&state.snapshot()).0, 7);
+    assert_eq!(
+        (
+            st.connections_superseded,
+            st.connections_rejected,
+            st.connections_aborted,
+            st.connections_accepted
+        ),
+        (1, 1, 0, 3)
+    );
+    // The watcher received exactly the applied updates: attempt 0's four, attempt 1's three.
+    let expected: BTreeSet<(u32, u32)> = [0, 1, 2, 3, 10, 11, 12].map(|s| (0, s)).into();
+    assert_eq!(iw.set(), expected);
+    let logged = lines.lock().unwrap().join("\n");
+    assert!(logged.contains("superseded by attempt 1"), "{logged}");
 }
 
 #[test]

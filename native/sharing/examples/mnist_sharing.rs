@@ -10,7 +10,7 @@
 //! ```text
 //! RAYON_NUM_THREADS=1 cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
 //!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
-//!     [--lr 1e-3] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345]
+//!     [--lr 1e-3] [--lr-gamma 1] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345]
 //! ```
 //!
 //! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
@@ -49,13 +49,31 @@ fn read_idx(dir: &str, split: &str) -> Data {
     Data { x, y, labels, n }
 }
 
-fn network_json(updater: &str, lr: f64, seed: u64) -> String {
+/// The MLP with the given updater; `gamma < 1` adds a per-epoch exponential learning-rate
+/// schedule `lr · gamma^epoch`. The counters say where the fit starts (schedules read them).
+fn network_json(
+    updater: &str,
+    lr: f64,
+    gamma: f64,
+    seed: u64,
+    iteration: u64,
+    epoch: u64,
+) -> String {
+    let schedule = if gamma < 1.0 {
+        format!(
+            r#","learningRateSchedule":{{"type":"ExponentialSchedule","scheduleType":"EPOCH","initialValue":{lr},"gamma":{gamma}}}"#
+        )
+    } else {
+        String::new()
+    };
     let updater = match updater {
         "adam" => format!(
-            r#"{{"type":"Adam","learningRate":{lr},"beta1":0.9,"beta2":0.999,"epsilon":1e-8}}"#
+            r#"{{"type":"Adam","learningRate":{lr},"beta1":0.9,"beta2":0.999,"epsilon":1e-8{schedule}}}"#
         ),
-        "nesterovs" => format!(r#"{{"type":"Nesterovs","learningRate":{lr},"momentum":0.9}}"#),
-        "sgd" => format!(r#"{{"type":"Sgd","learningRate":{lr}}}"#),
+        "nesterovs" => {
+            format!(r#"{{"type":"Nesterovs","learningRate":{lr},"momentum":0.9{schedule}}}"#)
+        }
+        "sgd" => format!(r#"{{"type":"Sgd","learningRate":{lr}{schedule}}}"#),
         other => panic!("unknown updater {other}"),
     };
     let layer = |kind: &str, n_in: usize, n_out: usize, act: &str, extra: &str| {
@@ -65,7 +83,7 @@ fn network_json(updater: &str, lr: f64, seed: u64) -> String {
         )
     };
     format!(
-        r#"{{"formatVersion":1,"seed":{seed},"layers":[{},{},{}]}}"#,
+        r#"{{"formatVersion":1,"seed":{seed},"iterationCount":{iteration},"epochCount":{epoch},"layers":[{},{},{}]}}"#,
         layer("DenseLayer", 784, 500, "RELU", ""),
         layer("DenseLayer", 500, 100, "RELU", ""),
         layer(
@@ -118,6 +136,7 @@ fn main() {
     let workers: usize = get("--workers", "2").parse().unwrap();
     let updater = get("--updater", "adam");
     let lr: f64 = get("--lr", "1e-3").parse().unwrap();
+    let gamma: f64 = get("--lr-gamma", "1").parse().unwrap();
     let seed: u64 = get("--seed", "12345").parse().unwrap();
     let threshold = get("--threshold", r#"{"type":"adaptive"}"#);
     let post = get(
@@ -126,7 +145,7 @@ fn main() {
     );
     let train = read_idx(&dir, "train");
     let test = read_idx(&dir, "test");
-    let net_json = network_json(&updater, lr, seed);
+    let net_json = network_json(&updater, lr, gamma, seed, 0, 0);
     let conf = ferrodl_nn::MultiLayerConfiguration::from_json(&net_json).expect("network");
     let mut net = ferrodl_nn::MultiLayerNetwork::<f32>::new(conf).expect("network");
     let n_params = net.num_params();
@@ -154,6 +173,7 @@ fn main() {
             r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
                 "maxMessageBytes":67108864,"queueLimit":64,"ioTimeoutMs":60000,"handshakeTimeoutMs":10000}}"#
         );
+        let net_json = network_json(&updater, lr, gamma, seed, iteration, epoch_count);
         let mut relay =
             DriverRelay::start(&settings, params.clone(), iteration, epoch_count).expect("relay");
         let port = relay.port();

@@ -165,6 +165,7 @@ pub fn relay_stats_json(s: &RelayStats) -> Value {
         "connectionsAccepted": s.connections_accepted,
         "connectionsRejected": s.connections_rejected,
         "connectionsAborted": s.connections_aborted,
+        "connectionsSuperseded": s.connections_superseded,
         "reconnects": s.reconnects,
         "protocolErrors": s.protocol_errors,
         "messagesReceived": sum(|w| w.messages_received),
