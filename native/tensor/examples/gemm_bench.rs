@@ -2,8 +2,28 @@
 //! [-- reps M,N,K ...]` (default shapes: 256³, 1024³, 2048³ and the MLP products). Prints one
 //! line per shape, kernel and thread count, with the best and median of `reps` timings, and the
 //! max normalised error of each kernel against an f64 reference on the first shape run.
-use ferrodl_tensor::{active_gemm_kernel, gemm, set_gemm_kernel, set_num_threads, GemmKernel, Op, Rng};
+use ferrodl_tensor::{
+    active_gemm_kernel, gemm, set_gemm_kernel, set_num_threads, GemmKernel, Op, Rng,
+};
 use std::time::Instant;
+
+/// This thread's CPU time in seconds (clock_gettime(CLOCK_THREAD_CPUTIME_ID) by raw system call,
+/// to avoid a libc dependency); with GEMM_BENCH_CPU=1 one-thread timings use it, so that time
+/// slices lost to other processes on a shared machine do not count.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn thread_cpu_s() -> f64 {
+    let mut ts = [0i64; 2];
+    // SAFETY: clock_gettime (228) writes one timespec into `ts`.
+    unsafe {
+        std::arch::asm!("syscall", inlateout("rax") 228i64 => _, in("rdi") 3i64,
+            in("rsi") ts.as_mut_ptr(), lateout("rcx") _, lateout("r11") _, options(nostack));
+    }
+    ts[0] as f64 + ts[1] as f64 * 1e-9
+}
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn thread_cpu_s() -> f64 {
+    0.0
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,23 +49,35 @@ fn main() {
         // Per-call budget: enough calls for ~20 ms per timing.
         let calls = ((2e9 * 0.02 / flops) as usize).clamp(1, 10_000);
         // GEMM_BENCH_ONLY=amx|fma restricts the kernels timed (for profiling one of them).
-        let only = std::env::var("GEMM_BENCH_ONLY").ok().and_then(|s| GemmKernel::parse(&s));
-        let configs: Vec<(GemmKernel, usize)> =
-            [(GemmKernel::Fma, 1), (GemmKernel::Amx, 1), (GemmKernel::Fma, 2), (GemmKernel::Amx, 2)]
-                .into_iter()
-                .filter(|(k, _)| only.is_none_or(|o| o == *k))
-                .collect();
+        let only = std::env::var("GEMM_BENCH_ONLY")
+            .ok()
+            .and_then(|s| GemmKernel::parse(&s));
+        let configs: Vec<(GemmKernel, usize)> = [
+            (GemmKernel::Fma, 1),
+            (GemmKernel::Amx, 1),
+            (GemmKernel::Fma, 2),
+            (GemmKernel::Amx, 2),
+        ]
+        .into_iter()
+        .filter(|(k, _)| only.is_none_or(|o| o == *k))
+        .collect();
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
         for _ in 0..reps {
             for (ci, &(kern, th)) in configs.iter().enumerate() {
                 set_gemm_kernel(kern);
                 set_num_threads(th);
                 gemm(Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &mut c);
-                let t = Instant::now();
+                let use_cpu = th == 1 && std::env::var("GEMM_BENCH_CPU").is_ok_and(|v| v == "1");
+                let (t, cpu) = (Instant::now(), thread_cpu_s());
                 for _ in 0..calls {
                     gemm(Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &mut c);
                 }
-                times[ci].push(t.elapsed().as_secs_f64() / calls as f64);
+                let dt = if use_cpu {
+                    thread_cpu_s() - cpu
+                } else {
+                    t.elapsed().as_secs_f64()
+                };
+                times[ci].push(dt / calls as f64);
             }
         }
         for (ci, &(kern, th)) in configs.iter().enumerate() {

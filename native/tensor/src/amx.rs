@@ -28,7 +28,8 @@ use std::cell::RefCell;
 
 /// Inner-dimension block (a multiple of 32, the bf16 depth of one tile).
 pub(crate) const KC: usize = 512;
-/// Largest row block a thread packs and computes at once (a multiple of 32).
+/// Largest row block a thread packs and computes at once (a multiple of 32, at most 32·32: the
+/// NaN bookkeeping keeps one bit per 32-row strip in a `u32`).
 pub(crate) const MC: usize = 256;
 
 /// bf16 elements in one tile: 16 rows of 64 bytes.
@@ -154,13 +155,23 @@ impl Mat {
 /// Packs rows `i0..i0+rows` and depth `k0..k0+kc` of `A` into `dst`: strips of 16 rows, each
 /// strip three planes (h, m, l) of `steps` tiles (16 rows × 32 depth). Strips are padded with
 /// zero rows to a multiple of 32 rows, depth with zeros to `32·steps`. (Rows holding NaN or
-/// infinities are packed too; the caller computes their strips on the FMA path.)
+/// infinities are packed too; the caller computes their strips on the FMA path.) Returns the
+/// set of 32-row strips that held a NaN or an infinity (bit `ir` for rows `32·ir..32·ir+32`).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn pack_a(a: Mat, i0: usize, rows: usize, k0: usize, kc: usize, steps: usize, dst: *mut u16) {
+unsafe fn pack_a(
+    a: Mat,
+    i0: usize,
+    rows: usize,
+    k0: usize,
+    kc: usize,
+    steps: usize,
+    dst: *mut u16,
+) -> u32 {
     let plane = steps * TILE;
     let strips = rows.div_ceil(32) * 2;
     let mut tmp = [0f32; TILE];
+    let mut bad = 0u32;
     for t in 0..strips {
         for s in 0..steps {
             let kk0 = s * 32;
@@ -184,9 +195,12 @@ unsafe fn pack_a(a: Mat, i0: usize, rows: usize, k0: usize, kc: usize, steps: us
                 }
                 row[cnt..].fill(0.0);
             }
-            split_tile(&tmp, dst.add(t * 3 * plane + s * TILE), plane);
+            if !split_tile(&tmp, dst.add(t * 3 * plane + s * TILE), plane) {
+                bad |= 1 << (t / 2);
+            }
         }
     }
+    bad
 }
 
 /// Packs columns `16·q0..16·q1` (panels `q0..q1`) and depth `k0..k0+kc` of `B` into `dst`
@@ -206,14 +220,17 @@ unsafe fn pack_b(
     dst: *mut u16,
 ) -> bool {
     let plane = steps * TILE;
-    let mut tmp = [0f32; TILE];
     let mut finite = true;
-    for q in q0..q1 {
-        let j0 = q * 16;
-        let cols = 16.min(n.saturating_sub(j0));
-        for s in 0..steps {
-            for p in 0..16 {
-                // Depth rows 2p and 2p+1 of this tile, interleaved column by column.
+    // Panels innermost: B is read row by row (a stream), not 16 columns at a 4·n-byte stride.
+    for s in 0..steps {
+        for p in 0..16 {
+            for q in q0..q1 {
+                let j0 = q * 16;
+                let cols = 16.min(n.saturating_sub(j0));
+                // The tile's three planes as u32 pairs: pair (p, j) holds depth rows 2p (low
+                // half) and 2p+1 (high half) of column j.
+                let h = dst.add((q - q0) * 3 * plane + s * TILE) as *mut u32;
+                let (m, l) = (h.add(plane / 2), h.add(plane));
                 let mut rows = [[0f32; 16]; 2];
                 for (t, row) in rows.iter_mut().enumerate() {
                     let kk = s * 32 + 2 * p + t;
@@ -231,13 +248,15 @@ unsafe fn pack_b(
                         }
                     }
                 }
-                let out = &mut tmp[p * 32..p * 32 + 32];
-                for j in 0..16 {
-                    out[2 * j] = rows[0][j];
-                    out[2 * j + 1] = rows[1][j];
+                for (j, (&x0, &x1)) in rows[0].iter().zip(&rows[1]).enumerate() {
+                    let (h0, m0, l0) = split(x0);
+                    let (h1, m1, l1) = split(x1);
+                    *h.add(p * 16 + j) = h0 as u32 | (h1 as u32) << 16;
+                    *m.add(p * 16 + j) = m0 as u32 | (m1 as u32) << 16;
+                    *l.add(p * 16 + j) = l0 as u32 | (l1 as u32) << 16;
+                    finite &= x0.is_finite() & x1.is_finite();
                 }
             }
-            finite &= split_tile(&tmp, dst.add((q - q0) * 3 * plane + s * TILE), plane);
         }
     }
     finite
@@ -396,7 +415,9 @@ unsafe fn update_c(
 ) {
     for r in 0..rows {
         let crow = std::slice::from_raw_parts_mut(c.add(r * rsc), cols);
-        let t = main[r * 32..r * 32 + cols].iter().zip(&corr[r * 32..r * 32 + cols]);
+        let t = main[r * 32..r * 32 + cols]
+            .iter()
+            .zip(&corr[r * 32..r * 32 + cols]);
         if !first {
             for (cv, (&x, &y)) in crow.iter_mut().zip(t) {
                 *cv += alpha * (x + y);
@@ -517,40 +538,44 @@ impl Job {
         let i0 = rb * self.mc;
         let rows = self.mc.min(self.m - i0);
         let pairs = self.panels / 2;
-        let (jp0, jp1) = (pairs * g / self.col_groups, pairs * (g + 1) / self.col_groups);
+        let (jp0, jp1) = (
+            pairs * g / self.col_groups,
+            pairs * (g + 1) / self.col_groups,
+        );
         if jp0 >= jp1 || rows == 0 {
             return;
         }
         let max_steps = KC / 32;
         let strips = rows.div_ceil(32) * 2;
-        // 32-row strips of A with a NaN or infinity go to the FMA path. Strips start at
-        // multiples of 32 whatever the thread count, so the choice is the same for any count.
-        let fma: Vec<bool> = (0..strips / 2)
-            .map(|ir| {
-                let i = i0 + 32 * ir;
-                !rows_finite(self.a, i, 32.min(self.m - i), self.k)
-            })
-            .collect();
         let (j0, j1) = (32 * jp0, self.n.min(32 * jp1));
-        for (ir, _) in fma.iter().enumerate().filter(|(_, &f)| f) {
-            let i = i0 + 32 * ir;
-            self.fma_block(i, 32.min(self.m - i), j0, j1);
-        }
-        if fma.iter().all(|&f| f) {
-            return;
+        // 32-row strips of A with a NaN or infinity go to the FMA path (bit ir of `fma`). Strips
+        // start at multiples of 32 whatever the thread count, so the choice is the same for any
+        // count. Packing reports them; only when a later K block could reveal one after C was
+        // already scaled by a non-zero beta are the rows scanned beforehand.
+        let mut fma = 0u32;
+        if self.beta != 0.0 && self.blocks.len() > 1 {
+            for ir in 0..strips / 2 {
+                let i = i0 + 32 * ir;
+                if !rows_finite(self.a, i, 32.min(self.m - i), self.k) {
+                    fma |= 1 << ir;
+                }
+            }
         }
         with_buf(&A_BUF, strips * 3 * max_steps * TILE, |ap| {
             tile_config();
             let mut out = Tile([0.0; 1024]);
             let mut corr = Tile([0.0; 1024]);
             for (bi, &(off, (k0, kc, steps))) in self.blocks.iter().enumerate() {
-                pack_a(self.a, i0, rows, k0, kc, steps, ap);
+                fma |= pack_a(self.a, i0, rows, k0, kc, steps, ap);
+                if fma.count_ones() as usize == strips / 2 {
+                    break;
+                }
                 let plane = steps * TILE;
                 for jp in jp0..jp1 {
                     let bq = self.bp.add(off + 2 * jp * 3 * plane);
                     let j = 32 * jp;
                     let cols = 32.min(self.n - j);
-                    for ir in (0..strips / 2).filter(|&ir| !fma[ir]) {
+                    for ir in (0..strips / 2).filter(|&ir| fma & (1 << ir) == 0) {
                         kernel2(
                             ap.add(2 * ir * 3 * plane),
                             bq,
@@ -576,6 +601,11 @@ impl Job {
             }
             tile_release();
         });
+        // With beta == 0 a strip found bad in a later K block is simply overwritten here.
+        for ir in (0..strips / 2).filter(|&ir| fma & (1 << ir) != 0) {
+            let i = i0 + 32 * ir;
+            self.fma_block(i, 32.min(self.m - i), j0, j1);
+        }
     }
 }
 
@@ -652,7 +682,10 @@ pub(crate) unsafe fn gemm(
         let finite = std::sync::atomic::AtomicBool::new(true);
         let pack = |p: usize| {
             let pairs = panels / 2;
-            let (q0, q1) = (2 * (pairs * p / pack_parts), 2 * (pairs * (p + 1) / pack_parts));
+            let (q0, q1) = (
+                2 * (pairs * p / pack_parts),
+                2 * (pairs * (p + 1) / pack_parts),
+            );
             // SAFETY: part p writes only panels q0..q1.
             if !unsafe { job.pack_b_panels(q0, q1) } {
                 finite.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -777,7 +810,14 @@ mod speed {
                 tile_config();
                 for i in 0..calls {
                     let ap = (a.as_ptr() as *const u16).add((i % (astrips / 2)) * 6 * plane);
-                    kernel2(ap, b.as_ptr() as *const u16, plane, steps, &mut corr.0, &mut out.0);
+                    kernel2(
+                        ap,
+                        b.as_ptr() as *const u16,
+                        plane,
+                        steps,
+                        &mut corr.0,
+                        &mut out.0,
+                    );
                 }
                 tile_release();
             }

@@ -65,9 +65,13 @@ fn detect() -> Result<(), &'static str> {
     let r = arch_prctl(0x1023, 18);
     if r != 0 {
         return Err(match -r {
-            22 => "kernel refused AMX tile permission (arch_prctl: EINVAL, kernel older than 5.16?)",
-            28 => "kernel refused AMX tile permission (arch_prctl: ENOSPC: a thread's \
-                   sigaltstack is too small for the AMX signal frame)",
+            22 => {
+                "kernel refused AMX tile permission (arch_prctl: EINVAL, kernel older than 5.16?)"
+            }
+            28 => {
+                "kernel refused AMX tile permission (arch_prctl: ENOSPC: a thread's \
+                   sigaltstack is too small for the AMX signal frame)"
+            }
             1 => "kernel refused AMX tile permission (arch_prctl: EPERM)",
             _ => "kernel refused AMX tile permission (arch_prctl failed)",
         });

@@ -75,13 +75,17 @@ fn from_env() -> &'static (GemmKernel, Option<String>) {
         Err(std::env::VarError::NotPresent) => (GemmKernel::Auto, None),
         Err(e) => (
             GemmKernel::Auto,
-            Some(format!("FERRODL_GEMM ignored ({e}); expected auto, fma or amx")),
+            Some(format!(
+                "FERRODL_GEMM ignored ({e}); expected auto, fma or amx"
+            )),
         ),
         Ok(v) => match GemmKernel::parse(&v) {
             Some(k) => (k, None),
             None => (
                 GemmKernel::Auto,
-                Some(format!("FERRODL_GEMM={v:?} ignored; expected auto, fma or amx")),
+                Some(format!(
+                    "FERRODL_GEMM={v:?} ignored; expected auto, fma or amx"
+                )),
             ),
         },
     })
