@@ -151,6 +151,26 @@ impl ThresholdEncoder {
         &self.residual
     }
 
+    /// Replaces the residual (to continue from another encoder's, e.g. a previous fit's).
+    /// Refuses a different length or a non-finite entry, naming it; on error nothing changes.
+    pub fn set_residual(&mut self, residual: &[f32]) -> Result<(), CodecError> {
+        if residual.len() != self.residual.len() {
+            return Err(CodecError::UpdateLength {
+                expected: self.residual.len(),
+                actual: residual.len(),
+            });
+        }
+        if let Some((index, &value)) = residual.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(CodecError::NonFinite {
+                vector: VectorKind::Residual,
+                index,
+                value,
+            });
+        }
+        self.residual.copy_from_slice(residual);
+        Ok(())
+    }
+
     pub fn param_count(&self) -> usize {
         self.residual.len()
     }
@@ -265,6 +285,30 @@ mod tests {
         assert_eq!(s.entries, 2);
         assert_eq!(e.residual(), &[0.0, -0.25, 0.25, 0.0]);
         assert_eq!(e.last_stats(), Some(&s));
+    }
+
+    #[test]
+    fn a_set_residual_is_sent_with_the_next_update() {
+        let mut e =
+            ThresholdEncoder::new(3, fixed(1.0), ResidualPostProcessorConfig::NoOp, None).unwrap();
+        e.set_residual(&[0.75, -0.5, 0.0]).unwrap();
+        let mut out = Vec::new();
+        let s = e
+            .encode_update(&[0.25, -0.25, 0.5], 0, 0, &mut out)
+            .unwrap();
+        assert_eq!(s.entries, 1);
+        assert_eq!(e.residual(), &[0.0, -0.75, 0.5]);
+        assert_eq!(
+            e.set_residual(&[0.0; 2]).unwrap_err().to_string(),
+            "update has 2 entries but the encoder has 3 parameters"
+        );
+        assert_eq!(
+            e.set_residual(&[0.0, f32::NAN, 0.0])
+                .unwrap_err()
+                .to_string(),
+            "residual entry 1 is NaN; nothing was encoded and the residual is unchanged"
+        );
+        assert_eq!(e.residual(), &[0.0, -0.75, 0.5]);
     }
 
     #[test]

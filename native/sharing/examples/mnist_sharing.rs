@@ -10,7 +10,7 @@
 //! ```text
 //! RAYON_NUM_THREADS=1 cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
 //!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
-//!     [--lr 1e-3] [--lr-gamma 1] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345]
+//!     [--lr 1e-3] [--lr-gamma 1] [--carry-residual] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345]
 //! ```
 //!
 //! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
@@ -139,6 +139,9 @@ fn main() {
     let gamma: f64 = get("--lr-gamma", "1").parse().unwrap();
     let seed: u64 = get("--seed", "12345").parse().unwrap();
     let threshold = get("--threshold", r#"{"type":"adaptive"}"#);
+    // Carry each worker's residual into its next fit instead of dropping it (as Spark does).
+    let carry = args.iter().any(|a| a == "--carry-residual");
+    let mut residuals: Vec<Option<Vec<f32>>> = vec![None; workers];
     let post = get(
         "--post",
         r#"{"type":"clipping","thresholdMultipleClipValue":5.0,"frequency":5}"#,
@@ -185,6 +188,7 @@ fn main() {
                     let (params, updater_state, net_json) = (&params, &updater_state, &net_json);
                     let (threshold, post, threshold_state) = (&threshold, &post, &threshold_state);
                     let train = &train;
+                    let carried = residuals[w].take();
                     s.spawn(move || {
                         let cfg: WorkerConfig = serde_json::from_value(serde_json::json!({
                             "network": net_json,
@@ -205,6 +209,9 @@ fn main() {
                         .unwrap();
                         let (mut node, mut replicas) =
                             WorkerNode::connect(&cfg, params, updater_state.as_deref()).expect("connect");
+                        if let Some(r) = carried.filter(|_| carry) {
+                            replicas[0].set_residual(&r).expect("residual");
+                        }
                         let mut x = Vec::with_capacity(batch * 784);
                         let mut y = Vec::with_capacity(batch * 10);
                         for b in mine {
@@ -219,7 +226,8 @@ fn main() {
                         let node_report = node.finish().expect("finish");
                         let report = replicas[0].report();
                         let state = replicas[0].network().updater_state().to_vec();
-                        (node_report, report, state)
+                        let residual = replicas[0].residual().to_vec();
+                        (node_report, report, state, residual)
                     })
                 })
                 .collect();
@@ -233,7 +241,8 @@ fn main() {
         params = master.params;
         let mut sum = vec![0.0f32; results[0].2.len()];
         let mut states = Vec::new();
-        for (node, report, state) in &results {
+        for (w, (node, report, state, residual)) in results.iter().enumerate() {
+            residuals[w] = Some(residual.clone());
             wire_bytes += node.wire_bytes_sent;
             payload_bytes += node.bytes_sent;
             worker_iterations += report.minibatches;

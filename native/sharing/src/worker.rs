@@ -426,6 +426,17 @@ impl ReplicaTrainer {
         r
     }
 
+    /// What this replica has not sent yet (dropped when the task ends; see docs/UPDATE_FORMAT.md).
+    pub fn residual(&self) -> &[f32] {
+        self.encoder.residual()
+    }
+
+    /// Continues from a residual left by an earlier encoder of the same network (measurements of
+    /// carrying residuals between fits; the Spark path does not carry them).
+    pub fn set_residual(&mut self, residual: &[f32]) -> Result<(), SharingError> {
+        Ok(self.encoder.set_residual(residual)?)
+    }
+
     /// Threshold, sparsity and residual statistics for encodingDebugMode, as JSON.
     pub fn debug_stats_json(&self) -> String {
         serde_json::to_string(&self.encoder.debug_stats()).unwrap_or_else(|e| format!("\"{e}\""))
