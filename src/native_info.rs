@@ -1,7 +1,7 @@
 //! `org.ferrodl.jni.NativeInfo`: build information, the engine's thread count, and a deliberate
 //! panic for boundary tests.
 
-use crate::boundary::guard;
+use crate::boundary::{guard, invalid};
 use jni::objects::{JClass, JString};
 use jni::sys::{jint, jstring};
 use jni::JNIEnv;
@@ -64,4 +64,46 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_numThreads<'local>(
     _class: JClass<'local>,
 ) -> jint {
     guard(&mut env, |_| Ok(ferrodl_tensor::num_threads() as jint))
+}
+
+/// The f32 GEMM kernel in force as JSON: `{"requested":"auto","kernel":"amx","reason":"..."}`.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_gemmKernel<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+) -> jstring {
+    guard(&mut env, |env| {
+        let info = ferrodl_tensor::active_gemm_kernel();
+        let json = serde_json::json!({
+            "requested": info.requested.name(),
+            "kernel": info.kernel.name(),
+            "reason": info.reason,
+        })
+        .to_string();
+        Ok(env.new_string(json)?.into_raw())
+    })
+}
+
+/// Sets the f32 GEMM kernel process-wide: `auto`, `fma` or `amx` (case-insensitive).
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_setGemmKernel<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    name: JString<'local>,
+) {
+    guard(&mut env, |env| {
+        if name.as_raw().is_null() {
+            return invalid("GEMM kernel name is null; expected auto, fma or amx");
+        }
+        let text: String = env.get_string(&name)?.into();
+        match ferrodl_tensor::GemmKernel::parse(&text) {
+            Some(k) => {
+                ferrodl_tensor::set_gemm_kernel(k);
+                Ok(())
+            }
+            None => invalid(format!(
+                "unknown GEMM kernel {text:?}; expected auto, fma or amx"
+            )),
+        }
+    })
 }

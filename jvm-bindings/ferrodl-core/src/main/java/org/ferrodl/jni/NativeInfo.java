@@ -38,4 +38,25 @@ public final class NativeInfo {
 
     /** @return the thread count in force (at least 1) */
     public static native int numThreads();
+
+    /**
+     * The f32 matrix-multiply kernel in force, as JSON: {@code requested} ({@code auto}, {@code fma}
+     * or {@code amx}: the setting), {@code kernel} ({@code fma} or {@code amx}: what large products
+     * run on) and {@code reason} (why; for example why AMX is not usable on this machine). AMX is
+     * used where the CPU has it (Intel Sapphire Rapids and later) and the OS grants it, with an
+     * fp32-accurate bf16x6 split; see {@code docs/GEMM.md}.
+     *
+     * @return the JSON description
+     */
+    public static native String gemmKernel();
+
+    /**
+     * Chooses the f32 matrix-multiply kernel process-wide from the next product on (overrides the
+     * {@code FERRODL_GEMM} environment variable): {@code auto} (default: AMX for large products when
+     * usable), {@code fma} (never AMX) or {@code amx} (AMX for every product when usable).
+     *
+     * @param name {@code auto}, {@code fma} or {@code amx}, case-insensitive
+     * @throws org.ferrodl.exception.DL4JInvalidInputException for any other name
+     */
+    public static native void setGemmKernel(String name);
 }
