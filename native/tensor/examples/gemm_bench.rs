@@ -28,20 +28,28 @@ fn thread_cpu_s() -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let reps: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(7);
-    let mut shapes: Vec<(usize, usize, usize)> = args
+    // Each shape is M,N,K or M,N,K,OPA,OPB with OPA/OPB = N or T (op(A) is M×K, op(B) K×N).
+    let op = |s: &str| match s {
+        "N" => Op::N,
+        "T" => Op::T,
+        _ => panic!("operand op must be N or T, got {s}"),
+    };
+    let mut shapes: Vec<(usize, usize, usize, Op, Op)> = args
         .iter()
         .skip(1)
         .map(|s| {
-            let v: Vec<usize> = s.split(',').map(|x| x.parse().expect("M,N,K")).collect();
-            (v[0], v[1], v[2])
+            let v: Vec<&str> = s.split(',').collect();
+            let d = |i: usize| -> usize { v[i].parse().expect("M,N,K[,OPA,OPB]") };
+            let (oa, ob) = if v.len() == 5 { (op(v[3]), op(v[4])) } else { (Op::N, Op::N) };
+            (d(0), d(1), d(2), oa, ob)
         })
         .collect();
     if shapes.is_empty() {
-        shapes = vec![(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048)];
+        shapes = [256, 1024, 2048].map(|s| (s, s, s, Op::N, Op::N)).to_vec();
     }
     println!("kernel: {}", active_gemm_kernel());
     let mut rng = Rng::new(1);
-    for &(m, n, k) in &shapes {
+    for &(m, n, k, oa, ob) in &shapes {
         let a: Vec<f32> = (0..m * k).map(|_| rng.next_gaussian() as f32).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.next_gaussian() as f32).collect();
         let mut c = vec![0f32; m * n];
@@ -66,11 +74,11 @@ fn main() {
             for (ci, &(kern, th)) in configs.iter().enumerate() {
                 set_gemm_kernel(kern);
                 set_num_threads(th);
-                gemm(Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &mut c);
+                gemm(oa, ob, m, n, k, 1.0, &a, &b, 0.0, &mut c);
                 let use_cpu = th == 1 && std::env::var("GEMM_BENCH_CPU").is_ok_and(|v| v == "1");
                 let (t, cpu) = (Instant::now(), thread_cpu_s());
                 for _ in 0..calls {
-                    gemm(Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &mut c);
+                    gemm(oa, ob, m, n, k, 1.0, &a, &b, 0.0, &mut c);
                 }
                 let dt = if use_cpu {
                     thread_cpu_s() - cpu
@@ -84,7 +92,7 @@ fn main() {
             let mut t = times[ci].clone();
             t.sort_by(|x, y| x.partial_cmp(y).unwrap());
             println!(
-                "{m}x{n}x{k} {:>3} {th}T: best {:8.1} median {:8.1} GFLOP/s ({:.3} ms median)",
+                "{m}x{n}x{k} {oa:?}{ob:?} {:>3} {th}T: best {:8.1} median {:8.1} GFLOP/s ({:.3} ms median)",
                 kern.name(),
                 flops / t[0] / 1e9,
                 flops / t[t.len() / 2] / 1e9,

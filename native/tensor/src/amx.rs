@@ -203,10 +203,33 @@ unsafe fn pack_a(
     bad
 }
 
+/// Writes one row of pairs of a B tile: pair `(p, j)` of each plane gets depth rows `x0[j]`
+/// (low half) and `x1[j]` (high half), split into h, m, l. Returns `false` on NaN/infinity.
+#[inline(always)]
+unsafe fn emit_pairs(
+    x0: &[f32; 16],
+    x1: &[f32; 16],
+    h: *mut u32,
+    m: *mut u32,
+    l: *mut u32,
+) -> bool {
+    let mut finite = true;
+    for j in 0..16 {
+        let (h0, m0, l0) = split(x0[j]);
+        let (h1, m1, l1) = split(x1[j]);
+        *h.add(j) = h0 as u32 | (h1 as u32) << 16;
+        *m.add(j) = m0 as u32 | (m1 as u32) << 16;
+        *l.add(j) = l0 as u32 | (l1 as u32) << 16;
+        finite &= x0[j].is_finite() & x1[j].is_finite();
+    }
+    finite
+}
+
 /// Packs columns `16·q0..16·q1` (panels `q0..q1`) and depth `k0..k0+kc` of `B` into `dst`
 /// (which points at panel `q0`): per panel three planes (h, m, l) of `steps` tiles in the
 /// pair-interleaved layout `tdpbf16ps` reads (tile row `p`, column `2j + t` holds
-/// `B[32s + 2p + t][j]`). Columns at or past `n` and depth past `kc` are zero.
+/// `B[32s + 2p + t][j]`). Columns at or past `n` and depth past `kc` are zero. Returns `false`
+/// when B held a NaN or an infinity.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn pack_b(
@@ -221,40 +244,78 @@ unsafe fn pack_b(
 ) -> bool {
     let plane = steps * TILE;
     let mut finite = true;
-    // Panels innermost: B is read row by row (a stream), not 16 columns at a 4·n-byte stride.
-    for s in 0..steps {
-        for p in 0..16 {
-            for q in q0..q1 {
-                let j0 = q * 16;
-                let cols = 16.min(n.saturating_sub(j0));
-                // The tile's three planes as u32 pairs: pair (p, j) holds depth rows 2p (low
-                // half) and 2p+1 (high half) of column j.
-                let h = dst.add((q - q0) * 3 * plane + s * TILE) as *mut u32;
-                let (m, l) = (h.add(plane / 2), h.add(plane));
-                let mut rows = [[0f32; 16]; 2];
-                for (t, row) in rows.iter_mut().enumerate() {
-                    let kk = s * 32 + 2 * p + t;
-                    if kk >= kc {
-                        continue;
-                    }
-                    let src = b.at(k0 + kk, j0);
-                    if b.cs == 1 && cols == 16 {
-                        *row = *(src as *const [f32; 16]);
-                    } else if b.cs == 1 {
-                        row[..cols].copy_from_slice(std::slice::from_raw_parts(src, cols));
-                    } else {
-                        for (j, v) in row[..cols].iter_mut().enumerate() {
-                            *v = *src.offset(j as isize * b.cs);
+    // Tile `s` of panel `q` as u32 pairs, for each plane.
+    let planes = |q: usize, s: usize| {
+        let h = dst.add((q - q0) * 3 * plane + s * TILE) as *mut u32;
+        (h, h.add(plane / 2), h.add(plane))
+    };
+    if b.cs != 1 {
+        // B stored transposed (columns contiguous): split each column's 32-deep run of a tile
+        // at once; its 16 depth pairs are then 16 u32, written down the tile's rows.
+        for q in q0..q1 {
+            let j0 = q * 16;
+            let cols = 16.min(n.saturating_sub(j0));
+            for s in 0..steps {
+                let cnt = 32.min(kc - s * 32);
+                let (h, m, l) = planes(q, s);
+                for j in 0..16 {
+                    let mut col = [0f32; 32];
+                    if j < cols {
+                        let src = b.at(k0 + s * 32, j0 + j);
+                        if b.rs == 1 && cnt == 32 {
+                            col = *(src as *const [f32; 32]);
+                        } else {
+                            for (kk, v) in col[..cnt].iter_mut().enumerate() {
+                                *v = *src.offset(kk as isize * b.rs);
+                            }
                         }
                     }
+                    let (mut hs, mut ms, mut ls) = ([0u32; 16], [0u32; 16], [0u32; 16]);
+                    for p in 0..16 {
+                        let (x0, x1) = (col[2 * p], col[2 * p + 1]);
+                        let (h0, m0, l0) = split(x0);
+                        let (h1, m1, l1) = split(x1);
+                        hs[p] = h0 as u32 | (h1 as u32) << 16;
+                        ms[p] = m0 as u32 | (m1 as u32) << 16;
+                        ls[p] = l0 as u32 | (l1 as u32) << 16;
+                        finite &= x0.is_finite() & x1.is_finite();
+                    }
+                    for p in 0..16 {
+                        *h.add(p * 16 + j) = hs[p];
+                        *m.add(p * 16 + j) = ms[p];
+                        *l.add(p * 16 + j) = ls[p];
+                    }
                 }
-                for (j, (&x0, &x1)) in rows[0].iter().zip(&rows[1]).enumerate() {
-                    let (h0, m0, l0) = split(x0);
-                    let (h1, m1, l1) = split(x1);
-                    *h.add(p * 16 + j) = h0 as u32 | (h1 as u32) << 16;
-                    *m.add(p * 16 + j) = m0 as u32 | (m1 as u32) << 16;
-                    *l.add(p * 16 + j) = l0 as u32 | (l1 as u32) << 16;
-                    finite &= x0.is_finite() & x1.is_finite();
+            }
+        }
+        return finite;
+    }
+    // B stored as is: four panels at a time, panels innermost, so B is read in runs of 256
+    // bytes per row and only 12 tiles are being written at once; full rows of a panel are split
+    // straight from B (no staging copy).
+    for qb in (q0..q1).step_by(4) {
+        for s in 0..steps {
+            for p in 0..16 {
+                let kk = s * 32 + 2 * p;
+                for q in qb..q1.min(qb + 4) {
+                    let j0 = q * 16;
+                    let cols = 16.min(n.saturating_sub(j0));
+                    let (h, m, l) = planes(q, s);
+                    let (h, m, l) = (h.add(p * 16), m.add(p * 16), l.add(p * 16));
+                    if cols == 16 && kk + 1 < kc {
+                        let x0 = &*(b.at(k0 + kk, j0) as *const [f32; 16]);
+                        let x1 = &*(b.at(k0 + kk + 1, j0) as *const [f32; 16]);
+                        finite &= emit_pairs(x0, x1, h, m, l);
+                    } else {
+                        let mut rows = [[0f32; 16]; 2];
+                        for (t, row) in rows.iter_mut().enumerate() {
+                            if kk + t < kc {
+                                let src = b.at(k0 + kk + t, j0);
+                                row[..cols].copy_from_slice(std::slice::from_raw_parts(src, cols));
+                            }
+                        }
+                        finite &= emit_pairs(&rows[0], &rows[1], h, m, l);
+                    }
                 }
             }
         }
@@ -789,6 +850,47 @@ mod tests {
 #[cfg(test)]
 mod speed {
     use super::*;
+
+    /// Packing speed (ns per element) for B as stored and transposed, and for A.
+    #[test]
+    #[ignore]
+    fn packing_speed() {
+        let (k, n) = (512, 512);
+        let src: Vec<f32> = (0..k * n).map(|i| (i as f32).sin()).collect();
+        let steps = k / 32;
+        let mut dst = vec![Line([0; 32]); (n / 16) * 3 * steps * TILE / 32];
+        for (name, rs, cs) in [
+            ("B as stored", n as isize, 1),
+            ("B transposed", 1, k as isize),
+        ] {
+            let b = Mat {
+                ptr: src.as_ptr(),
+                rs,
+                cs,
+            };
+            let reps = 20;
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                unsafe { pack_b(b, n, 0, n / 16, 0, k, steps, dst.as_mut_ptr() as *mut u16) };
+            }
+            let ns = t.elapsed().as_secs_f64() * 1e9 / (reps * k * n) as f64;
+            println!("pack {name}: {ns:.3} ns/element");
+        }
+        for (name, rs, cs) in [("A as stored", k as isize, 1), ("A transposed", 1, 256)] {
+            let a = Mat {
+                ptr: src.as_ptr(),
+                rs,
+                cs,
+            };
+            let reps = 40;
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                unsafe { pack_a(a, 0, 256, 0, k, steps, dst.as_mut_ptr() as *mut u16) };
+            }
+            let ns = t.elapsed().as_secs_f64() * 1e9 / (reps * k * 256) as f64;
+            println!("pack {name}: {ns:.3} ns/element");
+        }
+    }
 
     /// Kernel throughput with A and B resident in L1/L2 (bf16 GFLOP/s). Run with
     /// `cargo test --release -p ferrodl-tensor kernel_speed -- --ignored --nocapture`.

@@ -4,8 +4,9 @@
 //! The choice is process-wide: [`set_gemm_kernel`] at run time, or the environment variable
 //! `FERRODL_GEMM=auto|fma|amx` (read once, on first use, when `set_gemm_kernel` was not called
 //! before). `Auto` (the default) uses AMX when it is usable and the product is large enough to
-//! gain from it ([`AMX_MIN_MULADDS`]); `Amx` uses it for every f32 product with finite inputs
-//! when it is usable; `Fma` never. When AMX is not usable the FMA path runs, and
+//! gain from it ([`AMX_MIN_MN`], [`AMX_MIN_K`]); `Amx` uses it for every f32 product when it is
+//! usable; `Fma` never. Operands holding NaN or infinities are computed on the FMA path either
+//! way (the bf16 split cannot reproduce IEEE infinities). When AMX is not usable the FMA path runs, and
 //! [`active_gemm_kernel`] says why. f64 products always run on the FMA path.
 
 use std::fmt;
@@ -15,8 +16,8 @@ use std::sync::OnceLock;
 /// An f32 GEMM kernel (or the automatic choice between them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GemmKernel {
-    /// AMX for products of at least [`AMX_MIN_MULADDS`] multiply-adds when AMX is usable,
-    /// otherwise FMA.
+    /// AMX when it is usable and the product is large enough to gain from it (`m, n >=`
+    /// [`AMX_MIN_MN`], `k >=` [`AMX_MIN_K`]), otherwise FMA.
     Auto,
     /// `matrixmultiply`'s AVX-512/AVX2 FMA kernels (fp32 multiply-adds).
     Fma,
@@ -59,10 +60,17 @@ impl fmt::Display for GemmKernel {
     }
 }
 
-/// Multiply-adds (`m·n·k`) from which `Auto` sends an f32 product to AMX (measured: see
-/// `docs/GEMM.md`, "Dispatch threshold"). Smaller products cost more in packing than they
-/// gain, and the FMA path is already fast on them.
-pub const AMX_MIN_MULADDS: usize = 1 << 18;
+/// `Auto` sends an f32 product to AMX when `m` and `n` are both at least this...
+///
+/// Packing costs `k·(m + n)` element splits against `m·n·k` multiply-adds, so a product with a
+/// thin side (a batch of 64 rows, say) spends more on packing than the faster kernel gains: on
+/// this project's Sapphire Rapids VM, 64×500×784 and 96×1024×1024 (m×n×k) ran no faster than
+/// FMA, 128×128×128 broke even and 192³, 256³, 128×512×512 and 784×500×64 were faster (see
+/// `docs/GEMM.md`, "Dispatch threshold").
+pub const AMX_MIN_MN: usize = 128;
+/// ...and `k` at least this (a K block is padded to a multiple of 32, and each block's partial
+/// sums are added to C, so a short K gains less).
+pub const AMX_MIN_K: usize = 64;
 
 /// 0: never set, read the environment.
 static SETTING: AtomicU8 = AtomicU8::new(0);
@@ -139,13 +147,13 @@ pub fn active_gemm_kernel() -> GemmKernelInfo {
         (GemmKernel::Auto, Ok(())) => (
             GemmKernel::Amx,
             format!(
-                "AMX usable; bf16x6 for f32 products of >= {AMX_MIN_MULADDS} multiply-adds \
-                 with finite inputs, FMA below"
+                "AMX usable; bf16x6 for f32 products with m, n >= {AMX_MIN_MN} and \
+                 k >= {AMX_MIN_K}, FMA below"
             ),
         ),
         (GemmKernel::Amx, Ok(())) => (
             GemmKernel::Amx,
-            "AMX usable; bf16x6 for every f32 product with finite inputs".to_string(),
+            "AMX usable; bf16x6 for every f32 product".to_string(),
         ),
         (_, Err(why)) => (GemmKernel::Fma, format!("AMX not usable: {why}")),
     };
@@ -161,7 +169,25 @@ pub(crate) fn wants_amx(kernel: GemmKernel, m: usize, n: usize, k: usize) -> boo
     let size_ok = match kernel {
         GemmKernel::Fma => return false,
         GemmKernel::Amx => true,
-        GemmKernel::Auto => m.saturating_mul(n).saturating_mul(k) >= AMX_MIN_MULADDS,
+        GemmKernel::Auto => m >= AMX_MIN_MN && n >= AMX_MIN_MN && k >= AMX_MIN_K,
     };
     size_ok && crate::cpu::amx_support().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_rule() {
+        let usable = crate::cpu::amx_support().is_ok();
+        // MLP-sized products with a 64-row batch side stay on FMA under Auto.
+        assert!(!wants_amx(GemmKernel::Auto, 64, 500, 784));
+        assert!(!wants_amx(GemmKernel::Auto, 500, 100, 63));
+        assert!(!wants_amx(GemmKernel::Auto, 127, 4096, 4096));
+        assert_eq!(wants_amx(GemmKernel::Auto, 128, 128, 64), usable);
+        assert_eq!(wants_amx(GemmKernel::Auto, 784, 500, 64), usable);
+        assert_eq!(wants_amx(GemmKernel::Amx, 1, 1, 1), usable);
+        assert!(!wants_amx(GemmKernel::Fma, 4096, 4096, 4096));
+    }
 }
