@@ -567,3 +567,58 @@ fn kernel_setting_is_observed_and_reported() {
     assert_eq!(GemmKernel::parse(" AMX "), Some(GemmKernel::Amx));
     assert_eq!(GemmKernel::parse("avx"), None);
 }
+
+/// Prints the normalised errors (max and mean, in units of 2^-24) of both paths for the shapes
+/// quoted in `docs/GEMM.md`: `cargo test --release -p ferrodl-tensor accuracy_report --
+/// --ignored --nocapture`.
+#[test]
+#[ignore]
+fn accuracy_report() {
+    if skip("accuracy_report") {
+        return;
+    }
+    let mut rng = Rng::new(99);
+    for &(m, n, k) in &[
+        (256, 256, 256),
+        (512, 512, 1024),
+        (64, 500, 784),
+        (500, 300, 4096),
+    ] {
+        for dist in ["normal", "1e-3..1e3"] {
+            let gen = |rng: &mut Rng, len: usize| -> Vec<f32> {
+                if dist == "normal" {
+                    (0..len).map(|_| rng.next_gaussian() as f32).collect()
+                } else {
+                    spread(rng, len)
+                }
+            };
+            let (a, b) = (gen(&mut rng, m * k), gen(&mut rng, k * n));
+            let c0 = vec![0f32; m * n];
+            let (want, scale) = reference(Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &c0);
+            let mut line = format!("{m}x{n}x{k} {dist:>9}:");
+            for kern in [GemmKernel::Fma, GemmKernel::Amx] {
+                let c = run(kern, 2, Op::N, Op::N, m, n, k, 1.0, &a, &b, 0.0, &c0);
+                let errs: Vec<f64> = c
+                    .iter()
+                    .zip(want.iter().zip(&scale))
+                    .map(|(&x, (&w, &s))| (x as f64 - w).abs() / s / U)
+                    .collect();
+                let rel: Vec<f64> = c
+                    .iter()
+                    .zip(&want)
+                    .filter(|(_, w)| w.abs() > 0.0)
+                    .map(|(&x, &w)| ((x as f64 - w) / w).abs() / U)
+                    .collect();
+                let mean = errs.iter().sum::<f64>() / errs.len() as f64;
+                let max = errs.iter().cloned().fold(0.0, f64::max);
+                let mut sorted = rel.clone();
+                sorted.sort_by(|x, y| x.partial_cmp(y).unwrap());
+                line += &format!(
+                    "  {kern}: max {max:.2} mean {mean:.3} (median rel {:.2})",
+                    sorted[sorted.len() / 2]
+                );
+            }
+            println!("{line}");
+        }
+    }
+}
