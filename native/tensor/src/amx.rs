@@ -184,6 +184,11 @@ unsafe fn pack_a(
                     continue;
                 }
                 let p = a.at(i0 + i, k0 + kk0);
+                if a.cs == 1 && kk0 + 96 < kc {
+                    // 16 rows 4·k bytes apart, each read in 128-byte runs: fetch ahead.
+                    prefetch(p.add(64));
+                    prefetch(p.add(80));
+                }
                 if a.cs == 1 && cnt == 32 {
                     row.copy_from_slice(&*(p as *const [f32; 32]));
                 } else if a.cs == 1 {
@@ -201,6 +206,13 @@ unsafe fn pack_a(
         }
     }
     bad
+}
+
+/// Hints the cache line holding `p` into L1.
+#[inline(always)]
+fn prefetch(p: *const f32) {
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8) }
 }
 
 /// Writes one row of pairs of a B tile: pair `(p, j)` of each plane gets depth rows `x0[j]`
@@ -297,6 +309,18 @@ unsafe fn pack_b(
         for s in 0..steps {
             for p in 0..16 {
                 let kk = s * 32 + 2 * p;
+                // Each row is visited in 256-byte runs 4·n bytes apart, too short for the
+                // hardware prefetcher: fetch the rows eight iterations ahead.
+                let ahead = kk + 16;
+                if ahead + 1 < kc {
+                    let cols = (16 * (q1.min(qb + 4) - qb)).min(n - 16 * qb);
+                    for t in 0..2 {
+                        let row = b.at(k0 + ahead + t, 16 * qb);
+                        for c in (0..cols).step_by(16) {
+                            prefetch(row.add(c));
+                        }
+                    }
+                }
                 for q in qb..q1.min(qb + 4) {
                     let j0 = q * 16;
                     let cols = 16.min(n.saturating_sub(j0));
@@ -637,6 +661,14 @@ impl Job {
                     let j = 32 * jp;
                     let cols = 32.min(self.n - j);
                     for ir in (0..strips / 2).filter(|&ir| fma & (1 << ir) == 0) {
+                        // The C block's 32 rows are 4·n bytes apart: request them now, the
+                        // kernel takes long enough for them to arrive.
+                        let i = i0 + 32 * ir;
+                        for r in 0..32.min(self.m - i) {
+                            let row = self.c.add((i + r) * self.n + j);
+                            prefetch(row);
+                            prefetch(row.add(cols - 1));
+                        }
                         kernel2(
                             ap.add(2 * ir * 3 * plane),
                             bq,
@@ -645,7 +677,6 @@ impl Job {
                             &mut corr.0,
                             &mut out.0,
                         );
-                        let i = i0 + 32 * ir;
                         update_c(
                             &out.0,
                             &corr.0,
