@@ -622,3 +622,53 @@ fn accuracy_report() {
         }
     }
 }
+
+/// A product forced onto AMX inside a `parallel_for_each` item (a helper thread, where nested
+/// parallel calls run sequentially) loads its own tile configuration there and gives the same
+/// bits as on the calling thread.
+#[test]
+fn amx_runs_inside_parallel_items() {
+    if skip("amx_runs_inside_parallel_items") {
+        return;
+    }
+    let (m, n, k) = (96, 80, 300);
+    let mut rng = Rng::new(12);
+    let a: Vec<f32> = (0..m * k).map(|_| rng.next_gaussian() as f32).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| rng.next_gaussian() as f32).collect();
+    let c0 = vec![0f32; m * n];
+    let want = run(
+        GemmKernel::Amx,
+        2,
+        Op::N,
+        Op::N,
+        m,
+        n,
+        k,
+        1.0,
+        &a,
+        &b,
+        0.0,
+        &c0,
+    );
+    let mut outs = vec![vec![0f32; m * n]; 4];
+    let items: Vec<&mut Vec<f32>> = outs.iter_mut().collect();
+    crate::parallel_for_each(items, |c| {
+        gemm_with_threads(
+            2,
+            GemmKernel::Amx,
+            Op::N,
+            Op::N,
+            m,
+            n,
+            k,
+            1.0,
+            &a,
+            &b,
+            0.0,
+            c,
+        );
+    });
+    for c in &outs {
+        assert!(c.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}
