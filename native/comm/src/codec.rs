@@ -36,10 +36,12 @@
 //! **Choice of encoding** ([`choose_encoding`]): with `n` entries out of `P` the writer takes the
 //! Rice parameter `k` that minimises the Rice size bound `n (k + 2) + ((P - n) >> k)` bits
 //! ([`crate::rice::parameter`]; it follows the mean gap `P / n`), and writes Rice iff that bound,
-//! in whole bytes, is no larger than the bitmap payload `4 × ceil(P / 16)` bytes; bitmap otherwise.
-//! The actual Rice payload is never larger than the bound. For scattered entries Rice costs about
-//! `log2(1/s) + 2.5` bits per entry at sparsity `s` (12.5 at `s = 1e-3`, against 32 for an `i32`
-//! index), and beats the bitmap up to `s` of about 0.3.
+//! in whole bytes, is at most three quarters of the bitmap payload `4 × ceil(P / 16)` bytes;
+//! bitmap otherwise. The actual Rice payload is never larger than the bound. Rice is never larger
+//! than the bitmap (at `k = 0` its bound is `P + n <= 2P` bits), but near full density it saves
+//! little and codes several times slower, so dense messages (about `n > P / 2`) stay bitmaps. For
+//! scattered entries Rice costs about `log2(1/s) + 2.5` bits per entry at sparsity `s` (12.5 at
+//! `s = 1e-3`, against 32 for an `i32` index).
 //!
 //! **Semantics.** Entry `j` of the residual `r` is sent iff `|r_j| >= t`, as `sign(r_j) * t`, in
 //! every encoding (the reference treated positive and negative values asymmetrically in its

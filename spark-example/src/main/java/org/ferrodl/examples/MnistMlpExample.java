@@ -12,6 +12,11 @@ import org.ferrodl.evaluation.classification.Evaluation;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.learning.config.Adam;
+import org.ferrodl.linalg.learning.config.IUpdater;
+import org.ferrodl.linalg.learning.config.Nesterovs;
+import org.ferrodl.linalg.schedule.ExponentialSchedule;
+import org.ferrodl.linalg.schedule.ISchedule;
+import org.ferrodl.linalg.schedule.ScheduleType;
 import org.ferrodl.linalg.lossfunctions.LossFunctions;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
@@ -78,11 +83,32 @@ public final class MnistMlpExample {
         }
     }
 
-    /** The network of this example. */
+    /** The network of this example, trained with Adam. */
     static MultiLayerConfiguration networkConfiguration(double learningRate, long seed) {
+        return networkConfiguration("adam", learningRate, 1.0, seed);
+    }
+
+    /**
+     * The network of this example with updater "adam" or "nesterovs" (momentum 0.9), its learning
+     * rate multiplied by {@code lrDecay} per epoch when {@code lrDecay < 1}.
+     */
+    static MultiLayerConfiguration networkConfiguration(String updater, double learningRate, double lrDecay,
+                                                        long seed) {
+        ISchedule schedule = lrDecay < 1 ? new ExponentialSchedule(ScheduleType.EPOCH, learningRate, lrDecay) : null;
+        IUpdater u = switch (updater) {
+            case "adam" -> schedule == null ? new Adam(learningRate)
+                    : new Adam(schedule, Adam.DEFAULT_ADAM_BETA1_MEAN_DECAY, Adam.DEFAULT_ADAM_BETA2_VAR_DECAY,
+                            Adam.DEFAULT_ADAM_EPSILON);
+            // SGD's updates keep the gradients' spread of magnitudes, which is what threshold
+            // encoding selects on; Adam normalises every entry to about the learning rate.
+            case "nesterovs" -> schedule == null
+                    ? new Nesterovs(learningRate, Nesterovs.DEFAULT_NESTEROV_MOMENTUM)
+                    : new Nesterovs(schedule, Nesterovs.DEFAULT_NESTEROV_MOMENTUM);
+            default -> throw new IllegalArgumentException("updater " + updater);
+        };
         return new NeuralNetConfiguration.Builder()
                 .seed(seed)
-                .updater(new Adam(learningRate))
+                .updater(u)
                 .weightInit(WeightInit.RELU)
                 .l2(L2)
                 .list()
@@ -121,15 +147,17 @@ public final class MnistMlpExample {
             }
             int workers = opts.workers > 0 ? opts.workers : Math.max(1, sc.defaultParallelism());
             out.printf(Locale.ROOT, "ferrodl MNIST MLP 784-500-100-10: master=%s workers=%d batch-size=%d "
-                            + "averaging-frequency=%d epochs=%d learning-rate=%s seed=%d training-master=%s "
-                            + "train=%d test=%d data=%s%n",
-                    sc.master(), workers, opts.batchSize, opts.averagingFrequency, opts.epochs,
-                    opts.learningRate, opts.seed, opts.trainingMaster, train.count, test.count,
+                            + "averaging-frequency=%d epochs=%d updater=%s learning-rate=%s lr-decay=%s seed=%d "
+                            + "training-master=%s sparsity-target=%s train=%d test=%d data=%s%n",
+                    sc.master(), workers, opts.batchSize, opts.averagingFrequency, opts.epochs, opts.updater,
+                    opts.learningRate, opts.lrDecay, opts.seed, opts.trainingMaster,
+                    opts.sparsityTarget > 0 ? String.valueOf(opts.sparsityTarget) : "adaptive",
+                    train.count, test.count,
                     opts.dataDir == null ? "jar:" + MnistData.RESOURCE_DIR : opts.dataDir);
 
             TrainingMaster tm = trainingMaster(opts, workers);
             SparkDl4jMultiLayer sparkNet = new SparkDl4jMultiLayer(sc,
-                    networkConfiguration(opts.learningRate, opts.seed), tm);
+                    networkConfiguration(opts.updater, opts.learningRate, opts.lrDecay, opts.seed), tm);
 
             SharingTotals sharing = new SharingTotals();
             long t0 = System.nanoTime();
@@ -174,9 +202,9 @@ public final class MnistMlpExample {
             case "shared":
                 return new SharedTrainingMaster.Builder(opts.batchSize)
                         .thresholdAlgorithm(opts.sparsityTarget > 0
-                                // starts at 1e-3, near where this network's thresholds settle, so the
-                                // first steps are not sent as dense bitmaps while the threshold climbs
-                                ? new TargetSparsityThresholdAlgorithm(1e-3, opts.sparsityTarget,
+                                // starts near where this network's thresholds settle, so the first
+                                // steps are not sent as dense bitmaps while the threshold climbs
+                                ? new TargetSparsityThresholdAlgorithm(opts.initialThreshold, opts.sparsityTarget,
                                         TargetSparsityThresholdAlgorithm.DEFAULT_DECAY_RATE)
                                 : new AdaptiveThresholdAlgorithm())
                         .batchSizePerWorker(opts.batchSize)

@@ -184,9 +184,12 @@ final class SharedTrainingDriver {
                 }
             }
             if (stats != null) {
+                // bytesSent: everything the worker's relay connection wrote to its socket (handshake,
+                // frame headers, update payloads with their counters, heartbeats, FINISH), so that
+                // bytes per iteration compare honestly with a dense fp32 update.
                 stats.addSharingWorker(new SharingWorkerStats(r.partition, r.attempt, r.executorId, r.fitMillis,
                         minibatches, examples, lastScore, node.path("messagesSent").asLong(),
-                        node.path("bytesSent").asLong(), node.path("messagesReceived").asLong(),
+                        node.path("wireBytesSent").asLong(), node.path("messagesReceived").asLong(),
                         node.path("bytesReceived").asLong(), node.path("startIteration").asLong(), steps));
             }
         }
