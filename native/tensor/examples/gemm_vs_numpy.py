@@ -23,7 +23,8 @@ NUMPY_TIMER = r"""
 import sys, time
 import numpy as np
 reps = int(sys.argv[1])
-for spec in sys.argv[2:]:
+clock = time.process_time if sys.argv[2] == "cpu" else time.perf_counter
+for spec in sys.argv[3:]:
     m, n, k = map(int, spec.split(','))
     rng = np.random.default_rng(1)
     a = rng.standard_normal((m, k), dtype=np.float32)
@@ -34,24 +35,26 @@ for spec in sys.argv[2:]:
     np.matmul(a, b, out=c)
     best = 0.0
     for _ in range(reps):
-        t = time.perf_counter()
+        t = clock()
         for _ in range(calls):
             np.matmul(a, b, out=c)
-        best = max(best, flops * calls / (time.perf_counter() - t) / 1e9)
+        best = max(best, flops * calls / (clock() - t) / 1e9)
     print(f"{m}x{n}x{k} {best:.1f}")
 """
 
 
-def run_numpy(python, threads, reps, shapes):
+def run_numpy(python, threads, reps, shapes, cpu):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([python, "-c", NUMPY_TIMER, str(reps)] + shapes, env=env,
+    clock = "cpu" if cpu and threads == 1 else "wall"
+    out = subprocess.run([python, "-c", NUMPY_TIMER, str(reps), clock] + shapes, env=env,
                          check=True, capture_output=True, text=True).stdout
     return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line}
 
 
-def run_rust(bench, reps, shapes):
+def run_rust(bench, reps, shapes, cpu):
+    env = dict(os.environ, GEMM_BENCH_CPU="1" if cpu else "0")
     out = subprocess.run([bench, str(reps)] + shapes, check=True, capture_output=True,
-                         text=True).stdout
+                         text=True, env=env).stdout
     res, kernel = {}, ""
     for line in out.splitlines():
         if line.startswith("kernel:"):
@@ -68,16 +71,18 @@ def main():
     ap.add_argument("--reps", type=int, default=5, help="timings per process (best is kept)")
     ap.add_argument("--bench", default="target/release/examples/gemm_bench")
     ap.add_argument("--python", default=sys.executable, help="a Python with numpy")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time one-thread runs in CPU time (shared machine); 2-thread runs stay wall")
     ap.add_argument("shapes", nargs="*", default=["256,256,256", "1024,1024,1024", "2048,2048,2048"])
     args = ap.parse_args()
     rows = {}
     kernel = ""
     for r in range(args.rounds):
-        rust, kernel = run_rust(args.bench, args.reps, args.shapes)
+        rust, kernel = run_rust(args.bench, args.reps, args.shapes, args.cpu)
         for (shape, kern, th), v in rust.items():
             rows.setdefault((shape, th), {}).setdefault(kern, []).append(v)
         for th in (1, 2):
-            for shape, v in run_numpy(args.python, th, args.reps, args.shapes).items():
+            for shape, v in run_numpy(args.python, th, args.reps, args.shapes, args.cpu).items():
                 rows.setdefault((shape, th), {}).setdefault("numpy", []).append(v)
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     print(kernel)
