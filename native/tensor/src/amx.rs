@@ -9,13 +9,14 @@
 //!
 //! and the products of two bf16 values are exact in fp32, so six bf16 products per f32 product,
 //! accumulated in fp32 by `tdpbf16ps`, give an fp32-accurate result. Each operand is packed once
-//! into three planes (h, m, l) in tile layout, and the kernel ([`kernel2`]) sums the five
+//! into three planes (h, m, l) in tile layout, and the kernel ([`kernel`]) sums the five
 //! correction products and the high×high products in separate accumulators, so the
 //! accumulation error is that of an ordinary fp32 dot product of length `k`.
 //!
 //! Blocking: `K` is cut into blocks of [`KC`]; per block every 32×32 piece of `C` is computed
-//! in the tiles and then added to `C` (`alpha`, and `beta` on the first block). `B` is packed once per product for all blocks
-//! (shared by the threads); each thread packs its own `A` rows block by block. Threads split `C`
+//! in the tiles and then added to `C` (`alpha`, and `beta` on the first block). `B` is packed
+//! once per product for all blocks (shared by the threads); each thread packs its own `A` rows
+//! block by block. Threads split `C`
 //! into row blocks (and column groups when there are fewer row blocks than threads), never `K`,
 //! so every element of `C` is computed by the same instructions in the same order whatever the
 //! thread count: results are bit-identical for any number of threads.
@@ -362,7 +363,7 @@ unsafe fn pack_b(
 /// # Safety
 /// The tile configuration must be loaded on this thread; the buffers must hold the strips and
 /// panels described.
-unsafe fn kernel2(
+unsafe fn kernel(
     a: *const u16,
     b: *const u16,
     plane: usize,
@@ -669,7 +670,7 @@ impl Job {
                             prefetch(row);
                             prefetch(row.add(cols - 1));
                         }
-                        kernel2(
+                        kernel(
                             ap.add(2 * ir * 3 * plane),
                             bq,
                             plane,
@@ -943,7 +944,7 @@ mod speed {
                 tile_config();
                 for i in 0..calls {
                     let ap = (a.as_ptr() as *const u16).add((i % (astrips / 2)) * 6 * plane);
-                    kernel2(
+                    kernel(
                         ap,
                         b.as_ptr() as *const u16,
                         plane,

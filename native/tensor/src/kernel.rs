@@ -6,8 +6,8 @@
 //! before). `Auto` (the default) uses AMX when it is usable and the product is large enough to
 //! gain from it ([`AMX_MIN_MN`], [`AMX_MIN_K`]); `Amx` uses it for every f32 product when it is
 //! usable; `Fma` never. Operands holding NaN or infinities are computed on the FMA path either
-//! way (the bf16 split cannot reproduce IEEE infinities). When AMX is not usable the FMA path runs, and
-//! [`active_gemm_kernel`] says why. f64 products always run on the FMA path.
+//! way (the bf16 split cannot reproduce IEEE infinities). When AMX is not usable the FMA path
+//! runs, and [`active_gemm_kernel`] says why. f64 products always run on the FMA path.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering};
