@@ -31,7 +31,7 @@ use std::cell::RefCell;
 pub(crate) const KC: usize = 512;
 /// Largest row block a thread packs and computes at once (a multiple of 32, at most 32·32: the
 /// NaN bookkeeping keeps one bit per 32-row strip in a `u32`).
-pub(crate) const MC: usize = 256;
+pub(crate) const MC: usize = 128;
 
 /// bf16 elements in one tile: 16 rows of 64 bytes.
 const TILE: usize = 512;
