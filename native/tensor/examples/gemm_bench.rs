@@ -7,21 +7,25 @@ use ferrodl_tensor::{
 };
 use std::time::Instant;
 
-/// This thread's CPU time in seconds (clock_gettime(CLOCK_THREAD_CPUTIME_ID) by raw system call,
-/// to avoid a libc dependency); with GEMM_BENCH_CPU=1 one-thread timings use it, so that time
-/// slices lost to other processes on a shared machine do not count.
+/// CPU time in seconds of this thread (`process == false`) or of the whole process
+/// (clock_gettime with CLOCK_THREAD_CPUTIME_ID / CLOCK_PROCESS_CPUTIME_ID, by raw system call to
+/// avoid a libc dependency). With GEMM_BENCH_CPU=1 the timings use it, so that time slices lost
+/// to other processes on a shared machine do not count: one-thread rows use the thread's CPU
+/// time, T-thread rows the process's CPU time divided by T (which still counts the time the
+/// threads spend waiting for each other, and their memory contention, but not preemption).
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-fn thread_cpu_s() -> f64 {
+fn cpu_s(process: bool) -> f64 {
     let mut ts = [0i64; 2];
+    let clock: i64 = if process { 2 } else { 3 };
     // SAFETY: clock_gettime (228) writes one timespec into `ts`.
     unsafe {
-        std::arch::asm!("syscall", inlateout("rax") 228i64 => _, in("rdi") 3i64,
+        std::arch::asm!("syscall", inlateout("rax") 228i64 => _, in("rdi") clock,
             in("rsi") ts.as_mut_ptr(), lateout("rcx") _, lateout("r11") _, options(nostack));
     }
     ts[0] as f64 + ts[1] as f64 * 1e-9
 }
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-fn thread_cpu_s() -> f64 {
+fn cpu_s(_process: bool) -> f64 {
     0.0
 }
 
@@ -40,7 +44,11 @@ fn main() {
         .map(|s| {
             let v: Vec<&str> = s.split(',').collect();
             let d = |i: usize| -> usize { v[i].parse().expect("M,N,K[,OPA,OPB]") };
-            let (oa, ob) = if v.len() == 5 { (op(v[3]), op(v[4])) } else { (Op::N, Op::N) };
+            let (oa, ob) = if v.len() == 5 {
+                (op(v[3]), op(v[4]))
+            } else {
+                (Op::N, Op::N)
+            };
             (d(0), d(1), d(2), oa, ob)
         })
         .collect();
@@ -75,13 +83,13 @@ fn main() {
                 set_gemm_kernel(kern);
                 set_num_threads(th);
                 gemm(oa, ob, m, n, k, 1.0, &a, &b, 0.0, &mut c);
-                let use_cpu = th == 1 && std::env::var("GEMM_BENCH_CPU").is_ok_and(|v| v == "1");
-                let (t, cpu) = (Instant::now(), thread_cpu_s());
+                let use_cpu = std::env::var("GEMM_BENCH_CPU").is_ok_and(|v| v == "1");
+                let (t, cpu) = (Instant::now(), cpu_s(th > 1));
                 for _ in 0..calls {
                     gemm(oa, ob, m, n, k, 1.0, &a, &b, 0.0, &mut c);
                 }
                 let dt = if use_cpu {
-                    thread_cpu_s() - cpu
+                    (cpu_s(th > 1) - cpu) / th as f64
                 } else {
                     t.elapsed().as_secs_f64()
                 };
