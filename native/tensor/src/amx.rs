@@ -28,7 +28,7 @@ use std::arch::asm;
 use std::cell::RefCell;
 
 /// Inner-dimension block (a multiple of 32, the bf16 depth of one tile).
-pub(crate) const KC: usize = 512;
+pub(crate) const KC: usize = crate::kernel::AMX_KC;
 /// Largest row block a thread packs and computes at once (a multiple of 32, at most 32·32: the
 /// NaN bookkeeping keeps one bit per 32-row strip in a `u32`) while the packed B fits in
 /// [`B_CACHED`]; larger B uses [`MC_LARGE_B`].
@@ -810,6 +810,7 @@ pub(crate) unsafe fn gemm(
 
 /// One `tdpbf16ps` of ones (16×32 by 32×16): every element must be 32. Run once by the
 /// detection after the tile permission was granted.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn self_test() -> bool {
     let ones = [Line([0x3F80; 32]); 16];
     let mut out = Tile([0.0; 1024]);

@@ -74,10 +74,14 @@ pub const AMX_MIN_MN: usize = 128;
 /// 19% faster).
 pub const AMX_MIN_K: usize = 64;
 
-/// Depth the AMX kernel computes for inner dimension `k`: each block of [`crate::amx::KC`]
-/// rounded up to a multiple of 32.
+/// Inner-dimension block of the AMX kernel (a multiple of 32, the bf16 depth of one tile);
+/// chosen from 256/512/768/1024, see `docs/GEMM.md`.
+pub(crate) const AMX_KC: usize = 512;
+
+/// Depth the AMX kernel computes for inner dimension `k`: each block of [`AMX_KC`] rounded up
+/// to a multiple of 32.
 fn padded_k(k: usize) -> usize {
-    let kc = crate::amx::KC;
+    let kc = AMX_KC;
     (k / kc) * kc + (k % kc).div_ceil(32) * 32
 }
 
@@ -174,6 +178,7 @@ pub fn active_gemm_kernel() -> GemmKernelInfo {
 }
 
 /// Whether an f32 product of this shape goes to AMX under `kernel` (inputs not yet checked).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn wants_amx(kernel: GemmKernel, m: usize, n: usize, k: usize) -> bool {
     let size_ok = match kernel {
         GemmKernel::Fma => return false,

@@ -19,8 +19,10 @@
 //! validated before it reaches this crate), so they are checked with `assert!` — the checks also
 //! keep the unsafe GEMM calls sound.
 
+// The AMX kernel is x86_64 assembly; elsewhere `amx_support()` reports it unavailable.
+#[cfg(target_arch = "x86_64")]
 mod amx;
-#[cfg(test)]
+#[cfg(all(test, target_arch = "x86_64"))]
 mod amx_tests;
 mod cpu;
 mod denormals;
@@ -252,6 +254,7 @@ pub(crate) fn gemm_with_threads<T: Scalar>(
         Op::N => (n as isize, 1),
         Op::T => (1, k as isize),
     };
+    #[cfg(target_arch = "x86_64")]
     if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
         && kernel::wants_amx(kernel, m, n, k)
     {
