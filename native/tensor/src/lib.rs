@@ -170,9 +170,9 @@ pub enum Op {
 /// [`num_threads`] threads; the result does not depend on the thread count (bit for bit).
 ///
 /// f32 products go to the kernel chosen by [`gemm_kernel`] (see [`GemmKernel`]): on the AMX
-/// path the result agrees with the FMA path to fp32 rounding, not bit for bit. A product whose
-/// `A` or `B` holds a NaN or an infinity always takes the FMA path, so IEEE special values
-/// propagate exactly as in fp32 arithmetic.
+/// path the result agrees with the FMA path to fp32 rounding, not bit for bit. The parts of C
+/// that depend on a NaN or an infinity in `A` or `B` are computed on the FMA path, so IEEE
+/// special values propagate as in fp32 arithmetic.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm<T: Scalar>(
     op_a: Op,
@@ -208,7 +208,7 @@ pub fn gemm<T: Scalar>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_with_threads<T: Scalar>(
     threads: usize,
-    kernel: GemmKernel,
+    choice: GemmKernel,
     op_a: Op,
     op_b: Op,
     m: usize,
@@ -256,7 +256,7 @@ pub(crate) fn gemm_with_threads<T: Scalar>(
     };
     #[cfg(target_arch = "x86_64")]
     if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
-        && kernel::wants_amx(kernel, m, n, k)
+        && kernel::wants_amx(choice, m, n, k)
     {
         // SAFETY: as below; T is f32 (checked), so the casts only restate the type, and the
         // f64 round trip of alpha and beta is exact. AMX usability was checked by `wants_amx`.
