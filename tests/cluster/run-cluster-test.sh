@@ -142,6 +142,10 @@ fi
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/ferrodl-cluster.XXXXXX")"
 mkdir -p "$TMP/logs"
+# Submit a private copy: a build that rewrites the jar while a driver still loads classes from it
+# (another `make jvm` in the same tree) makes the driver fail with NoClassDefFoundError mid-fit.
+cp "$JAR" "$TMP/example.jar" || fail "cannot copy $JAR into $TMP"
+JAR="$TMP/example.jar"
 
 # ---- free ports, chosen now (the OS hands out unused ones; all distinct) ----
 read -r MASTER_PORT MASTER_UI_PORT W1_UI_PORT W2_UI_PORT < <(
