@@ -53,6 +53,33 @@ class ExampleOptionsTest {
         assertEquals(0.0, ExampleOptions.parse().sparsityTarget, "default: the adaptive threshold algorithm");
     }
 
+    @Test
+    void updaterDecayAndThresholdOptionsParse() throws Exception {
+        ExampleOptions d = ExampleOptions.parse();
+        assertEquals("adam", d.updater);
+        assertEquals(1.0, d.lrDecay, "default: a constant learning rate");
+        assertEquals(ExampleOptions.DEFAULT_INITIAL_THRESHOLD, d.initialThreshold);
+        // the configuration the real-cluster shared scenario runs
+        ExampleOptions o = ExampleOptions.parse("--updater", " Nesterovs ", "--lr-decay=0.9",
+                "--initial-threshold", "1e-2", "--sparsity-target", "2.5e-3");
+        assertEquals("nesterovs", o.updater);
+        assertEquals(0.9, o.lrDecay);
+        assertEquals(1e-2, o.initialThreshold);
+        assertEquals(2.5e-3, o.sparsityTarget);
+        assertEquals(1.0, ExampleOptions.parse("--lr-decay", "1").lrDecay, "1 is allowed: no decay");
+    }
+
+    @Test
+    void badUpdaterDecayAndThresholdValuesAreNamed() {
+        String u = usageError("--updater", "adagrad");
+        assertTrue(u.contains("--updater: unknown value 'adagrad'") && u.contains("valid: adam, nesterovs"), u);
+        assertTrue(usageError("--lr-decay", "0").contains("--lr-decay must be in (0, 1]"));
+        assertTrue(usageError("--lr-decay", "1.5").contains("--lr-decay must be in (0, 1]"));
+        assertTrue(usageError("--lr-decay", "x").contains("--lr-decay"));
+        assertTrue(usageError("--initial-threshold", "0").contains("--initial-threshold"));
+        assertTrue(usageError("--initial-threshold", "-1e-3").contains("--initial-threshold"));
+    }
+
     private static String usageError(String... args) {
         return assertThrows(ExampleOptions.UsageException.class, () -> ExampleOptions.parse(args)).getMessage();
     }
