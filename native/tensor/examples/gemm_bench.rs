@@ -62,8 +62,8 @@ fn main() {
         let b: Vec<f32> = (0..k * n).map(|_| rng.next_gaussian() as f32).collect();
         let mut c = vec![0f32; m * n];
         let flops = 2.0 * (m * n * k) as f64;
-        // Per-call budget: enough calls for ~20 ms per timing.
-        let calls = ((2e9 * 0.02 / flops) as usize).clamp(1, 10_000);
+        // Enough calls for ~20 ms per timing at 100 GFLOP/s.
+        let calls = ((1e11 * 0.02 / flops) as usize).clamp(1, 10_000);
         // GEMM_BENCH_ONLY=amx|fma restricts the kernels timed (for profiling one of them).
         let only = std::env::var("GEMM_BENCH_ONLY")
             .ok()

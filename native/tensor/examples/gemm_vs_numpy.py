@@ -31,7 +31,7 @@ for spec in sys.argv[3:]:
     b = rng.standard_normal((k, n), dtype=np.float32)
     c = np.empty((m, n), dtype=np.float32)
     flops = 2.0 * m * n * k
-    calls = max(1, min(10000, int(2e9 * 0.02 / flops)))
+    calls = max(1, min(10000, int(1e11 * 0.02 / flops)))
     np.matmul(a, b, out=c)
     best = 0.0
     for _ in range(reps):
