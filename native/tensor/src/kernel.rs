@@ -4,7 +4,7 @@
 //! The choice is process-wide: [`set_gemm_kernel`] at run time, or the environment variable
 //! `FERRODL_GEMM=auto|fma|amx` (read once, on first use, when `set_gemm_kernel` was not called
 //! before). `Auto` (the default) uses AMX when it is usable and the product is large enough to
-//! gain from it ([`AMX_MIN_MN`], [`AMX_MIN_K`]); `Amx` uses it for every f32 product when it is
+//! gain from it ([`AMX_MIN_MN`], [`AMX_MIN_K`], [`AMX_MIN_MULADDS`]); `Amx` uses it for every f32 product when it is
 //! usable; `Fma` never. Operands holding NaN or infinities are computed on the FMA path either
 //! way (the bf16 split cannot reproduce IEEE infinities). When AMX is not usable the FMA path
 //! runs, and [`active_gemm_kernel`] says why. f64 products always run on the FMA path.
@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GemmKernel {
     /// AMX when it is usable and the product is large enough to gain from it (`m, n >=`
-    /// [`AMX_MIN_MN`], `k >=` [`AMX_MIN_K`]), otherwise FMA.
+    /// [`AMX_MIN_MN`], `k >=` [`AMX_MIN_K`], `m·n·k >=` [`AMX_MIN_MULADDS`]), otherwise FMA.
     Auto,
     /// `matrixmultiply`'s AVX-512/AVX2 FMA kernels (fp32 multiply-adds).
     Fma,
@@ -73,6 +73,13 @@ pub const AMX_MIN_MN: usize = 128;
 /// (256×500×100 with B transposed, padded to 128 deep, ran 15% slower than FMA; 800×500×64 ran
 /// 19% faster).
 pub const AMX_MIN_K: usize = 64;
+
+/// ...and `m·n·k` at least this. With two threads a smaller AMX product loses to FMA even where
+/// one thread gains: packing B is a parallel section of its own, so the product pays two
+/// fork-joins and the split of a little packing work (quiet machine, 2 threads: 128³ 122 vs 221
+/// GFLOP/s, 192³ 185 vs 256; 256³ = 2^24: 272 vs 263). The threshold does not depend on the
+/// thread count, so the choice of kernel — and the bits — are the same for any count.
+pub const AMX_MIN_MULADDS: usize = 1 << 24;
 
 /// Inner-dimension block of the AMX kernel (a multiple of 32, the bf16 depth of one tile);
 /// chosen from 256/512/768/1024, see `docs/GEMM.md`.
@@ -160,8 +167,8 @@ pub fn active_gemm_kernel() -> GemmKernelInfo {
         (GemmKernel::Auto, Ok(())) => (
             GemmKernel::Amx,
             format!(
-                "AMX usable; bf16x6 for f32 products with m, n >= {AMX_MIN_MN} and \
-                 k >= {AMX_MIN_K} (depth padding <= 1/8), FMA below"
+                "AMX usable; bf16x6 for f32 products with m, n >= {AMX_MIN_MN}, \
+                 k >= {AMX_MIN_K} (depth padding <= 1/8) and m·n·k >= 2^24, FMA below"
             ),
         ),
         (GemmKernel::Amx, Ok(())) => (
@@ -184,7 +191,11 @@ pub(crate) fn wants_amx(kernel: GemmKernel, m: usize, n: usize, k: usize) -> boo
         GemmKernel::Fma => return false,
         GemmKernel::Amx => true,
         GemmKernel::Auto => {
-            m >= AMX_MIN_MN && n >= AMX_MIN_MN && k >= AMX_MIN_K && 8 * padded_k(k) <= 9 * k
+            m >= AMX_MIN_MN
+                && n >= AMX_MIN_MN
+                && k >= AMX_MIN_K
+                && 8 * padded_k(k) <= 9 * k
+                && m.saturating_mul(n).saturating_mul(k) >= AMX_MIN_MULADDS
         }
     };
     size_ok && crate::cpu::amx_support().is_ok()
@@ -201,11 +212,13 @@ mod tests {
         assert!(!wants_amx(GemmKernel::Auto, 64, 500, 784));
         assert!(!wants_amx(GemmKernel::Auto, 500, 100, 63));
         assert!(!wants_amx(GemmKernel::Auto, 127, 4096, 4096));
-        assert_eq!(wants_amx(GemmKernel::Auto, 128, 128, 64), usable);
+        assert!(!wants_amx(GemmKernel::Auto, 128, 128, 128)); // below 2^24 multiply-adds
+        assert!(!wants_amx(GemmKernel::Auto, 192, 192, 192));
+        assert_eq!(wants_amx(GemmKernel::Auto, 256, 256, 256), usable);
         assert_eq!(wants_amx(GemmKernel::Auto, 784, 500, 64), usable);
         // Depth padding: 100 computes 128 (28% more) and stays on FMA; 120 -> 128 is fine.
         assert!(!wants_amx(GemmKernel::Auto, 256, 500, 100));
-        assert_eq!(wants_amx(GemmKernel::Auto, 256, 500, 120), usable);
+        assert_eq!(wants_amx(GemmKernel::Auto, 512, 500, 120), usable);
         assert_eq!(padded_k(1100), 512 + 512 + 96);
         assert_eq!(padded_k(64), 64);
         assert_eq!(wants_amx(GemmKernel::Amx, 1, 1, 1), usable);

@@ -33,7 +33,7 @@ mod pool;
 pub use cpu::amx_support;
 pub use kernel::{
     active_gemm_kernel, gemm_kernel, set_gemm_kernel, GemmKernel, GemmKernelInfo, AMX_MIN_K,
-    AMX_MIN_MN,
+    AMX_MIN_MN, AMX_MIN_MULADDS,
 };
 
 pub use denormals::{denormals_flushed, flush_denormals, DenormalsFlushed};
