@@ -3,8 +3,8 @@ the parts that `make bench` (bench/bench.sh) has just run.
 
 The latest block holds one section per part (gemm, single, jvm, cluster), each between
 `<!-- bench:part:NAME:start/end -->` markers and carrying its own date, versions and load averages.
-A part that ran replaces its section, and the section it replaces moves, unchanged but one heading
-level down, to the top of "Previous results"; a part that did not run keeps its section. A latest
+A part that ran replaces its section, and the section it replaces moves, unchanged, to the top
+of "Previous results"; a part that did not run keeps its section. A latest
 block of the older single-run layout moves to "Previous results" whole. Everything outside the
 markers is hand-written and kept.
 
@@ -464,11 +464,6 @@ TEMPLATE = f"""# Benchmarks
 """
 
 
-def demote(text, levels=1):
-    """Moves every markdown heading of `text` `levels` levels down."""
-    return re.sub(r"(?m)^(#{2,5}) ", lambda m: "#" * (len(m.group(1)) + levels) + " ", text)
-
-
 def sections_of(block):
     out = {}
     for p in PARTS:
@@ -496,7 +491,7 @@ def write_doc(path, new_sections, session_lines):
     for p in PARTS:
         if p in new_sections and p in old_sections:
             inner = old_sections[p][len(start(p)):-len(end(p))].strip()
-            demoted.append(demote(inner))
+            demoted.append(inner)  # "###" under "## Previous results", as in "Latest results"
     parts = []
     for p in PARTS:
         if p in new_sections:

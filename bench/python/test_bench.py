@@ -72,7 +72,7 @@ class WriteDocTest(unittest.TestCase):
             self.assertIn("### G — d2\n\nC", latest)
             self.assertIn("### J — d1\n\nB", latest)  # the jvm part did not run: kept
             self.assertNotIn("d1\n\nA", latest)
-            self.assertIn("#### G — d1\n\nA", previous)  # the replaced gemm section, one level down
+            self.assertIn("### G — d1\n\nA", previous)  # the replaced gemm section, unchanged
             self.assertNotIn("J — d1", previous)
             self.assertTrue(doc.startswith("# B\n\nhand-written\n"))
             self.assertEqual(doc.count(report.LATEST_START), 1)
