@@ -80,7 +80,7 @@ test: test-rust test-jvm test-cluster
 # every benchmark of issue 5 in one session, not a test (never part of `make test`): GEMM and
 # engine-level training vs numpy/JAX, training through the Java API vs DL4J and JAX with JNI
 # overhead and memory, distributed time-to-accuracy vs DL4J and MLlib; writes docs/BENCHMARKS.md and
-# the charts (bench/bench.sh has the details; about 40 min on 2 cores). Options:
+# the charts (bench/bench.sh has the details; 40-55 min on 2 cores). Options:
 # make bench BENCH_PARTS="gemm single" BENCH_REPS=3   (parts: gemm single jvm cluster; default all)
 # BENCH_ROUNDS / BENCH_JVM_REPS / BENCH_CLUSTER_REPEATS per part, BENCH_ARGS for run_bench.py
 BENCH_PARTS ?= all
