@@ -67,6 +67,38 @@ pub fn flush_denormals() -> DenormalsFlushed {
     }
 }
 
+/// Puts this thread's FTZ/DAZ mode to `flushed` (both bits set, or both cleared) until the guard
+/// is dropped, which restores the previous MXCSR. Helper threads run each piece of a parallel job
+/// in the mode of the thread that posted it: they are long-lived and were started under whatever
+/// mode their creator had (threads inherit it), so without this a piece could compute subnormals
+/// slowly, or give other bits than the same piece on the caller.
+pub(crate) fn match_denormal_mode(flushed: bool) -> DenormalsFlushed {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let previous = csr::get();
+        let wanted = if flushed {
+            previous | csr::FTZ_DAZ
+        } else {
+            previous & !csr::FTZ_DAZ
+        };
+        if wanted != previous {
+            csr::set(wanted);
+        }
+        DenormalsFlushed {
+            previous,
+            _not_send: PhantomData,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = flushed;
+        DenormalsFlushed {
+            previous: 0,
+            _not_send: PhantomData,
+        }
+    }
+}
+
 /// Whether subnormals are flushed on this thread now.
 pub fn denormals_flushed() -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -44,6 +44,8 @@ pub(crate) fn in_helper() -> bool {
 struct Job {
     run: unsafe fn(*const (), usize),
     ctx: *const (),
+    /// The posting thread's FTZ/DAZ mode, in which every piece runs (see `match_denormal_mode`).
+    flushed: bool,
 }
 
 struct Shared {
@@ -87,6 +89,7 @@ impl Shared {
                 Ok(_) => {
                     // SAFETY: piece `next` of the current job is ours; see `Shared`.
                     let job = unsafe { *self.job.get() };
+                    let _mode = crate::denormals::match_denormal_mode(job.flushed);
                     // SAFETY: `job.ctx` matches `job.run` (both set together by `Pool::run`).
                     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
                         (job.run)(job.ctx, next as usize)
@@ -126,6 +129,7 @@ impl Pool {
             job: UnsafeCell::new(Job {
                 run: noop,
                 ctx: std::ptr::null(),
+                flushed: false,
             }),
             remaining: AtomicUsize::new(0),
             sleepers: AtomicUsize::new(0),
@@ -169,6 +173,7 @@ impl Pool {
             *s.job.get() = Job {
                 run: trampoline::<F>,
                 ctx: f as *const F as *const (),
+                flushed: crate::denormals::denormals_flushed(),
             };
         }
         s.remaining.store(parts - 1, Ordering::Relaxed);
@@ -297,6 +302,51 @@ mod tests {
                 std::thread::sleep(SPIN * 3);
             }
         }
+    }
+
+    /// Piece 1's view of the FTZ/DAZ mode, run by the helper: piece 0 (on the caller) waits
+    /// until piece 1 has finished, so only the helper can have run it.
+    #[cfg(target_arch = "x86_64")]
+    fn helper_sees_flushed(pool: &Pool) -> bool {
+        let seen = AtomicU64::new(0); // 0: not run yet, 1: not flushed, 2: flushed
+        pool.run(2, &|i| {
+            if i == 1 {
+                let tiny = std::hint::black_box(2e-38f32);
+                let flushed = tiny * std::hint::black_box(0.5f32) == 0.0;
+                assert_eq!(flushed, crate::denormals_flushed());
+                seen.store(1 + flushed as u64, Ordering::Release);
+            } else {
+                let start = std::time::Instant::now();
+                while seen.load(Ordering::Acquire) == 0 {
+                    assert!(start.elapsed().as_secs() < 10, "the helper never ran piece 1");
+                    std::thread::yield_now();
+                }
+            }
+        });
+        seen.load(Ordering::Acquire) == 2
+    }
+
+    /// Helpers inherit their creator's MXCSR; each piece must nevertheless run in the mode of the
+    /// thread that posted the job (a helper started outside the engine's FTZ guard once ran the
+    /// optimizer's pieces with slow subnormals, see docs/BENCHMARKS.md).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn pieces_run_in_the_posting_threads_denormal_mode() {
+        assert!(!crate::denormals_flushed());
+        let started_plain = Pool::new(1).unwrap();
+        let started_flushed = {
+            let _g = crate::flush_denormals();
+            Pool::new(1).unwrap()
+        };
+        for pool in [&started_plain, &started_flushed] {
+            assert!(!helper_sees_flushed(pool), "job posted without FTZ");
+            {
+                let _g = crate::flush_denormals();
+                assert!(helper_sees_flushed(pool), "job posted under FTZ");
+            }
+            assert!(!helper_sees_flushed(pool), "job posted without FTZ again");
+        }
+        assert!(!crate::denormals_flushed());
     }
 
     #[test]
