@@ -318,7 +318,10 @@ mod tests {
             } else {
                 let start = std::time::Instant::now();
                 while seen.load(Ordering::Acquire) == 0 {
-                    assert!(start.elapsed().as_secs() < 10, "the helper never ran piece 1");
+                    assert!(
+                        start.elapsed().as_secs() < 10,
+                        "the helper never ran piece 1"
+                    );
                     std::thread::yield_now();
                 }
             }
