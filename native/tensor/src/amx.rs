@@ -895,7 +895,7 @@ mod speed {
 
     /// Packing speed (ns per element) for B as stored and transposed, and for A.
     #[test]
-    #[ignore]
+    #[ignore = "measurement for docs/GEMM.md, asserts nothing; run with --ignored --nocapture"]
     fn packing_speed() {
         let (k, n) = (512, 512);
         let src: Vec<f32> = (0..k * n).map(|i| (i as f32).sin()).collect();
@@ -937,7 +937,7 @@ mod speed {
     /// Kernel throughput with A and B resident in L1/L2 (bf16 GFLOP/s). Run with
     /// `cargo test --release -p ferrodl-tensor kernel_speed -- --ignored --nocapture`.
     #[test]
-    #[ignore]
+    #[ignore = "measurement for docs/GEMM.md, asserts nothing; run with --ignored --nocapture"]
     fn kernel_speed() {
         if crate::cpu::amx_support().is_err() {
             return;

@@ -1439,7 +1439,7 @@ mod tests {
     /// forward + backward on a batch of 64, against the raw GEMM rate.
     /// `cargo test -p ferrodl-nn --release --lib -- --ignored lenet_conv_timing --nocapture`
     #[test]
-    #[ignore]
+    #[ignore = "timing printout, not a test (timed tests do not belong in CI); run with --ignored"]
     fn lenet_conv_timing() {
         use crate::config::SubsamplingLayerConfig;
         use crate::layers::Pooling2dLayer;
