@@ -1,8 +1,8 @@
 package org.ferrodl.jni;
 
 /**
- * Raw JNI entry points of the DataSet binary format (implemented in Rust). Users should use
- * {@code DataSet.save}/{@code DataSet.load}.
+ * Raw JNI entry points of the DataSet and MultiDataSet binary formats (implemented in Rust). Users
+ * should use {@code DataSet.save}/{@code load} and {@code MultiDataSet.save}/{@code load}.
  *
  * <p>Thread-safety: stateless; may be called from any thread.
  */
@@ -39,4 +39,32 @@ public final class NativeDataSetCodec {
      * @throws org.ferrodl.exception.DataSetFormatException for malformed bytes
      */
     public static native Object[] decode(byte[] bytes);
+
+    /**
+     * Encodes a MultiDataSet. Each list holds flat C-order arrays with their shapes (parallel
+     * arrays); a mask list may be null (no masks) or have null entries (no mask for that array).
+     *
+     * @param f features arrays
+     * @param fShapes their shapes
+     * @param l labels arrays
+     * @param lShapes their shapes
+     * @param fm features masks or null
+     * @param fmShapes their shapes or null
+     * @param lm labels masks or null
+     * @param lmShapes their shapes or null
+     * @return the encoded bytes
+     * @throws org.ferrodl.exception.DL4JInvalidInputException when shapes are inconsistent
+     */
+    public static native byte[] encodeMulti(float[][] f, long[][] fShapes, float[][] l, long[][] lShapes,
+                                            float[][] fm, long[][] fmShapes, float[][] lm, long[][] lmShapes);
+
+    /**
+     * Decodes bytes written by {@link #encodeMulti}.
+     *
+     * @param bytes encoded MultiDataSet
+     * @return {@code {float[][] f, long[][] fShapes, float[][] l, long[][] lShapes, float[][] fm|null,
+     *     long[][] fmShapes|null, float[][] lm|null, long[][] lmShapes|null}}
+     * @throws org.ferrodl.exception.DataSetFormatException for malformed bytes
+     */
+    public static native Object[] decodeMulti(byte[] bytes);
 }
