@@ -1,9 +1,13 @@
 package org.ferrodl.evaluation.classification;
 
-import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import org.ferrodl.evaluation.EvaluationAveraging;
+import org.ferrodl.evaluation.IEvaluation;
 import org.ferrodl.linalg.api.ndarray.INDArray;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
 
@@ -31,9 +35,15 @@ import org.ferrodl.linalg.cpu.nativecpu.NDArray;
  * </ul>
  * The per-class methods ({@link #precision(int)}, ...) return 0 where the value is undefined.
  *
+ * <h2>Label names and top-N accuracy</h2>
+ * Classes may be named ({@link #Evaluation(List)}); {@link #stats()} then prints the names. With
+ * {@code topN > 1} an example also counts as top-N correct when fewer than {@code topN} classes
+ * have a strictly higher predicted probability than its actual class; {@link #topNAccuracy()} is
+ * the fraction of such examples (for {@code topN <= 1} it is {@link #accuracy()}).
+ *
  * <p>Not thread-safe.
  */
-public class Evaluation implements Serializable {
+public class Evaluation implements IEvaluation<Evaluation> {
     private static final long serialVersionUID = 1L;
 
     /** Threshold for single-column (binary) labels and predictions. */
@@ -42,9 +52,66 @@ public class Evaluation implements Serializable {
     private int numClasses = -1;
     private ConfusionMatrix confusion;
     private int numRowCounter;
+    private List<String> labelsList;
+    private int topN = 1;
+    private long topNCorrectCount;
+    private long topNTotalCount;
 
     /** An evaluation whose number of classes is taken from the first {@code eval} call. */
     public Evaluation() {
+    }
+
+    /** @param labels the class names, in class order (their count is the number of classes) */
+    public Evaluation(List<String> labels) {
+        this(labels, 1);
+    }
+
+    /**
+     * @param labels the class names, in class order (their count is the number of classes)
+     * @param topN N of {@link #topNAccuracy()} (&gt;= 1)
+     */
+    public Evaluation(List<String> labels, int topN) {
+        Objects.requireNonNull(labels, "labels");
+        if (labels.isEmpty()) {
+            throw new IllegalArgumentException("at least one label name is needed");
+        }
+        if (topN < 1) {
+            throw new IllegalArgumentException("topN must be >= 1, got " + topN);
+        }
+        this.labelsList = new ArrayList<>(labels);
+        this.topN = topN;
+        setNumClasses(labels.size() == 1 ? 2 : labels.size());
+    }
+
+    /** @param labels class index to name, for classes {@code 0..n-1} */
+    public Evaluation(Map<Integer, String> labels) {
+        this(namesInOrder(labels), 1);
+    }
+
+    /**
+     * @param numClasses number of classes
+     * @param topN N of {@link #topNAccuracy()} (&gt;= 1)
+     */
+    public Evaluation(int numClasses, int topN) {
+        this(numClasses);
+        if (topN < 1) {
+            throw new IllegalArgumentException("topN must be >= 1, got " + topN);
+        }
+        this.topN = topN;
+    }
+
+    private static List<String> namesInOrder(Map<Integer, String> labels) {
+        Objects.requireNonNull(labels, "labels");
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < labels.size(); i++) {
+            String n = labels.get(i);
+            if (n == null) {
+                throw new IllegalArgumentException("label map must name classes 0.." + (labels.size() - 1)
+                        + "; class " + i + " has no name");
+            }
+            names.add(n);
+        }
+        return names;
     }
 
     /** @param numClasses number of classes (&gt;= 2; one output column means 2 classes) */
@@ -93,8 +160,8 @@ public class Evaluation implements Serializable {
         if (numClasses < 0) {
             setNumClasses(classes);
         } else if (classes != numClasses) {
-            throw new IllegalArgumentException("this Evaluation has " + numClasses + " classes but the labels have "
-                    + cols + " columns");
+            throw new IllegalArgumentException("this Evaluation has " + numClasses + " classes"
+                    + (labelsList != null ? " " + labelsList : "") + " but the labels have " + cols + " columns");
         }
         float[] mask = null;
         if (labelsMask != null) {
@@ -116,6 +183,19 @@ public class Evaluation implements Serializable {
             int predicted = classOf(p, r, cols);
             confusion.add(actual, predicted);
             numRowCounter++;
+            if (topN > 1 && cols > 1) {
+                float trueProb = p[r * cols + actual];
+                int higher = 0;
+                for (int c = 0; c < cols; c++) {
+                    if (p[r * cols + c] > trueProb) {
+                        higher++;
+                    }
+                }
+                if (higher < topN) {
+                    topNCorrectCount++;
+                }
+                topNTotalCount++;
+            }
         }
     }
 
@@ -148,8 +228,67 @@ public class Evaluation implements Serializable {
             throw new IllegalArgumentException("cannot merge an Evaluation of " + other.numClasses
                     + " classes into one of " + numClasses);
         }
+        if (other.topN != topN) {
+            throw new IllegalArgumentException("cannot merge an Evaluation with topN=" + other.topN
+                    + " into one with topN=" + topN);
+        }
+        if (labelsList != null && other.labelsList != null && !labelsList.equals(other.labelsList)) {
+            throw new IllegalArgumentException("cannot merge Evaluations with different label names: "
+                    + other.labelsList + " into " + labelsList);
+        }
+        if (labelsList == null && other.labelsList != null) {
+            labelsList = new ArrayList<>(other.labelsList);
+        }
         confusion.add(other.confusion);
         numRowCounter += other.numRowCounter;
+        topNCorrectCount += other.topNCorrectCount;
+        topNTotalCount += other.topNTotalCount;
+    }
+
+    /** Forgets every count (the number of classes is kept only when label names fix it). */
+    @Override
+    public void reset() {
+        numRowCounter = 0;
+        topNCorrectCount = 0;
+        topNTotalCount = 0;
+        if (labelsList != null) {
+            setNumClasses(labelsList.size() == 1 ? 2 : labelsList.size());
+        } else if (numClasses > 0) {
+            setNumClasses(numClasses);
+        }
+    }
+
+    /** @return the class names, or null when none were given */
+    public List<String> getLabelsList() {
+        return labelsList == null ? null : List.copyOf(labelsList);
+    }
+
+    /** @return the name of class {@code c}, or its index as text without names */
+    public String getClassLabel(int c) {
+        return labelsList != null && c < labelsList.size() ? labelsList.get(c) : String.valueOf(c);
+    }
+
+    /** @return N of the top-N accuracy */
+    public int getTopN() {
+        return topN;
+    }
+
+    /** @return examples whose actual class is among the N most probable (counted when topN &gt; 1) */
+    public long getTopNCorrectCount() {
+        return topN <= 1 ? Math.round(accuracy() * numRowCounter) : topNCorrectCount;
+    }
+
+    /** @return examples counted for the top-N accuracy */
+    public long getTopNTotalCount() {
+        return topN <= 1 ? numRowCounter : topNTotalCount;
+    }
+
+    /** @return top-N accuracy; {@link #accuracy()} when topN &lt;= 1; 0 when nothing was counted */
+    public double topNAccuracy() {
+        if (topN <= 1 || topNTotalCount == 0) {
+            return topN <= 1 ? accuracy() : 0.0;
+        }
+        return topNCorrectCount / (double) topNTotalCount;
     }
 
     /** @return the number of classes, or -1 before the first evaluation */
@@ -351,6 +490,9 @@ public class Evaluation implements Serializable {
         sb.append(" # of classes:    ").append(numClasses < 0 ? 0 : numClasses).append('\n');
         sb.append(" # of examples:   ").append(numRowCounter).append('\n');
         sb.append(String.format(Locale.ROOT, " Accuracy:        %.4f%n", accuracy()));
+        if (topN > 1) {
+            sb.append(String.format(Locale.ROOT, " Top %d Accuracy:  %.4f%n", topN, topNAccuracy()));
+        }
         String avg = numClasses == 2 ? " (positive class 1)" : " (macro-averaged over classes where defined)";
         if (numClasses >= 0) {
             sb.append(String.format(Locale.ROOT, " Precision:       %.4f%s%n", precision(), avg));
@@ -359,6 +501,11 @@ public class Evaluation implements Serializable {
             sb.append("\n=========================Confusion Matrix=========================\n");
             sb.append("(rows: actual class, columns: predicted class)\n");
             sb.append(confusion);
+            if (labelsList != null) {
+                for (int c = 0; c < labelsList.size(); c++) {
+                    sb.append(String.format(Locale.ROOT, "%6d = %s%n", c, labelsList.get(c)));
+                }
+            }
         }
         sb.append("==================================================================");
         return sb.toString();
@@ -376,7 +523,8 @@ public class Evaluation implements Serializable {
         }
         Evaluation e = (Evaluation) o;
         return numClasses == e.numClasses && numRowCounter == e.numRowCounter
-                && java.util.Objects.equals(confusion, e.confusion);
+                && Objects.equals(confusion, e.confusion) && Objects.equals(labelsList, e.labelsList)
+                && topN == e.topN && topNCorrectCount == e.topNCorrectCount && topNTotalCount == e.topNTotalCount;
     }
 
     @Override

@@ -31,7 +31,7 @@ import org.ferrodl.linalg.cpu.nativecpu.NDArray;
  *
  * <p>Not thread-safe.
  */
-public class RegressionEvaluation implements Serializable {
+public class RegressionEvaluation implements org.ferrodl.evaluation.IEvaluation<RegressionEvaluation> {
     private static final long serialVersionUID = 1L;
 
     /** Number of significant digits {@link #stats()} prints by default. */
@@ -129,6 +129,7 @@ public class RegressionEvaluation implements Serializable {
     }
 
     /** Forgets every value counted so far (the number of columns and their names stay). */
+    @Override
     public void reset() {
         if (columns > 0) {
             allocate(columns);
