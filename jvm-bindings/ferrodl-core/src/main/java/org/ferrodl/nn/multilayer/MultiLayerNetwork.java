@@ -1,20 +1,11 @@
 package org.ferrodl.nn.multilayer;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
-import java.io.OutputStream;
 import java.io.Serializable;
-import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -23,17 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Properties;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipException;
-import java.util.zip.ZipFile;
-import java.util.zip.ZipOutputStream;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import org.ferrodl.evaluation.classification.Evaluation;
 import org.ferrodl.evaluation.regression.RegressionEvaluation;
-import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.exception.NativeStateException;
 import org.ferrodl.jni.NativeLoader;
@@ -44,8 +26,15 @@ import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.dataset.api.iterator.DataSetIterator;
 import org.ferrodl.nn.api.Layer;
 import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.info.LayerView;
+import org.ferrodl.nn.info.NetworkInfo;
+import org.ferrodl.nn.info.NetworkInfo.LayerEntry;
+import org.ferrodl.nn.info.NetworkInfo.ParamEntry;
+import org.ferrodl.nn.info.SummaryTable;
 import org.ferrodl.optimize.api.TrainingListener;
+import org.ferrodl.util.ModelSerializer;
 
 /**
  * A multi-layer feed-forward network trained by the native engine.
@@ -60,8 +49,10 @@ import org.ferrodl.optimize.api.TrainingListener;
  *
  * <p>The network owns a native handle created by {@link #init()} and released by {@link #close()}
  * (idempotent; any later call except {@code close()} throws {@link NativeStateException} "network is
- * closed"). A {@link Cleaner} releases the handle of a network that becomes unreachable without
- * being closed, but only as a safety net: close networks explicitly.
+ * closed"); see {@link NativeHandleOwner}, which also releases the handle of a network that becomes
+ * unreachable without being closed, but only as a safety net: close networks explicitly.
+ *
+ * <p>{@link #save(File, boolean)} and {@link #load(File, boolean)} use {@link ModelSerializer}.
  *
  * <p>Java serialization writes the configuration JSON, parameters, updater state, counters and last
  * score; deserialization creates a new native handle.
@@ -73,28 +64,21 @@ import org.ferrodl.optimize.api.TrainingListener;
  * cannot corrupt native memory (the engine serializes calls per handle) but their interleaving is
  * unspecified.
  */
-public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cloneable {
+public class MultiLayerNetwork extends NativeHandleOwner implements Model, Serializable, Cloneable {
     private static final long serialVersionUID = 1L;
 
     /** Version of the model ZIP format written by {@link #save(File, boolean)}. */
-    public static final int MODEL_FORMAT_VERSION = 1;
+    public static final int MODEL_FORMAT_VERSION = ModelSerializer.MODEL_FORMAT_VERSION;
     /** ZIP entry holding the configuration JSON. */
-    public static final String CONFIGURATION_JSON = "configuration.json";
+    public static final String CONFIGURATION_JSON = ModelSerializer.CONFIGURATION_JSON;
     /** ZIP entry holding the parameters. */
-    public static final String COEFFICIENTS_BIN = "coefficients.bin";
+    public static final String COEFFICIENTS_BIN = ModelSerializer.COEFFICIENTS_BIN;
     /** ZIP entry holding the updater state (optional). */
-    public static final String UPDATER_BIN = "updaterState.bin";
+    public static final String UPDATER_BIN = ModelSerializer.UPDATER_BIN;
     /** ZIP entry holding the format properties. */
-    public static final String MODEL_PROPERTIES = "ferrodl-model.properties";
-    /** Magic number at the start of {@code coefficients.bin} and {@code updaterState.bin} ("FDLV"). */
-    static final int VECTOR_MAGIC = 0x46444C56;
-
-    private static final Cleaner CLEANER = Cleaner.create();
+    public static final String MODEL_PROPERTIES = ModelSerializer.MODEL_PROPERTIES;
 
     private transient MultiLayerConfiguration conf;
-    private transient HandleState state;
-    private transient Cleaner.Cleanable cleanable;
-    private transient boolean closed;
     private transient double score = Double.NaN;
     private transient int nIn;
     private transient int nOut;
@@ -103,24 +87,6 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
     private transient long lastEtlTimeMs;
     /** Layer and parameter descriptions from the engine; fixed for the life of a handle. */
     private transient NetworkInfo info;
-
-    /** Holds the native handle; the Cleaner's action. Must not reference the network. */
-    private static final class HandleState implements Runnable {
-        private volatile long handle;
-
-        HandleState(long handle) {
-            this.handle = handle;
-        }
-
-        @Override
-        public synchronized void run() {
-            long h = handle;
-            handle = 0;
-            if (h != 0) {
-                NativeNetwork.destroy(h);
-            }
-        }
-    }
 
     /**
      * Creates an uninitialized network; call {@link #init()} before use.
@@ -156,16 +122,11 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
      */
     public void init() {
         ensureOpen();
-        if (state != null) {
+        if (hasHandle()) {
             return;
         }
         NativeLoader.load();
-        long h = NativeNetwork.create(conf.toJson());
-        if (h == 0) {
-            throw new NativeStateException("native network creation returned a null handle");
-        }
-        state = new HandleState(h);
-        cleanable = CLEANER.register(this, state);
+        adoptHandle(NativeNetwork.create(conf.toJson()), NativeNetwork::destroy);
     }
 
     /**
@@ -178,49 +139,6 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
         init();
         if (parameters != null) {
             setParams(parameters);
-        }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new NativeStateException("network is closed");
-        }
-    }
-
-    private long handle() {
-        ensureOpen();
-        if (state == null) {
-            throw new NativeStateException("network is not initialized: call init() first");
-        }
-        long h = state.handle;
-        if (h == 0) {
-            throw new NativeStateException("network is closed");
-        }
-        return h;
-    }
-
-    /** @return true once {@link #close()} was called */
-    public boolean isClosed() {
-        return closed;
-    }
-
-    /** @return true after {@link #init()} and before {@link #close()} */
-    public boolean isInitCalled() {
-        return state != null && !closed;
-    }
-
-    /**
-     * Releases the native network. Idempotent; afterwards every other method throws
-     * {@link NativeStateException}.
-     */
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (cleanable != null) {
-            cleanable.clean();
         }
     }
 
@@ -512,7 +430,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
 
     /** @return the number of iterations (minibatches fitted) so far */
     public int getIterationCount() {
-        if (state == null) {
+        if (!hasHandle()) {
             ensureOpen();
             return conf.getIterationCount();
         }
@@ -521,7 +439,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
 
     /** @return the number of completed epochs */
     public int getEpochCount() {
-        if (state == null) {
+        if (!hasHandle()) {
             ensureOpen();
             return conf.getEpochCount();
         }
@@ -548,7 +466,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
             throw new IllegalArgumentException("counters must be >= 0, got iteration " + iteration + ", epoch "
                     + epoch);
         }
-        if (state == null) {
+        if (!hasHandle()) {
             ensureOpen();
             conf.setIterationCount(iteration);
             conf.setEpochCount(epoch);
@@ -563,7 +481,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
      */
     public MultiLayerConfiguration getLayerWiseConfigurations() {
         ensureOpen();
-        if (state != null) {
+        if (hasHandle()) {
             long[] c = counters();
             conf.setIterationCount(Math.toIntExact(c[0]));
             conf.setEpochCount(Math.toIntExact(c[1]));
@@ -654,110 +572,13 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
 
     // ---- layers and parameters ---------------------------------------------------------------
 
-    /** One parameter block: key {@code "<layer>_<name>"}, position in {@code params()}, shape. */
-    static final class ParamEntry {
-        final String key;
-        final int layer;
-        final String name;
-        final int offset;
-        final int length;
-        /** The reference's shape: rank-1 blocks become row vectors {@code [1, n]}. */
-        final long[] shape;
-
-        ParamEntry(String key, int offset, int length, long[] engineShape) {
-            this.key = key;
-            int cut = key.indexOf('_');
-            this.layer = Integer.parseInt(key.substring(0, cut));
-            this.name = key.substring(cut + 1);
-            this.offset = offset;
-            this.length = length;
-            this.shape = engineShape.length == 1 ? new long[] {1, engineShape[0]} : engineShape.clone();
-        }
-    }
-
-    /** What the engine reports about one layer (NativeNetwork.layerInfo). */
-    static final class LayerEntry {
-        final int index;
-        final String type;
-        final String innerType;
-        final String name;
-        final boolean frozen;
-        final Long nIn;
-        final Long nOut;
-        final long[] inputShape;
-        final long[] outputShape;
-        final long numParams;
-        final String activation;
-        final String lossFunction;
-        final String outputActivation;
-        final List<ParamEntry> params = new ArrayList<>();
-
-        LayerEntry(JsonNode n) {
-            index = n.get("index").asInt();
-            type = n.get("type").asText();
-            innerType = n.get("innerType").asText();
-            name = n.get("name").isNull() ? null : n.get("name").asText();
-            frozen = n.get("frozen").asBoolean();
-            nIn = n.get("nIn").isNull() ? null : n.get("nIn").asLong();
-            nOut = n.get("nOut").isNull() ? null : n.get("nOut").asLong();
-            inputShape = longs(n.get("inputShape"));
-            outputShape = longs(n.get("outputShape"));
-            numParams = n.get("numParams").asLong();
-            activation = text(n.get("activation"));
-            lossFunction = text(n.get("lossFunction"));
-            outputActivation = text(n.get("outputActivation"));
-        }
-
-        /** @return the configured name, or {@code "layer" + index} */
-        String displayName() {
-            return name != null ? name : "layer" + index;
-        }
-
-        private static String text(JsonNode n) {
-            return n == null || n.isNull() ? null : n.asText();
-        }
-    }
-
-    private static long[] longs(JsonNode a) {
-        long[] out = new long[a.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = a.get(i).asLong();
-        }
-        return out;
-    }
-
-    /** Parsed layer and parameter tables of one native network. */
-    static final class NetworkInfo {
-        final List<LayerEntry> layers = new ArrayList<>();
-        final List<ParamEntry> params = new ArrayList<>();
-        final Map<String, ParamEntry> byKey = new LinkedHashMap<>();
-
-        NetworkInfo(String layerJson, String paramJson) {
-            ObjectMapper m = new ObjectMapper();
-            try {
-                for (JsonNode n : m.readTree(layerJson)) {
-                    layers.add(new LayerEntry(n));
-                }
-                for (JsonNode n : m.readTree(paramJson)) {
-                    ParamEntry e = new ParamEntry(n.get("key").asText(), n.get("offset").asInt(),
-                            n.get("length").asInt(), longs(n.get("shape")));
-                    params.add(e);
-                    byKey.put(e.key, e);
-                    layers.get(e.layer).params.add(e);
-                }
-            } catch (JsonProcessingException | RuntimeException e) {
-                throw new NativeStateException("cannot read the native layer/parameter tables: " + e.getMessage());
-            }
-        }
-    }
-
     /** The engine's description of this network; before {@link #init()} from a temporary handle. */
     NetworkInfo info() {
         ensureOpen();
         if (info != null) {
             return info;
         }
-        if (state != null) {
+        if (hasHandle()) {
             long h = handle();
             info = new NetworkInfo(NativeNetwork.layerInfo(h), NativeNetwork.paramTable(h));
             return info;
@@ -769,10 +590,6 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
         } finally {
             NativeNetwork.destroy(h);
         }
-    }
-
-    private static INDArray slice(float[] p, ParamEntry e) {
-        return new NDArray(Arrays.copyOfRange(p, e.offset, e.offset + e.length), e.shape);
     }
 
     /**
@@ -793,7 +610,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
         float[] p = NativeNetwork.params(h);
         Map<String, INDArray> out = new LinkedHashMap<>();
         for (ParamEntry e : ni.params) {
-            out.put(e.key, slice(p, e));
+            out.put(e.key, e.slice(p));
         }
         return out;
     }
@@ -815,7 +632,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
     public INDArray getParam(String key) {
         long h = handle();
         ParamEntry e = entry(key);
-        return slice(NativeNetwork.params(h), e);
+        return e.slice(NativeNetwork.params(h));
     }
 
     /**
@@ -852,7 +669,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
             throw new IllegalArgumentException("layer index " + i + " is out of range: this network has "
                     + ls.size() + " layers (0.." + (ls.size() - 1) + ")");
         }
-        return new LayerView(this, ls.get(i));
+        return view(ls.get(i));
     }
 
     /**
@@ -864,7 +681,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
         handle();
         for (LayerEntry e : info().layers) {
             if (e.displayName().equals(name)) {
-                return new LayerView(this, e);
+                return view(e);
             }
         }
         List<String> names = new ArrayList<>();
@@ -880,9 +697,14 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
         List<LayerEntry> ls = info().layers;
         Layer[] out = new Layer[ls.size()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = new LayerView(this, ls.get(i));
+            out[i] = view(ls.get(i));
         }
         return out;
+    }
+
+    private Layer view(LayerEntry e) {
+        return new LayerView(e, () -> NativeNetwork.params(handle()),
+                () -> getLayerWiseConfigurations().getConf(e.index));
     }
 
     /**
@@ -896,123 +718,6 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
         return Double.isNaN(lr) ? null : lr;
     }
 
-    /** Reads through to the network; see {@link Layer}. */
-    private static final class LayerView implements Layer {
-        private final MultiLayerNetwork net;
-        private final LayerEntry e;
-
-        LayerView(MultiLayerNetwork net, LayerEntry e) {
-            this.net = net;
-            this.e = e;
-        }
-
-        @Override
-        public int getIndex() {
-            return e.index;
-        }
-
-        @Override
-        public Type type() {
-            return typeOf(e.innerType);
-        }
-
-        @Override
-        public String getLayerName() {
-            return e.displayName();
-        }
-
-        @Override
-        public String getLayerType() {
-            return e.type;
-        }
-
-        @Override
-        public boolean isFrozen() {
-            return e.frozen;
-        }
-
-        @Override
-        public org.ferrodl.nn.conf.NeuralNetConfiguration conf() {
-            return net.getLayerWiseConfigurations().getConf(e.index);
-        }
-
-        @Override
-        public long[] getInputShape() {
-            return e.inputShape.clone();
-        }
-
-        @Override
-        public long[] getOutputShape() {
-            return e.outputShape.clone();
-        }
-
-        @Override
-        public String getActivation() {
-            return e.activation;
-        }
-
-        @Override
-        public long numParams() {
-            return e.numParams;
-        }
-
-        @Override
-        public INDArray params() {
-            float[] p = NativeNetwork.params(net.handle());
-            int from = e.params.isEmpty() ? 0 : e.params.get(0).offset;
-            return new NDArray(Arrays.copyOfRange(p, from, from + Math.toIntExact(e.numParams)), 1, e.numParams);
-        }
-
-        @Override
-        public Map<String, INDArray> paramTable() {
-            float[] p = NativeNetwork.params(net.handle());
-            Map<String, INDArray> out = new LinkedHashMap<>();
-            for (ParamEntry pe : e.params) {
-                out.put(pe.name, slice(p, pe));
-            }
-            return out;
-        }
-
-        @Override
-        public INDArray getParam(String param) {
-            for (ParamEntry pe : e.params) {
-                if (pe.name.equals(param)) {
-                    return slice(NativeNetwork.params(net.handle()), pe);
-                }
-            }
-            List<String> names = new ArrayList<>();
-            for (ParamEntry pe : e.params) {
-                names.add(pe.name);
-            }
-            throw new IllegalArgumentException("layer " + e.index + " (" + e.type + ") has no parameter \"" + param
-                    + "\"; its parameters are " + names);
-        }
-
-        @Override
-        public String toString() {
-            return "Layer(" + e.index + ", " + e.displayName() + ", " + e.type + ", params=" + e.numParams + ")";
-        }
-    }
-
-    static Layer.Type typeOf(String configType) {
-        switch (configType) {
-            case "ConvolutionLayer":
-            case "Convolution1DLayer":
-            case "ZeroPaddingLayer":
-                return Layer.Type.CONVOLUTIONAL;
-            case "SubsamplingLayer":
-            case "Subsampling1DLayer":
-            case "GlobalPoolingLayer":
-                return Layer.Type.SUBSAMPLING;
-            case "Upsampling2D":
-                return Layer.Type.UPSAMPLING;
-            case "BatchNormalization":
-                return Layer.Type.NORMALIZATION;
-            default:
-                return Layer.Type.FEED_FORWARD;
-        }
-    }
-
     /**
      * A table of the layers: index, name and type, {@code nIn -> nOut}, activation (the output
      * layer's with its loss function), parameter count and shapes, per-example input and output
@@ -1022,83 +727,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
      * @return the table, one line per layer
      */
     public String summary() {
-        NetworkInfo ni = info();
-        String[] head = {"#", "LayerName (LayerType)", "nIn -> nOut", "Activation", "Params", "ParamShapes",
-            "Input -> Output"};
-        List<String[]> rows = new ArrayList<>();
-        long total = 0;
-        long frozen = 0;
-        for (LayerEntry e : ni.layers) {
-            String type = e.frozen ? e.type + ":" + e.innerType : e.type;
-            String io = e.nIn == null ? "-" : e.nIn + " -> " + e.nOut;
-            String act = e.activation == null ? "-" : e.activation;
-            if (e.lossFunction != null) {
-                act = (e.outputActivation != null ? e.outputActivation : act) + " / " + e.lossFunction;
-            }
-            StringBuilder shapes = new StringBuilder();
-            for (ParamEntry p : e.params) {
-                if (shapes.length() > 0) {
-                    shapes.append(", ");
-                }
-                shapes.append(p.name).append(':').append(shapeText(p.shape, '{', '}'));
-            }
-            rows.add(new String[] {Integer.toString(e.index), e.displayName() + " (" + type + ")", io, act,
-                Long.toString(e.numParams), shapes.length() == 0 ? "-" : shapes.toString(),
-                shapeText(e.inputShape, '[', ']') + " -> " + shapeText(e.outputShape, '[', ']')});
-            total += e.numParams;
-            if (e.frozen) {
-                frozen += e.numParams;
-            }
-        }
-        int[] w = new int[head.length];
-        for (int k = 0; k < head.length; k++) {
-            w[k] = head[k].length();
-        }
-        for (String[] r : rows) {
-            for (int k = 0; k < r.length; k++) {
-                w[k] = Math.max(w[k], r[k].length());
-            }
-        }
-        int width = head.length * 2 - 2;
-        for (int x : w) {
-            width += x;
-        }
-        String rule = "=".repeat(width);
-        StringBuilder b = new StringBuilder();
-        b.append(rule).append('\n');
-        appendRow(b, head, w);
-        b.append(rule).append('\n');
-        for (String[] r : rows) {
-            appendRow(b, r, w);
-        }
-        b.append("-".repeat(width)).append('\n');
-        b.append("Total parameters:     ").append(total).append('\n');
-        b.append("Trainable parameters: ").append(total - frozen).append('\n');
-        b.append("Frozen parameters:    ").append(frozen).append('\n');
-        b.append(rule).append('\n');
-        return b.toString();
-    }
-
-    private static void appendRow(StringBuilder b, String[] cells, int[] w) {
-        StringBuilder line = new StringBuilder();
-        for (int k = 0; k < cells.length; k++) {
-            line.append(cells[k]);
-            if (k + 1 < cells.length) {
-                line.append(" ".repeat(w[k] - cells[k].length() + 2));
-            }
-        }
-        b.append(line).append('\n');
-    }
-
-    private static String shapeText(long[] s, char open, char close) {
-        StringBuilder b = new StringBuilder().append(open);
-        for (int i = 0; i < s.length; i++) {
-            if (i > 0) {
-                b.append(',');
-            }
-            b.append(s[i]);
-        }
-        return b.append(close).toString();
+        return SummaryTable.layers(info());
     }
 
     /**
@@ -1185,76 +814,8 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
      * @throws IOException on a write error
      */
     public void save(File f, boolean saveUpdater) throws IOException {
-        String json = getLayerWiseConfigurations().toJson();
-        float[] params = NativeNetwork.params(handle());
-        float[] upd = saveUpdater ? NativeNetwork.updaterState(handle()) : null;
-        File dir = f.getAbsoluteFile().getParentFile();
-        File tmp = File.createTempFile(".ferrodl-model-", ".tmp", dir);
-        try {
-            try (ZipOutputStream zip = new ZipOutputStream(Files.newOutputStream(tmp.toPath()))) {
-                Properties p = new Properties();
-                p.setProperty("formatVersion", Integer.toString(MODEL_FORMAT_VERSION));
-                p.setProperty("ferrodlVersion", NativeLoader.javaVersion());
-                p.setProperty("modelType", "MultiLayerNetwork");
-                p.setProperty("numParams", Integer.toString(params.length));
-                p.setProperty("hasUpdaterState", Boolean.toString(upd != null));
-                ByteArrayOutputStream props = new ByteArrayOutputStream();
-                p.store(props, "ferrodl model");
-                putEntry(zip, MODEL_PROPERTIES, props.toByteArray());
-                putEntry(zip, CONFIGURATION_JSON, json.getBytes(StandardCharsets.UTF_8));
-                zip.putNextEntry(new ZipEntry(COEFFICIENTS_BIN));
-                writeVector(zip, params);
-                zip.closeEntry();
-                if (upd != null) {
-                    zip.putNextEntry(new ZipEntry(UPDATER_BIN));
-                    writeVector(zip, upd);
-                    zip.closeEntry();
-                }
-            }
-            Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp.toPath());
-        }
-    }
-
-    private static void putEntry(ZipOutputStream zip, String name, byte[] bytes) throws IOException {
-        zip.putNextEntry(new ZipEntry(name));
-        zip.write(bytes);
-        zip.closeEntry();
-    }
-
-    private static void writeVector(OutputStream out, float[] v) throws IOException {
-        DataOutputStream d = new DataOutputStream(new java.io.BufferedOutputStream(out));
-        d.writeInt(VECTOR_MAGIC);
-        d.writeLong(v.length);
-        for (float x : v) {
-            d.writeFloat(x);
-        }
-        d.flush();
-    }
-
-    private static float[] readVector(InputStream in, File file, String entry) throws IOException {
-        DataInputStream d = new DataInputStream(new java.io.BufferedInputStream(in));
-        try {
-            int magic = d.readInt();
-            if (magic != VECTOR_MAGIC) {
-                throw new IOException(file + ": entry " + entry + " is not a ferrodl vector (bad magic)");
-            }
-            long n = d.readLong();
-            if (n < 0 || n > NDArray.MAX_LENGTH) {
-                throw new IOException(file + ": entry " + entry + " declares an invalid length " + n);
-            }
-            float[] v = new float[(int) n];
-            for (int i = 0; i < v.length; i++) {
-                v[i] = d.readFloat();
-            }
-            if (d.read() != -1) {
-                throw new IOException(file + ": entry " + entry + " has trailing bytes after " + n + " values");
-            }
-            return v;
-        } catch (EOFException e) {
-            throw new IOException(file + ": entry " + entry + " is truncated", e);
-        }
+        handle();
+        ModelSerializer.writeModel(this, f, saveUpdater);
     }
 
     /**
@@ -1267,71 +828,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
      *     names the file and the problem)
      */
     public static MultiLayerNetwork load(File f, boolean loadUpdater) throws IOException {
-        ZipFile zip;
-        try {
-            zip = new ZipFile(f);
-        } catch (ZipException e) {
-            throw new IOException(f + " is not a ferrodl model file (not a ZIP archive: " + e.getMessage() + ")", e);
-        }
-        try (ZipFile z = zip) {
-            ZipEntry propsEntry = z.getEntry(MODEL_PROPERTIES);
-            if (propsEntry == null) {
-                throw new IOException(f + " is not a ferrodl model file (missing entry " + MODEL_PROPERTIES + ")");
-            }
-            Properties p = new Properties();
-            try (InputStream in = z.getInputStream(propsEntry)) {
-                p.load(in);
-            }
-            String fv = p.getProperty("formatVersion");
-            if (!Integer.toString(MODEL_FORMAT_VERSION).equals(fv)) {
-                throw new IOException(f + ": unsupported model format version " + fv + " (this ferrodl reads "
-                        + MODEL_FORMAT_VERSION + ")");
-            }
-            ZipEntry confEntry = z.getEntry(CONFIGURATION_JSON);
-            ZipEntry coefEntry = z.getEntry(COEFFICIENTS_BIN);
-            if (confEntry == null || coefEntry == null) {
-                throw new IOException(f + " is not a complete ferrodl model (missing entry "
-                        + (confEntry == null ? CONFIGURATION_JSON : COEFFICIENTS_BIN) + ")");
-            }
-            String json;
-            try (InputStream in = z.getInputStream(confEntry)) {
-                json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            }
-            MultiLayerConfiguration conf;
-            try {
-                conf = MultiLayerConfiguration.fromJson(json);
-            } catch (DL4JInvalidConfigException e) {
-                throw new IOException(f + ": invalid " + CONFIGURATION_JSON + ": " + e.getMessage(), e);
-            }
-            float[] params;
-            try (InputStream in = z.getInputStream(coefEntry)) {
-                params = readVector(in, f, COEFFICIENTS_BIN);
-            }
-            float[] upd = null;
-            ZipEntry updEntry = z.getEntry(UPDATER_BIN);
-            if (loadUpdater && updEntry != null) {
-                try (InputStream in = z.getInputStream(updEntry)) {
-                    upd = readVector(in, f, UPDATER_BIN);
-                }
-            }
-            MultiLayerNetwork net = new MultiLayerNetwork(conf);
-            try {
-                net.init();
-                if (params.length != net.numParams()) {
-                    throw new IOException(f + ": " + COEFFICIENTS_BIN + " has " + params.length
-                            + " values but the configuration needs " + net.numParams());
-                }
-                NativeNetwork.setParams(net.handle(), params);
-                NativeNetwork.setCounters(net.handle(), conf.getIterationCount(), conf.getEpochCount());
-                if (upd != null) {
-                    NativeNetwork.setUpdaterState(net.handle(), upd);
-                }
-                return net;
-            } catch (IOException | RuntimeException e) {
-                net.close();
-                throw e;
-            }
-        }
+        return ModelSerializer.restoreMultiLayerNetwork(f, loadUpdater);
     }
 
     /**
@@ -1352,7 +849,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
     @Override
     public MultiLayerNetwork clone() {
         MultiLayerNetwork c = new MultiLayerNetwork(getLayerWiseConfigurations());
-        if (state != null) {
+        if (hasHandle()) {
             c.init();
             long h = handle();
             NativeNetwork.setParams(c.handle(), NativeNetwork.params(h));
@@ -1366,7 +863,7 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
 
     private void writeObject(ObjectOutputStream out) throws IOException {
         out.defaultWriteObject();
-        boolean initialized = state != null;
+        boolean initialized = hasHandle();
         out.writeUTF(initialized ? "init" : "conf");
         writeLongString(out, getLayerWiseConfigurations().toJson());
         out.writeDouble(score);
@@ -1424,6 +921,6 @@ public class MultiLayerNetwork implements Model, AutoCloseable, Serializable, Cl
     @Override
     public String toString() {
         return "MultiLayerNetwork(layers=" + conf.getLayers().size() + ", nIn=" + nIn + ", nOut=" + nOut
-                + (closed ? ", closed" : state == null ? ", not initialized" : "") + ")";
+                + (isClosed() ? ", closed" : !hasHandle() ? ", not initialized" : "") + ")";
     }
 }

@@ -1,0 +1,169 @@
+package org.ferrodl.nn.info;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.ferrodl.exception.NativeStateException;
+import org.ferrodl.linalg.api.ndarray.INDArray;
+import org.ferrodl.linalg.cpu.nativecpu.NDArray;
+
+/**
+ * The engine's description of one native network, parsed once per handle: its layers (the
+ * {@code layerInfo} JSON) and its parameter blocks (the {@code paramTable} JSON), with each block
+ * attached to the layer that owns it. Shared by the network types for {@code paramTable()},
+ * {@code getLayer(..)} and {@code summary()}; an internal class, not a user API.
+ */
+public final class NetworkInfo {
+    /** The layers in engine order. */
+    public final List<LayerEntry> layers;
+    /** The parameter blocks in the layout order of the flat parameter vector. */
+    public final List<ParamEntry> params;
+    /** The parameter blocks by key. */
+    public final Map<String, ParamEntry> byKey;
+
+    /** One parameter block: key {@code "<owner>_<name>"}, position in the flat vector, shape. */
+    public static final class ParamEntry {
+        /** The reference's key, e.g. {@code "0_W"} or {@code "dense1_b"}. */
+        public final String key;
+        /** The owning layer: its index in a MultiLayerNetwork, its vertex name in a graph. */
+        public final String owner;
+        /** The parameter's name within its layer ({@code W}, {@code b}, {@code gamma}, ...). */
+        public final String name;
+        /** First position in the flat parameter vector. */
+        public final int offset;
+        /** Number of values. */
+        public final int length;
+        /** The reference's shape: rank-1 blocks become row vectors {@code [1, n]}. */
+        public final long[] shape;
+
+        ParamEntry(String key, int offset, int length, long[] engineShape) {
+            this.key = key;
+            // Parameter names never contain '_'; layer and vertex names may.
+            int cut = key.lastIndexOf('_');
+            if (cut <= 0 || cut == key.length() - 1) {
+                throw new IllegalArgumentException("parameter key \"" + key + "\" is not <layer>_<name>");
+            }
+            this.owner = key.substring(0, cut);
+            this.name = key.substring(cut + 1);
+            this.offset = offset;
+            this.length = length;
+            this.shape = engineShape.length == 1 ? new long[] {1, engineShape[0]} : engineShape.clone();
+        }
+
+        /**
+         * @param flat the whole flat parameter vector
+         * @return a copy of this block, shaped as {@link #shape}
+         */
+        public INDArray slice(float[] flat) {
+            return new NDArray(Arrays.copyOfRange(flat, offset, offset + length), shape);
+        }
+    }
+
+    /** What the engine reports about one layer. */
+    public static final class LayerEntry {
+        public final int index;
+        public final String type;
+        /** The wrapped layer's type for a frozen layer, else {@link #type}. */
+        public final String innerType;
+        /** The configured name, or null. */
+        public final String name;
+        public final boolean frozen;
+        public final Long nIn;
+        public final Long nOut;
+        /** Per-example input shape. */
+        public final long[] inputShape;
+        /** Per-example output shape. */
+        public final long[] outputShape;
+        public final long numParams;
+        public final String activation;
+        public final String lossFunction;
+        public final String outputActivation;
+        private final List<ParamEntry> paramList = new ArrayList<>();
+        /** This layer's parameter blocks, in layout order (read-only). */
+        public final List<ParamEntry> params = Collections.unmodifiableList(paramList);
+
+        LayerEntry(JsonNode n) {
+            index = n.get("index").asInt();
+            type = n.get("type").asText();
+            innerType = n.get("innerType").asText();
+            name = n.get("name").isNull() ? null : n.get("name").asText();
+            frozen = n.get("frozen").asBoolean();
+            nIn = n.get("nIn").isNull() ? null : n.get("nIn").asLong();
+            nOut = n.get("nOut").isNull() ? null : n.get("nOut").asLong();
+            inputShape = longs(n.get("inputShape"));
+            outputShape = longs(n.get("outputShape"));
+            numParams = n.get("numParams").asLong();
+            activation = text(n.get("activation"));
+            lossFunction = text(n.get("lossFunction"));
+            outputActivation = text(n.get("outputActivation"));
+        }
+
+        /** @return the configured name, or {@code "layer" + index} */
+        public String displayName() {
+            return name != null ? name : "layer" + index;
+        }
+
+        private static String text(JsonNode n) {
+            return n == null || n.isNull() ? null : n.asText();
+        }
+    }
+
+    private static long[] longs(JsonNode a) {
+        long[] out = new long[a.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = a.get(i).asLong();
+        }
+        return out;
+    }
+
+    /**
+     * @param layerJson the engine's layer table (a JSON array of layer objects)
+     * @param paramJson the engine's parameter table (a JSON array of {key, offset, length, shape})
+     * @throws NativeStateException when either cannot be read
+     */
+    public NetworkInfo(String layerJson, String paramJson) {
+        List<LayerEntry> ls = new ArrayList<>();
+        List<ParamEntry> ps = new ArrayList<>();
+        Map<String, ParamEntry> keys = new LinkedHashMap<>();
+        ObjectMapper m = new ObjectMapper();
+        try {
+            for (JsonNode n : m.readTree(layerJson)) {
+                ls.add(new LayerEntry(n));
+            }
+            for (JsonNode n : m.readTree(paramJson)) {
+                ParamEntry e = new ParamEntry(n.get("key").asText(), n.get("offset").asInt(), n.get("length").asInt(),
+                        longs(n.get("shape")));
+                ps.add(e);
+                keys.put(e.key, e);
+                ownerOf(ls, e).paramList.add(e);
+            }
+        } catch (JsonProcessingException | RuntimeException e) {
+            throw new NativeStateException("cannot read the native layer/parameter tables: " + e.getMessage());
+        }
+        this.layers = Collections.unmodifiableList(ls);
+        this.params = Collections.unmodifiableList(ps);
+        this.byKey = Collections.unmodifiableMap(keys);
+    }
+
+    /** The layer a block belongs to: by index (a MultiLayerNetwork's keys), else by name. */
+    private static LayerEntry ownerOf(List<LayerEntry> ls, ParamEntry e) {
+        if (e.owner.chars().allMatch(Character::isDigit)) {
+            int i = Integer.parseInt(e.owner);
+            if (i < ls.size() && ls.get(i).index == i) {
+                return ls.get(i);
+            }
+        }
+        for (LayerEntry l : ls) {
+            if (l.displayName().equals(e.owner)) {
+                return l;
+            }
+        }
+        throw new IllegalArgumentException("parameter " + e.key + " belongs to no layer");
+    }
+}
