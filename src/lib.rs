@@ -10,6 +10,7 @@ mod arrays;
 pub mod boundary;
 pub mod errors;
 pub mod handles;
+mod native_configuration;
 mod native_dataset_codec;
 mod native_info;
 mod native_network;

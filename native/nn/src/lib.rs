@@ -11,8 +11,10 @@ pub mod layers;
 pub mod loss;
 pub mod network;
 pub mod regularization;
+pub mod vertices;
 
 pub use config::{
+    ComputationGraphConfiguration, GraphVertexConfig,
     Activation, DenseLayerConfig, InputType, LayerConfig, LayerShapes, LossFunction,
     MultiLayerConfiguration, OutputLayerConfig, Shape, UpdaterConfig, WeightInit,
 };

@@ -8,6 +8,13 @@ use super::enums::*;
 use ferrodl_optim::UpdaterConfig;
 use serde::{Deserialize, Serialize};
 
+/// `nIn`/`nOut` that the builder may leave unset: absent or null reads as 0, which
+/// [`MultiLayerConfiguration::resolve`](super::MultiLayerConfiguration::resolve) infers and
+/// validation otherwise refuses.
+fn zero_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    Ok(Option::<usize>::deserialize(d)?.unwrap_or(0))
+}
+
 pub(crate) fn default_true() -> bool {
     true
 }
@@ -136,6 +143,7 @@ macro_rules! base_layer {
 base_layer!(
     /// A fully connected layer: `a = act(x·W + b)`.
     DenseLayerConfig, default_activation = "Activation::default", {
+        #[serde(default, deserialize_with = "zero_if_null")]
         n_in: usize,
         n_out: usize,
         #[serde(default = "default_true")]
@@ -146,6 +154,7 @@ base_layer!(
 base_layer!(
     /// A dense layer with a loss function; must be the last layer.
     OutputLayerConfig, default_activation = "Activation::default", {
+        #[serde(default, deserialize_with = "zero_if_null")]
         n_in: usize,
         n_out: usize,
         #[serde(default = "default_true")]
@@ -161,7 +170,9 @@ base_layer!(
 base_layer!(
     /// Batch normalization over features (dense input) or channels (convolutional input).
     BatchNormalizationConfig, default_activation = "identity_activation", {
+        #[serde(default, deserialize_with = "zero_if_null")]
         n_in: usize,
+        #[serde(default, deserialize_with = "zero_if_null")]
         n_out: usize,
         #[serde(default = "default_decay")]
         decay: f64,
@@ -179,6 +190,7 @@ base_layer!(
 base_layer!(
     /// 2-D convolution over NCHW input; weights `[nOut, nIn, kH, kW]`.
     ConvolutionLayerConfig, default_activation = "Activation::default", {
+        #[serde(default, deserialize_with = "zero_if_null")]
         n_in: usize,
         n_out: usize,
         #[serde(default = "default_kernel_2d")]
@@ -199,6 +211,7 @@ base_layer!(
 base_layer!(
     /// 1-D convolution over `[C, L]` input; weights `[nOut, nIn, k]`.
     Convolution1DLayerConfig, default_activation = "Activation::default", {
+        #[serde(default, deserialize_with = "zero_if_null")]
         n_in: usize,
         n_out: usize,
         #[serde(default = "default_kernel_1d")]
@@ -220,6 +233,7 @@ base_layer!(
     /// A lookup table: the input is one column of indices in `[0, nIn)`, the output row `i` is
     /// `act(W[index_i] + b)`.
     EmbeddingLayerConfig, default_activation = "Activation::default", {
+        #[serde(default, deserialize_with = "zero_if_null")]
         n_in: usize,
         n_out: usize,
         #[serde(default)]

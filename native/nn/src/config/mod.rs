@@ -7,15 +7,18 @@
 //! `type` are always required. Java always writes every field.
 
 mod enums;
+mod graph;
+mod info;
 mod layers;
 mod shapes;
 mod validate;
 
 pub use enums::*;
 pub use ferrodl_optim::UpdaterConfig;
+pub use graph::{ComputationGraphConfiguration, GraphPlan, GraphSource, GraphVertexConfig};
 pub use layers::*;
 pub use shapes::{window, InputType, Shape, Window};
-pub use validate::{layer_num_params, LayerShapes};
+pub use validate::{check_layer, infer_n_in, layer_num_params, LayerShapes};
 
 use crate::error::NnError;
 use layers::default_true;
@@ -63,6 +66,13 @@ struct RawConfiguration {
 impl MultiLayerConfiguration {
     /// Parses and validates a configuration.
     pub fn from_json(json: &str) -> Result<Self, NnError> {
+        let conf = Self::parse_json(json)?;
+        conf.validate()?;
+        Ok(conf)
+    }
+
+    /// Parses without validating (unset `nIn` allowed): the input of [`resolve`](Self::resolve).
+    pub fn parse_json(json: &str) -> Result<Self, NnError> {
         let raw: RawConfiguration = serde_json::from_str(json)
             .map_err(|e| NnError::InvalidConfig(format!("invalid configuration JSON: {e}")))?;
         if raw.format_version != FORMAT_VERSION {
@@ -87,7 +97,6 @@ impl MultiLayerConfiguration {
             input_type: raw.input_type,
             layers,
         };
-        conf.validate()?;
         Ok(conf)
     }
 

@@ -101,7 +101,11 @@ fn check_loss_weights(who: &str, w: &Option<Vec<f64>>, n_out: usize) -> Result<(
 }
 
 fn positive(who: &str, field: &str, v: usize) -> Result<(), NnError> {
-    if v == 0 {
+    if v == 0 && field == "nIn" {
+        Err(NnError::InvalidConfig(format!(
+            "{who}: nIn is not set (0): set nIn, or call setInputType(..) so that it is inferred"
+        )))
+    } else if v == 0 {
         Err(NnError::InvalidConfig(format!(
             "{who}: {field}=0 is invalid (must be at least 1)"
         )))
@@ -168,55 +172,12 @@ impl MultiLayerConfiguration {
                     "{who}: the last layer must be an OutputLayer (it defines the loss function)"
                 ));
             }
-            let p = layer.input_drop_out();
-            let own = match layer {
-                LayerConfig::DropoutLayer(c) => c.drop_out,
-                _ => 0.0,
-            };
-            for (field, v) in [("dropOut", p), ("dropOut", own)] {
-                if !(0.0..=1.0).contains(&v) {
-                    return err(format!(
-                        "{who}: {field}={v} is invalid (a retain probability in [0, 1]; 0 or 1 \
-                         disables dropout)"
-                    ));
-                }
-            }
-            if let Some(b) = layer.base() {
-                check_base(&who, &b)?;
-            }
-            if let LayerConfig::FrozenLayer(f) = layer {
-                if f.layer.is_frozen() {
-                    return err(format!(
-                        "{who}: a FrozenLayer cannot wrap another FrozenLayer"
-                    ));
-                }
-            }
-            if let Some(b) = layer.base() {
-                let square = match layer.unfrozen() {
-                    LayerConfig::DenseLayer(c) => Some((c.n_in, c.n_out)),
-                    LayerConfig::OutputLayer(c) => Some((c.n_in, c.n_out)),
-                    LayerConfig::EmbeddingLayer(c) => Some((c.n_in, c.n_out)),
-                    _ => None,
-                };
-                if let (WeightInit::Identity, Some((n_in, n_out))) = (b.weight_init, square) {
-                    if n_in != n_out {
-                        return err(format!(
-                            "{who}: weightInit IDENTITY needs a square weight matrix, but nIn={n_in}, \
-                             nOut={n_out}"
-                        ));
-                    }
-                }
-            }
             let prev = (i > 0).then(|| self.layers[i - 1].describe(i - 1));
-            let output = self.output_shape(i, &who, shape, prev.as_deref())?;
-            if let Some(a) = layer.activation() {
-                if a == Activation::Softmax && output.len() == 1 {
-                    return err(format!(
-                        "{who}: activation SOFTMAX with nOut=1 always outputs 1 and cannot learn; \
-                         use SIGMOID for a single output or nOut >= 2"
-                    ));
-                }
-            }
+            let from = match &prev {
+                Some(p) => format!("the output of {p}"),
+                None => "the network input".to_string(),
+            };
+            let output = check_layer(layer, &who, shape, prev.as_deref(), &from)?;
             out.push(LayerShapes {
                 input: shape,
                 output,
@@ -226,18 +187,134 @@ impl MultiLayerConfiguration {
         Ok(out)
     }
 
-    /// The output shape of layer `i` given its input shape; checks the layer's own fields.
-    fn output_shape(
-        &self,
-        i: usize,
-        who: &str,
-        input: Shape,
-        prev: Option<&str>,
-    ) -> Result<Shape, NnError> {
-        let from = || match prev {
-            Some(p) => format!("the output of {p}"),
-            None => "the network input".to_string(),
+    /// Fills every unset `nIn` (0) from the shape of the layer's input, in order, then
+    /// validates: what `setInputType(..)` does in the reference's builder, in one place.
+    pub fn resolve(&mut self) -> Result<(), NnError> {
+        let mut shape = match self.input_type {
+            Some(t) => t.shape(),
+            None => match self.layers.first() {
+                Some(l) if matches!(l.unfrozen(), LayerConfig::EmbeddingLayer(_)) => Shape::Flat(1),
+                Some(l) => Shape::Flat(l.n_in().unwrap_or(0)),
+                None => return self.validate(),
+            },
         };
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            infer_n_in(layer, shape);
+            let who = layer.describe(i);
+            // Errors here are reported by validate() below with the full context.
+            match check_layer(layer, &who, shape, None, "its input") {
+                Ok(out) => shape = out,
+                Err(_) => break,
+            }
+        }
+        self.validate()
+    }
+
+}
+
+/// Sets an unset (0) `nIn` from the input shape: the flat width for dense-like layers (images
+/// flatten implicitly), the channels for convolutions and batch normalization (whose `nOut`
+/// follows). An embedding's `nIn` is its vocabulary size and is never inferred.
+pub fn infer_n_in(layer: &mut LayerConfig, input: Shape) {
+    let flat = match input {
+        Shape::Seq { .. } => None,
+        other => Some(other.len()),
+    };
+    match layer {
+        LayerConfig::FrozenLayer(f) => infer_n_in(&mut f.layer, input),
+        LayerConfig::DenseLayer(c) if c.n_in == 0 => c.n_in = flat.unwrap_or(0),
+        LayerConfig::OutputLayer(c) if c.n_in == 0 => c.n_in = flat.unwrap_or(0),
+        LayerConfig::ConvolutionLayer(c) if c.n_in == 0 => {
+            if let Shape::Image { c: ch, .. } = input {
+                c.n_in = ch;
+            }
+        }
+        LayerConfig::Convolution1DLayer(c) if c.n_in == 0 => {
+            if let Shape::Seq { c: ch, .. } = input {
+                c.n_in = ch;
+            }
+        }
+        LayerConfig::BatchNormalization(c) => {
+            if c.n_in == 0 {
+                c.n_in = input.channels();
+            }
+            if c.n_out == 0 {
+                c.n_out = c.n_in;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Validates one layer whose input has shape `input` and returns its output shape. `who` names
+/// the layer in messages, `prev` the layer or vertex producing the input (None: a network input)
+/// and `from` says where the input comes from ("the output of layer 1 (DenseLayer)").
+pub fn check_layer(
+    layer: &LayerConfig,
+    who: &str,
+    input: Shape,
+    prev: Option<&str>,
+    from: &str,
+) -> Result<Shape, NnError> {
+    let err = |m: String| Err(NnError::InvalidConfig(m));
+    let p = layer.input_drop_out();
+    let own = match layer {
+        LayerConfig::DropoutLayer(c) => c.drop_out,
+        _ => 0.0,
+    };
+    for (field, v) in [("dropOut", p), ("dropOut", own)] {
+        if !(0.0..=1.0).contains(&v) {
+            return err(format!(
+                "{who}: {field}={v} is invalid (a retain probability in [0, 1]; 0 or 1 \
+                 disables dropout)"
+            ));
+        }
+    }
+    if let Some(b) = layer.base() {
+        check_base(who, &b)?;
+    }
+    if let LayerConfig::FrozenLayer(f) = layer {
+        if f.layer.is_frozen() {
+            return err(format!("{who}: a FrozenLayer cannot wrap another FrozenLayer"));
+        }
+    }
+    if let Some(b) = layer.base() {
+        let square = match layer.unfrozen() {
+            LayerConfig::DenseLayer(c) => Some((c.n_in, c.n_out)),
+            LayerConfig::OutputLayer(c) => Some((c.n_in, c.n_out)),
+            LayerConfig::EmbeddingLayer(c) => Some((c.n_in, c.n_out)),
+            _ => None,
+        };
+        if let (WeightInit::Identity, Some((n_in, n_out))) = (b.weight_init, square) {
+            if n_in != n_out {
+                return err(format!(
+                    "{who}: weightInit IDENTITY needs a square weight matrix, but nIn={n_in}, \
+                     nOut={n_out}"
+                ));
+            }
+        }
+    }
+    let output = layer_output_shape(layer, who, input, prev, from)?;
+    if let Some(a) = layer.activation() {
+        if a == Activation::Softmax && output.len() == 1 {
+            return err(format!(
+                "{who}: activation SOFTMAX with nOut=1 always outputs 1 and cannot learn; \
+                 use SIGMOID for a single output or nOut >= 2"
+            ));
+        }
+    }
+    Ok(output)
+}
+
+/// The output shape of a layer given its input shape; checks the layer's own fields.
+fn layer_output_shape(
+    layer: &LayerConfig,
+    who: &str,
+    input: Shape,
+    prev: Option<&str>,
+    from: &str,
+) -> Result<Shape, NnError> {
+        let from = || from.to_string();
         // nIn against the flat width of the input (dense-like layers flatten images implicitly).
         let flat_n_in = |n_in: usize| -> Result<(), NnError> {
             positive(who, "nIn", n_in)?;
@@ -307,7 +384,7 @@ impl MultiLayerConfiguration {
         let wrap = |r: Result<Window, String>| {
             r.map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))
         };
-        Ok(match self.layers[i].unfrozen() {
+        Ok(match layer.unfrozen() {
             LayerConfig::DenseLayer(c) => {
                 flat_n_in(c.n_in)?;
                 positive(who, "nOut", c.n_out)?;
@@ -507,8 +584,9 @@ impl MultiLayerConfiguration {
             }
             LayerConfig::FrozenLayer(_) => unreachable!("unfrozen() removed the wrapper"),
         })
-    }
+}
 
+impl MultiLayerConfiguration {
     /// Total number of parameters the configuration describes (0 when it is invalid).
     pub fn num_params(&self) -> usize {
         let Ok(shapes) = self.layer_shapes() else {

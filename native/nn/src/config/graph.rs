@@ -1,0 +1,578 @@
+//! `ComputationGraphConfiguration`: the graph JSON of ARCHITECTURE.md §2.4, its validation
+//! (names, connections, cycles, output layers, every vertex's shape rule) and `nIn` inference.
+//!
+//! Every rule about what a graph may look like lives here, so Java's `GraphBuilder.build()` asks
+//! the engine instead of repeating it. Messages name the vertex: `vertex "add" (ElementWiseVertex)`.
+
+use super::validate::{check_layer, infer_n_in};
+use super::{InputType, LayerConfig, Shape, FORMAT_VERSION};
+use crate::error::NnError;
+use crate::vertices::{RowFactor, VertexConfig};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+
+use super::layers::default_true;
+
+/// A whole graph configuration plus its training counters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComputationGraphConfiguration {
+    pub format_version: u32,
+    /// Seed of the parameter initialisation (a Java `long`; its bits are used as a `u64`).
+    pub seed: i64,
+    #[serde(default = "default_true")]
+    pub mini_batch: bool,
+    #[serde(default)]
+    pub iteration_count: u64,
+    #[serde(default)]
+    pub epoch_count: u64,
+    pub network_inputs: Vec<String>,
+    pub network_outputs: Vec<String>,
+    /// One input type per network input (`setInputTypes`), or none.
+    #[serde(default)]
+    pub input_types: Option<Vec<InputType>>,
+    /// In the order the user added them; execution order is topological.
+    pub vertices: Vec<GraphVertexConfig>,
+}
+
+/// One named vertex with the names of its inputs (network inputs or other vertices).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GraphVertexConfig {
+    pub name: String,
+    pub inputs: Vec<String>,
+    pub vertex: VertexConfig,
+}
+
+/// Where a vertex input comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphSource {
+    /// Network input `k` (index into `networkInputs`).
+    Input(usize),
+    /// The output of vertex `v` (index into `vertices`).
+    Vertex(usize),
+}
+
+/// The validated structure of a graph: execution order, connections and shapes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphPlan {
+    /// Indices into `vertices`, in execution (topological) order; ties keep insertion order.
+    pub order: Vec<usize>,
+    /// Per vertex (index into `vertices`): where each of its inputs comes from.
+    pub sources: Vec<Vec<GraphSource>>,
+    /// Per network input: its per-example shape.
+    pub input_shapes: Vec<Shape>,
+    /// Per vertex: the shapes it receives (a layer vertex: its layer's input, after the
+    /// preprocessor).
+    pub in_shapes: Vec<Vec<Shape>>,
+    /// Per vertex: its output shape.
+    pub out_shapes: Vec<Shape>,
+    /// Per vertex: its rows as a fraction of the minibatch.
+    pub row_factors: Vec<RowFactor>,
+    /// Vertex index of each network output, in `networkOutputs` order.
+    pub outputs: Vec<usize>,
+}
+
+fn invalid<X>(m: String) -> Result<X, NnError> {
+    Err(NnError::InvalidConfig(m))
+}
+
+impl GraphVertexConfig {
+    /// `vertex "dense1" (DenseLayer)`, `vertex "add" (ElementWiseVertex)`,
+    /// `vertex "f" (FrozenVertex DenseLayer)` — how messages name a vertex.
+    pub fn describe(&self) -> String {
+        let inner = match self.vertex.layer() {
+            Some(l) => l.type_name(),
+            None => self.vertex.unfrozen().type_name(),
+        };
+        if self.vertex.is_frozen() {
+            format!("vertex \"{}\" (FrozenVertex {inner})", self.name)
+        } else {
+            format!("vertex \"{}\" ({inner})", self.name)
+        }
+    }
+
+    /// Whether this vertex is an OutputLayer/LossLayer (possibly frozen).
+    pub fn is_output_layer(&self) -> bool {
+        self.vertex.layer().is_some_and(LayerConfig::is_output)
+    }
+
+    /// Whether the vertex's parameters are frozen (a FrozenVertex or a FrozenLayer).
+    pub fn is_frozen(&self) -> bool {
+        self.vertex.is_frozen() || self.vertex.layer().is_some_and(LayerConfig::is_frozen)
+    }
+}
+
+impl ComputationGraphConfiguration {
+    /// Parses and validates a configuration.
+    pub fn from_json(json: &str) -> Result<Self, NnError> {
+        let conf = Self::parse_json(json)?;
+        conf.plan()?;
+        Ok(conf)
+    }
+
+    /// Parses without validating (unset `nIn` allowed): the input of [`resolve`](Self::resolve).
+    pub fn parse_json(json: &str) -> Result<Self, NnError> {
+        let conf: ComputationGraphConfiguration = serde_json::from_str(json)
+            .map_err(|e| NnError::InvalidConfig(format!("invalid graph configuration JSON: {e}")))?;
+        if conf.format_version != FORMAT_VERSION {
+            return invalid(format!(
+                "unsupported configuration formatVersion {} (this build reads {FORMAT_VERSION})",
+                conf.format_version
+            ));
+        }
+        Ok(conf)
+    }
+
+    /// Serialises to the §2.4 JSON shape (every field written).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+
+    /// Checks everything serde cannot.
+    pub fn validate(&self) -> Result<(), NnError> {
+        self.plan().map(|_| ())
+    }
+
+    /// Vertex index by name.
+    pub fn vertex_index(&self, name: &str) -> Option<usize> {
+        self.vertices.iter().position(|v| v.name == name)
+    }
+
+    /// Fills every unset `nIn` (0) from the shape of the layer's input, in execution order, then
+    /// validates.
+    pub fn resolve(&mut self) -> Result<(), NnError> {
+        let (sources, order) = self.structure()?;
+        let input_shapes = self.input_shapes(&sources)?;
+        let mut out: Vec<Option<Shape>> = vec![None; self.vertices.len()];
+        for &v in &order {
+            let ins: Option<Vec<Shape>> = sources[v]
+                .iter()
+                .map(|s| match *s {
+                    GraphSource::Input(k) => Some(input_shapes[k]),
+                    GraphSource::Vertex(u) => out[u],
+                })
+                .collect();
+            let Some(ins) = ins else { continue };
+            let who = self.vertices[v].describe();
+            if let Some(shape) = pre_processed(&self.vertices[v].vertex, ins[0], &who).ok() {
+                if let Some(layer) = layer_mut(&mut self.vertices[v].vertex) {
+                    infer_n_in(layer, shape);
+                }
+            }
+            // Errors are reported by plan() below, with the full context.
+            out[v] = self.vertex_output(v, &ins, None).ok();
+        }
+        self.plan().map(|_| ())
+    }
+
+    /// Validates the whole graph and returns its execution plan.
+    pub fn plan(&self) -> Result<GraphPlan, NnError> {
+        let (sources, order) = self.structure()?;
+        let input_shapes = self.input_shapes(&sources)?;
+        let n = self.vertices.len();
+        let mut in_shapes = vec![Vec::new(); n];
+        let mut out_shapes = vec![Shape::Flat(0); n];
+        let mut row_factors = vec![RowFactor::ONE; n];
+        for &v in &order {
+            let vc = &self.vertices[v];
+            let who = vc.describe();
+            let mut ins = Vec::with_capacity(sources[v].len());
+            let mut factor = None;
+            for (j, s) in sources[v].iter().enumerate() {
+                let (shape, f) = match *s {
+                    GraphSource::Input(k) => (input_shapes[k], RowFactor::ONE),
+                    GraphSource::Vertex(u) => (out_shapes[u], row_factors[u]),
+                };
+                match factor {
+                    None => factor = Some(f),
+                    Some(f0) if f0 != f => {
+                        return invalid(format!(
+                            "{who}: input {j} (\"{}\") has {f} rows but input 0 (\"{}\") has {f0}; \
+                             inputs of one vertex need the same number of rows",
+                            vc.inputs[j], vc.inputs[0]
+                        ))
+                    }
+                    _ => {}
+                }
+                ins.push(shape);
+            }
+            let source_desc = |j: usize| match sources[v][j] {
+                GraphSource::Input(k) => (None, format!("network input \"{}\"", self.network_inputs[k])),
+                GraphSource::Vertex(u) => {
+                    let d = self.vertices[u].describe();
+                    (Some(d.clone()), format!("the output of {d}"))
+                }
+            };
+            let (prev, from) = source_desc(0);
+            out_shapes[v] = self.vertex_output(v, &ins, Some((prev.as_deref(), &from)))?;
+            row_factors[v] = factor
+                .unwrap_or(RowFactor::ONE)
+                .times(vc.vertex.row_factor(ins.len()).num, vc.vertex.row_factor(ins.len()).den);
+            if vc.vertex.layer().is_some() {
+                ins[0] = pre_processed(&vc.vertex, ins[0], &who)?;
+            }
+            in_shapes[v] = ins;
+        }
+        let outputs: Vec<usize> = self
+            .network_outputs
+            .iter()
+            .map(|o| self.vertex_index(o).expect("structure() checked the outputs"))
+            .collect();
+        for &o in &outputs {
+            if row_factors[o] != RowFactor::ONE {
+                return invalid(format!(
+                    "{}: a network output must have one row per example, but it has {} rows \
+                     (unstack what was stacked before the output)",
+                    self.vertices[o].describe(),
+                    row_factors[o]
+                ));
+            }
+        }
+        Ok(GraphPlan {
+            order,
+            sources,
+            input_shapes,
+            in_shapes,
+            out_shapes,
+            row_factors,
+            outputs,
+        })
+    }
+
+    /// Output shape of vertex `v` for input shapes `ins`, with the vertex's own checks; `from` is
+    /// (the producing vertex's description, a phrase for where input 0 comes from).
+    fn vertex_output(
+        &self,
+        v: usize,
+        ins: &[Shape],
+        from: Option<(Option<&str>, &str)>,
+    ) -> Result<Shape, NnError> {
+        let vc = &self.vertices[v];
+        let who = vc.describe();
+        match vc.vertex.unfrozen() {
+            VertexConfig::LayerVertex(l) => {
+                let input = pre_processed(&vc.vertex, ins[0], &who)?;
+                let (prev, from) = from.unwrap_or((None, "its input"));
+                check_layer(&l.layer, &who, input, prev, from)
+            }
+            other => other
+                .output_shape(ins)
+                .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}"))),
+        }
+    }
+
+    /// Names, connections, input counts, outputs, cycles and connectivity; returns every
+    /// vertex's sources and the execution order.
+    fn structure(&self) -> Result<(Vec<Vec<GraphSource>>, Vec<usize>), NnError> {
+        if self.network_inputs.is_empty() {
+            return invalid("the graph has no network inputs: call addInputs(..)".into());
+        }
+        if self.network_outputs.is_empty() {
+            return invalid("the graph has no network outputs: call setOutputs(..)".into());
+        }
+        if self.vertices.is_empty() {
+            return invalid("the graph has no layers or vertices".into());
+        }
+        let mut names: HashMap<&str, GraphSource> = HashMap::new();
+        for (k, name) in self.network_inputs.iter().enumerate() {
+            if name.is_empty() {
+                return invalid(format!("network input {k} has an empty name"));
+            }
+            if names.insert(name, GraphSource::Input(k)).is_some() {
+                return invalid(format!("duplicate name \"{name}\": network inputs must be unique"));
+            }
+        }
+        for (v, vc) in self.vertices.iter().enumerate() {
+            if vc.name.is_empty() {
+                return invalid(format!("vertex {v} ({}) has an empty name", vc.vertex.type_name()));
+            }
+            match names.insert(&vc.name, GraphSource::Vertex(v)) {
+                Some(GraphSource::Input(_)) => {
+                    return invalid(format!(
+                        "duplicate name \"{}\": {} has the name of a network input",
+                        vc.name,
+                        vc.describe()
+                    ))
+                }
+                Some(GraphSource::Vertex(_)) => {
+                    return invalid(format!(
+                        "duplicate name \"{}\": two vertices are called that (second: {})",
+                        vc.name,
+                        vc.describe()
+                    ))
+                }
+                None => {}
+            }
+            if let Some(l) = vc.vertex.layer() {
+                if let Some(n) = l.name() {
+                    if n != vc.name {
+                        return invalid(format!(
+                            "{}: its layer is named \"{n}\"; a layer in a graph takes its vertex's \
+                             name",
+                            vc.describe()
+                        ));
+                    }
+                }
+            }
+            if let VertexConfig::FrozenVertex(f) = &vc.vertex {
+                if f.vertex.is_frozen() {
+                    return invalid(format!(
+                        "{}: a FrozenVertex cannot wrap another FrozenVertex",
+                        vc.describe()
+                    ));
+                }
+            }
+        }
+        if let Some(types) = &self.input_types {
+            if types.len() != self.network_inputs.len() {
+                return invalid(format!(
+                    "inputTypes has {} entries but the graph has {} network inputs ({:?}): give \
+                     one input type per input, in the order of addInputs(..)",
+                    types.len(),
+                    self.network_inputs.len(),
+                    self.network_inputs
+                ));
+            }
+            for (k, t) in types.iter().enumerate() {
+                if t.shape().is_empty() {
+                    return invalid(format!(
+                        "network input \"{}\": input type {t:?} has a zero dimension",
+                        self.network_inputs[k]
+                    ));
+                }
+            }
+        }
+        let mut sources = Vec::with_capacity(self.vertices.len());
+        for vc in &self.vertices {
+            let who = vc.describe();
+            let (lo, hi) = vc.vertex.input_count();
+            let n = vc.inputs.len();
+            if n < lo || n > hi {
+                let want = if lo == hi {
+                    format!("exactly {lo}")
+                } else {
+                    format!("at least {lo}")
+                };
+                let hint = if vc.vertex.layer().is_some() && n > 1 {
+                    "; merge several inputs with a MergeVertex first (GraphBuilder.addLayer does \
+                     that for you)"
+                } else {
+                    ""
+                };
+                return invalid(format!("{who}: has {n} input(s) but takes {want}{hint}"));
+            }
+            let mut src = Vec::with_capacity(n);
+            for name in &vc.inputs {
+                match names.get(name.as_str()) {
+                    Some(s) => src.push(*s),
+                    None => {
+                        return invalid(format!(
+                            "{who}: unknown input \"{name}\" (neither a network input nor a vertex)"
+                        ))
+                    }
+                }
+            }
+            sources.push(src);
+        }
+        // Outputs: existing vertices, each a loss layer, listed once.
+        let mut seen = BTreeSet::new();
+        for o in &self.network_outputs {
+            let Some(v) = self.vertex_index(o) else {
+                return invalid(match names.get(o.as_str()) {
+                    Some(GraphSource::Input(_)) => format!(
+                        "network output \"{o}\" is a network input; outputs must be output layers"
+                    ),
+                    _ => format!("network output \"{o}\" is not a vertex of the graph"),
+                });
+            };
+            if !seen.insert(v) {
+                return invalid(format!("network output \"{o}\" is listed twice in setOutputs"));
+            }
+            if !self.vertices[v].is_output_layer() {
+                return invalid(format!(
+                    "{}: a network output must be an OutputLayer or LossLayer (it defines the \
+                     loss function)",
+                    self.vertices[v].describe()
+                ));
+            }
+        }
+        let mut consumers = vec![Vec::new(); self.vertices.len()];
+        for (v, src) in sources.iter().enumerate() {
+            for s in src {
+                if let GraphSource::Vertex(u) = *s {
+                    consumers[u].push(v);
+                }
+            }
+        }
+        for (v, vc) in self.vertices.iter().enumerate() {
+            if vc.is_output_layer() && !seen.contains(&v) {
+                return invalid(format!(
+                    "{}: an output layer must be a network output; add it to setOutputs(..) or \
+                     use a DenseLayer",
+                    vc.describe()
+                ));
+            }
+            if vc.is_output_layer() && !consumers[v].is_empty() {
+                return invalid(format!(
+                    "{}: an output layer cannot feed other vertices (it feeds \"{}\")",
+                    vc.describe(),
+                    self.vertices[consumers[v][0]].name
+                ));
+            }
+        }
+        let order = self.topological_order(&sources, &consumers)?;
+        // Connectivity: everything must lead to an output.
+        let mut useful = vec![false; self.vertices.len()];
+        let mut stack: Vec<usize> = seen.iter().copied().collect();
+        let mut input_used = vec![false; self.network_inputs.len()];
+        while let Some(v) = stack.pop() {
+            if std::mem::replace(&mut useful[v], true) {
+                continue;
+            }
+            for s in &sources[v] {
+                match *s {
+                    GraphSource::Vertex(u) => stack.push(u),
+                    GraphSource::Input(k) => input_used[k] = true,
+                }
+            }
+        }
+        if let Some(v) = useful.iter().position(|u| !u) {
+            return invalid(format!(
+                "{}: is not connected to any network output (remove it or connect it)",
+                self.vertices[v].describe()
+            ));
+        }
+        if let Some(k) = input_used.iter().position(|u| !u) {
+            return invalid(format!(
+                "network input \"{}\" is not used by any vertex",
+                self.network_inputs[k]
+            ));
+        }
+        Ok((sources, order))
+    }
+
+    /// Kahn's algorithm; among ready vertices the earliest added runs first.
+    fn topological_order(
+        &self,
+        sources: &[Vec<GraphSource>],
+        consumers: &[Vec<usize>],
+    ) -> Result<Vec<usize>, NnError> {
+        let n = self.vertices.len();
+        let mut pending: Vec<usize> = sources
+            .iter()
+            .map(|s| s.iter().filter(|x| matches!(x, GraphSource::Vertex(_))).count())
+            .collect();
+        let mut ready: BTreeSet<usize> = (0..n).filter(|&v| pending[v] == 0).collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(v) = ready.pop_first() {
+            order.push(v);
+            for &c in &consumers[v] {
+                pending[c] -= 1;
+                if pending[c] == 0 {
+                    ready.insert(c);
+                }
+            }
+        }
+        if order.len() == n {
+            return Ok(order);
+        }
+        // Walk back along unfinished inputs until a vertex repeats: that is a cycle.
+        let start = (0..n).find(|&v| pending[v] > 0).expect("some vertex is unfinished");
+        let mut path = vec![start];
+        let mut v = start;
+        loop {
+            let u = sources[v]
+                .iter()
+                .find_map(|s| match *s {
+                    GraphSource::Vertex(u) if pending[u] > 0 => Some(u),
+                    _ => None,
+                })
+                .expect("an unfinished vertex has an unfinished input");
+            if let Some(p) = path.iter().position(|&x| x == u) {
+                // `path` follows inputs backwards; data flows the other way.
+                let name = |x: usize| self.vertices[x].name.as_str();
+                let mut cycle = vec![name(u)];
+                cycle.extend(path[p + 1..].iter().rev().map(|&x| name(x)));
+                cycle.push(name(u));
+                return invalid(format!(
+                    "the graph has a cycle: {} (vertex \"{}\" depends on its own output)",
+                    cycle.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(" -> "),
+                    self.vertices[u].name
+                ));
+            }
+            path.push(u);
+            v = u;
+        }
+    }
+
+    /// The shape of every network input: its input type, or what the layers it feeds expect.
+    fn input_shapes(&self, sources: &[Vec<GraphSource>]) -> Result<Vec<Shape>, NnError> {
+        if let Some(types) = &self.input_types {
+            return Ok(types.iter().map(InputType::shape).collect());
+        }
+        let mut shapes = Vec::with_capacity(self.network_inputs.len());
+        for (k, name) in self.network_inputs.iter().enumerate() {
+            let mut found: Option<(Shape, String)> = None;
+            for (v, src) in sources.iter().enumerate() {
+                if !src.contains(&GraphSource::Input(k)) {
+                    continue;
+                }
+                let vc = &self.vertices[v];
+                let wants = match (&vc.vertex.unfrozen(), vc.vertex.layer()) {
+                    (VertexConfig::LayerVertex(lv), Some(l)) if lv.pre_processor.is_none() => {
+                        match l.unfrozen() {
+                            LayerConfig::EmbeddingLayer(_) => Some(Shape::Flat(1)),
+                            other => other.n_in().filter(|&n| n > 0).map(Shape::Flat),
+                        }
+                    }
+                    _ => None,
+                };
+                let Some(s) = wants else {
+                    return invalid(format!(
+                        "network input \"{name}\": its size is unknown ({} reads it and has no \
+                         nIn to take it from): call setInputTypes(..)",
+                        vc.describe()
+                    ));
+                };
+                match &found {
+                    Some((s0, who0)) if *s0 != s => {
+                        return invalid(format!(
+                            "network input \"{name}\": {who0} expects {s0} but {} expects {s}",
+                            vc.describe()
+                        ))
+                    }
+                    Some(_) => {}
+                    None => found = Some((s, vc.describe())),
+                }
+            }
+            match found {
+                Some((s, _)) => shapes.push(s),
+                None => {
+                    return invalid(format!("network input \"{name}\" is not used by any vertex"))
+                }
+            }
+        }
+        Ok(shapes)
+    }
+}
+
+/// The input shape a LayerVertex's layer sees: after its preprocessor, if any.
+fn pre_processed(vertex: &VertexConfig, input: Shape, who: &str) -> Result<Shape, NnError> {
+    match vertex.unfrozen() {
+        VertexConfig::LayerVertex(l) => match &l.pre_processor {
+            Some(p) => p
+                .output_shape(input)
+                .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}"))),
+            None => Ok(input),
+        },
+        _ => Ok(input),
+    }
+}
+
+fn layer_mut(vertex: &mut VertexConfig) -> Option<&mut LayerConfig> {
+    match vertex.unfrozen_mut() {
+        VertexConfig::LayerVertex(l) => Some(&mut l.layer),
+        _ => None,
+    }
+}
