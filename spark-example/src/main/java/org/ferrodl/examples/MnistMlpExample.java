@@ -121,13 +121,24 @@ public final class MnistMlpExample {
                 .build();
     }
 
-    /** Spark configuration: --master wins, then what spark-submit set, then an embedded local[*]. */
+    /**
+     * Spark configuration: --master wins, then what spark-submit set, then an embedded local[*];
+     * the console level likewise (--log-level, spark.log.level, WARN).
+     */
     static SparkConf sparkConf(ExampleOptions opts) {
         SparkConf conf = new SparkConf();
         if (opts.master != null) {
             conf.setMaster(opts.master);
         } else if (!conf.contains("spark.master")) {
             conf.setMaster("local[*]");
+        }
+        // the driver's console at WARN unless asked otherwise (--log-level, or spark.log.level from
+        // spark-submit --conf); set before the context starts, so its start-up INFO lines stay quiet
+        // too. Executors keep their own logging (in their stderr files, not on this console).
+        if (opts.logLevel != null) {
+            conf.set("spark.log.level", opts.logLevel);
+        } else {
+            conf.setIfMissing("spark.log.level", "WARN");
         }
         conf.setIfMissing("spark.app.name", "ferrodl MNIST MLP example");
         conf.setIfMissing("spark.ui.enabled", "false");
@@ -141,9 +152,12 @@ public final class MnistMlpExample {
 
         SparkConf conf = sparkConf(opts);
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-            if (!conf.contains("spark.log.level")) {
-                // keep the driver's console readable; executors keep their own (INFO) logging
-                sc.setLogLevel("WARN");
+            if (opts.logLevel == null && "WARN".equals(conf.get("spark.log.level"))) {
+                // This example builds its minibatches on the driver and parallelizes them, so every
+                // task carries its share of the digits and Spark warns about each one ("task of very
+                // large size"); at the default level those warnings only bury the epoch lines.
+                org.apache.logging.log4j.core.config.Configurator.setLevel(
+                        "org.apache.spark.scheduler.TaskSetManager", org.apache.logging.log4j.Level.ERROR);
             }
             int workers = opts.workers > 0 ? opts.workers : Math.max(1, sc.defaultParallelism());
             out.printf(Locale.ROOT, "ferrodl MNIST MLP 784-500-100-10: master=%s workers=%d batch-size=%d "
@@ -168,8 +182,9 @@ public final class MnistMlpExample {
                 JavaRDD<DataSet> rdd = sc.parallelize(batches, workers);
                 sparkNet.fit(rdd);
                 double secs = (System.nanoTime() - e0) / 1e9;
-                out.printf(Locale.ROOT, "epoch %d/%d score=%.5f examples/s=%.0f seconds=%.2f%n",
-                        epoch, opts.epochs, sparkNet.getScore(), train.count / secs, secs);
+                double eta = (System.nanoTime() - t0) / 1e9 / epoch * (opts.epochs - epoch);
+                out.printf(Locale.ROOT, "epoch %d/%d score=%.5f examples/s=%.0f seconds=%.2f eta=%s%n",
+                        epoch, opts.epochs, sparkNet.getScore(), train.count / secs, secs, duration(eta));
                 if (tm instanceof SharedTrainingMaster) {
                     sharing.add(tm.getTrainingStats());
                 }
@@ -186,6 +201,18 @@ public final class MnistMlpExample {
                     eval.accuracy(), train.count, opts.epochs, seconds);
             out.flush();
         }
+    }
+
+    /** {@code 45s}, {@code 3m07s}, {@code 1h02m}: a remaining time for the epoch lines. */
+    static String duration(double seconds) {
+        long s = Math.round(seconds);
+        if (s < 60) {
+            return s + "s";
+        }
+        if (s < 3600) {
+            return String.format(Locale.ROOT, "%dm%02ds", s / 60, s % 60);
+        }
+        return String.format(Locale.ROOT, "%dh%02dm", s / 3600, s % 3600 / 60);
     }
 
     static TrainingMaster trainingMaster(ExampleOptions opts, int workers) {

@@ -105,6 +105,62 @@ class ExampleOptionsTest {
     }
 
     @Test
+    void logLevelIsOptionalAndNamedLikeSparks() throws Exception {
+        assertNull(ExampleOptions.parse().logLevel, "default: WARN unless spark.log.level is set");
+        assertEquals("INFO", ExampleOptions.parse("--log-level", "info").logLevel);
+        assertEquals("DEBUG", ExampleOptions.parse("--log-level=Debug").logLevel);
+        String m = usageError("--log-level", "loud");
+        assertTrue(m.startsWith("--log-level: unknown value 'loud'") && m.contains("WARN"), m);
+    }
+
+    @Test
+    void sparkConsoleStaysAtWarnUnlessAskedForMore() throws Exception {
+        assertEquals("WARN", MnistMlpExample.sparkConf(ExampleOptions.parse()).get("spark.log.level"));
+        assertEquals("INFO", MnistMlpExample.sparkConf(ExampleOptions.parse("--log-level", "info"))
+                .get("spark.log.level"));
+        System.setProperty("spark.log.level", "ERROR"); // as spark-submit --conf spark.log.level=ERROR
+        try {
+            assertEquals("ERROR", MnistMlpExample.sparkConf(ExampleOptions.parse()).get("spark.log.level"));
+            assertEquals("DEBUG", MnistMlpExample.sparkConf(ExampleOptions.parse("--log-level=debug"))
+                    .get("spark.log.level"), "the command line wins");
+        } finally {
+            System.clearProperty("spark.log.level");
+        }
+    }
+
+    @Test
+    void lastOccurrenceWinsAndOptionLikeValuesAreRejectedByName() throws Exception {
+        assertEquals(4, ExampleOptions.parse("--epochs", "2", "--epochs", "4").epochs);
+        // a value that is another option is a missing value, not the next option's value
+        String m = usageError("--epochs", "--workers", "2");
+        assertTrue(m.contains("--epochs"), m);
+        assertFalse(m.contains("\n"), m);
+    }
+
+    @Test
+    void helpIsGeneratedFromTheOptionsWithTheirDefaults() {
+        String help = ExampleOptions.usage();
+        for (String option : new String[] {"--master=URL", "--data-dir=DIR", "--epochs=N", "--batch-size=N",
+                "--workers=N", "--averaging-frequency=N", "--updater=NAME", "--learning-rate=X", "--lr-decay=X",
+                "--seed=N", "--sparsity-target=X", "--initial-threshold=X", "--training-master=NAME",
+                "--log-level=LEVEL", "-h, --help"}) {
+            assertTrue(help.contains(option), option + " missing from:\n" + help);
+        }
+        assertTrue(help.contains("training epochs (default " + ExampleOptions.DEFAULT_EPOCHS + ")"), help);
+        assertTrue(help.contains("(default " + ExampleOptions.DEFAULT_SEED + ")"), help);
+        assertTrue(help.contains("Exit status: 0 success, 2 bad command line"), help);
+        assertTrue(help.startsWith("Usage: spark-submit [spark options]"), help);
+    }
+
+    @Test
+    void remainingTimeIsShort() {
+        assertEquals("0s", MnistMlpExample.duration(0.2));
+        assertEquals("45s", MnistMlpExample.duration(45.4));
+        assertEquals("3m07s", MnistMlpExample.duration(187));
+        assertEquals("1h02m", MnistMlpExample.duration(3725));
+    }
+
+    @Test
     void runExitsWithTwoOnBadArgumentsAndZeroOnHelp() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
