@@ -13,6 +13,7 @@ import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TrainingMaster;
+import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.evaluation.EvaluationFunction;
 import org.ferrodl.spark.impl.evaluation.ScoreFunction;
@@ -119,7 +120,11 @@ public class SparkDl4jMultiLayer {
     /** Fits the network on {@code trainingData} (one pass) and returns the updated driver network. */
     public MultiLayerNetwork fit(JavaRDD<DataSet> trainingData) {
         Objects.requireNonNull(trainingData, "trainingData");
-        requireMaster().executeTraining(this, trainingData);
+        TrainingMaster master = requireMaster();
+        try (JobDescriptions.Scope ui = JobDescriptions.fit(sc, network.getEpochCount(),
+                master.getClass().getSimpleName())) {
+            master.executeTraining(this, trainingData);
+        }
         return network;
     }
 
@@ -165,7 +170,7 @@ public class SparkDl4jMultiLayer {
             throw new IllegalArgumentException("evaluation batch size must be positive, got " + evalBatchSize);
         }
         Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
-        try {
+        try (JobDescriptions.Scope ui = JobDescriptions.step(sc, "ferrodl evaluate")) {
             Evaluation result = data.mapPartitions(new EvaluationFunction(snapshot, evalBatchSize))
                     .treeReduce((a, b) -> {
                         a.merge(b);
@@ -197,7 +202,7 @@ public class SparkDl4jMultiLayer {
             throw new IllegalArgumentException("minibatch size must be positive, got " + minibatchSize);
         }
         Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
-        try {
+        try (JobDescriptions.Scope ui = JobDescriptions.step(sc, "ferrodl score")) {
             Tuple2<Double, Long> total = data.mapPartitions(new ScoreFunction(snapshot, minibatchSize))
                     .fold(new Tuple2<>(0.0, 0L), (a, b) -> new Tuple2<>(a._1() + b._1(), a._2() + b._2()));
             if (total._2() == 0) {

@@ -21,6 +21,7 @@ import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
 import org.ferrodl.spark.impl.common.MasterSerde;
+import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.StorageLevels;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
@@ -94,6 +95,7 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
             throw new DL4JInvalidConfigException("numWorkers must be positive, got " + workers);
         }
 
+        JobDescriptions.part(sc, "counting DataSet objects");
         JavaPairRDD<DataSet, Long> indexed = trainingData.zipWithIndex();
         long numObjects = indexed.count();
         if (numObjects == 0) {
@@ -124,6 +126,7 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
             for (int split = 0; split < splitter.numSplits(); split++) {
                 long t0 = System.currentTimeMillis();
                 final int s = split;
+                JobDescriptions.part(sc, "split " + (split + 1) + "/" + splitter.numSplits());
                 Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, saveUpdater));
                 JavaRDD<AveragingAggregate> results = positioned
                         .filter(p -> splitter.splitOf(p._1()) == s)

@@ -26,6 +26,7 @@ import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.SparkTrainingStats.EncodingStep;
 import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
 import org.ferrodl.spark.impl.common.DataSetExport;
+import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -120,6 +121,7 @@ final class SharedTrainingDriver {
                     master.getIsCollectTrainingStats(), master.isEncodingDebugMode(),
                     master.getDebugLongerIterations()));
 
+            JobDescriptions.part(sc, "gradient-sharing workers");
             List<SharedWorkerResult> results = data.mapPartitionsWithIndex(new SharedTrainingWorker(spec), false)
                     .collect();
 
