@@ -3,7 +3,8 @@
 //! `serve` reads one command per line on stdin and answers one JSON object per line on stdout;
 //! `bench/python/run_bench.py` drives it so that ferrodl and the Python peers are measured
 //! interleaved in one run. The other subcommands are for development (threshold choice, the
-//! matrixmultiply-threading comparison, the step profile) and print human-readable tables.
+//! matrixmultiply-threading comparison, the engine pool against rayon, the step profile) and print
+//! human-readable tables.
 //!
 //! Commands of `serve`:
 //! * `threads N` — `ferrodl_tensor::set_num_threads(N)` (0: default); answers the count in force.
@@ -24,6 +25,7 @@
 
 mod lenet;
 mod mlp;
+mod pool_vs_rayon;
 mod profile;
 mod subnormal;
 
@@ -265,6 +267,7 @@ fn main() {
         Some("serve") => serve(),
         Some("gemm-threshold") => gemm_threshold(),
         Some("helpers") => helpers(),
+        Some("pool-vs-rayon") => pool_vs_rayon::run(),
         Some("gemm") => {
             // gemm N [SECS] [ROUNDS]: quick look from the shell
             let n: usize = args.get(2).map_or(1024, |s| s.parse().unwrap());
@@ -316,7 +319,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
             std::process::exit(2);
         }
     }

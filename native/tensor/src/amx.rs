@@ -887,11 +887,101 @@ mod tests {
         assert_eq!(split(0.0), (0, 0, 0));
         assert_eq!(split(-0.0).0, 0x8000);
     }
+
+    /// Each part is the round-to-nearest-even bf16 of what the parts before it left, as the
+    /// `half` crate (an independent implementation) converts it; `split` does the same with bit
+    /// operations because `half::bf16::from_f32` is about 2x slower in the packing loop
+    /// (`speed::split_speed_vs_half`). Values whose `h` would overflow are the documented exception.
+    #[test]
+    fn split_rounds_like_half_bf16() {
+        use half::bf16;
+        let mut rng = crate::Rng::new(11);
+        let mut checked = 0;
+        for i in 0..200_000 {
+            let x = if i % 2 == 0 {
+                (rng.next_gaussian() * 2f64.powi((rng.below(60) as i32) - 30)) as f32
+            } else {
+                f32::from_bits(rng.next_u64() as u32)
+            };
+            let h = bf16::from_f32(x);
+            if x.is_finite() && h.is_infinite() {
+                continue; // truncated instead (split_edge_values)
+            }
+            let (sh, sm, sl) = split(x);
+            if x.is_nan() {
+                assert!(bf16::from_bits(sh).is_nan() && sm == 0 && sl == 0, "{:#x}", x.to_bits());
+                continue;
+            }
+            let r1 = if x.is_finite() { x - h.to_f32() } else { 0.0 };
+            let m = bf16::from_f32(r1);
+            let l = bf16::from_f32(r1 - m.to_f32());
+            assert_eq!(
+                (sh, sm, sl),
+                (h.to_bits(), m.to_bits(), l.to_bits()),
+                "{x:e} ({:#x})",
+                x.to_bits()
+            );
+            checked += 1;
+        }
+        assert!(checked > 190_000, "{checked}");
+    }
 }
 
 #[cfg(test)]
 mod speed {
     use super::*;
+
+    /// Splitting one tile (512 values) with `split` against the same split written with
+    /// `half::bf16` conversions (ns per value). Run with
+    /// `cargo test --release -p ferrodl-tensor split_speed_vs_half -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "measurement for docs/GEMM.md, asserts nothing; run with --ignored --nocapture"]
+    fn split_speed_vs_half() {
+        use half::bf16;
+        fn split_half(x: f32) -> (u16, u16, u16) {
+            let mut h = bf16::from_f32(x);
+            if h.is_infinite() && x.is_finite() {
+                h = bf16::from_bits((x.to_bits() >> 16) as u16);
+            }
+            let r1 = if x.is_finite() { x - h.to_f32() } else { 0.0 };
+            let m = bf16::from_f32(r1);
+            let l = bf16::from_f32(r1 - m.to_f32());
+            (h.to_bits(), m.to_bits(), l.to_bits())
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+        unsafe fn tile_with<F: Fn(f32) -> (u16, u16, u16)>(f: F, src: &[f32; TILE], out: &mut [u16]) {
+            let (h, rest) = out.split_at_mut(TILE);
+            let (m, l) = rest.split_at_mut(TILE);
+            for i in 0..TILE {
+                (h[i], m[i], l[i]) = f(src[i]);
+            }
+        }
+        if !std::arch::is_x86_feature_detected!("avx512bw") {
+            return;
+        }
+        let mut src = [0f32; TILE];
+        crate::Rng::new(5).fill_uniform(&mut src, -4.0, 4.0);
+        let mut out = vec![0u16; 3 * TILE];
+        let reps = 100_000;
+        let mut time = |name: &str, run: &dyn Fn(&mut [u16])| {
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                run(&mut out);
+                std::hint::black_box(&out);
+            }
+            let ns = t.elapsed().as_secs_f64() * 1e9 / (reps * TILE) as f64;
+            println!("split with {name}: {ns:.2} ns/value");
+        };
+        for _ in 0..3 {
+            // each call monomorphised (inlined split), as in split_tile
+            time("bit operations", &|o| unsafe {
+                tile_with(split, std::hint::black_box(&src), o)
+            });
+            time("half::bf16", &|o| unsafe {
+                tile_with(split_half, std::hint::black_box(&src), o)
+            });
+        }
+    }
 
     /// Packing speed (ns per element) for B as stored and transposed, and for A.
     #[test]
