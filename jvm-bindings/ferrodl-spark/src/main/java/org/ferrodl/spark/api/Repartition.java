@@ -1,17 +1,21 @@
 package org.ferrodl.spark.api;
 
 /**
- * When the training master redistributes DataSet objects among workers before training.
+ * When a training master redistributes the objects of each split among its workers before
+ * training (how: {@link RepartitionStrategy}).
  * <ul>
- *   <li>{@link #Always} (default): objects are shuffled with the master's seed and dealt into equal
- *       shares, so every worker gets exactly {@code batchSizePerWorker × averagingFrequency} examples
- *       per split whenever the counts divide.</li>
- *   <li>{@link #Never}: the RDD's order is kept (no shuffle); shares are contiguous runs of objects in
- *       that order, with the same exact sizes. One worker then sees the data exactly as local training
- *       would.</li>
+ *   <li>{@link #Always} (default): every split is redistributed over {@code numWorkers} workers.</li>
+ *   <li>{@link #NumPartitionsWorkersDiffers}: only when the RDD's number of partitions differs from
+ *       the number of workers; otherwise as {@link #Never}.</li>
+ *   <li>{@link #Never}: objects stay in their partition: each partition of the RDD is one worker
+ *       (so the number of workers is the number of partitions), and a split takes from every
+ *       partition the objects whose positions fall into it.</li>
  * </ul>
+ * In every case a worker trains on its objects in their RDD order (or in the order of the seeded
+ * shuffle when the master has an {@code rngSeed}).
  */
 public enum Repartition {
     Always,
+    NumPartitionsWorkersDiffers,
     Never
 }

@@ -38,11 +38,11 @@ public final class DataSetExport {
 
     /**
      * Writes every DataSet of {@code data} under {@code base/fitId} and returns the RDD of their
-     * paths (one partition per input partition).
+     * paths: partition {@code p} holds the files of input partition {@code p}, in order.
      */
     public static JavaRDD<String> export(JavaSparkContext sc, JavaRDD<DataSet> data, String base, String fitId) {
         String dir = new Path(base, fitId).toString();
-        JavaRDD<String> paths = data.mapPartitionsWithIndex((partition, it) -> {
+        JavaRDD<List<String>> paths = data.mapPartitionsWithIndex((partition, it) -> {
             List<String> written = new ArrayList<>();
             Path folder = new Path(dir);
             FileSystem fs = folder.getFileSystem(new Configuration());
@@ -55,11 +55,14 @@ public final class DataSetExport {
                 }
                 written.add(file.toString());
             }
-            return written.iterator();
+            return Collections.singletonList(written).iterator();
         }, true);
-        List<String> all = paths.collect();
+        List<List<String>> byPartition = paths.collect();
+        List<String> all = new ArrayList<>();
+        byPartition.forEach(all::addAll);
         checkVisibleFromDriver(sc, dir, all);
-        return sc.parallelize(all, Math.max(1, paths.getNumPartitions()));
+        // one list per slice: partition p of the result holds the files of input partition p, in order
+        return sc.parallelize(byPartition, Math.max(1, byPartition.size())).flatMap(List::iterator);
     }
 
     private static void checkVisibleFromDriver(JavaSparkContext sc, String dir, List<String> files) {

@@ -3,51 +3,88 @@ package org.ferrodl.spark.impl.paramavg;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 import org.apache.spark.Partitioner;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.Function;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.storage.StorageLevel;
+import org.ferrodl.core.loader.DataSetLoader;
+import org.ferrodl.core.loader.impl.SerializedDataSetLoader;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.Repartition;
 import org.ferrodl.spark.api.RepartitionStrategy;
 import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
-import org.ferrodl.spark.impl.common.MasterSerde;
+import org.ferrodl.spark.impl.common.DataSetExport;
+import org.ferrodl.spark.impl.common.HadoopConf;
 import org.ferrodl.spark.impl.common.JobDescriptions;
+import org.ferrodl.spark.impl.common.LoadFunctions;
+import org.ferrodl.spark.impl.common.MasterSerde;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.StorageLevels;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 
 /**
  * Synchronous data-parallel training by parameter averaging.
  *
- * <p>The DataSet objects of a fit are dealt into splits of
- * {@code numWorkers × batchSizePerWorker × averagingFrequency} examples (counted with
- * {@code rddDataSetNumExamples} examples per object). In each split every worker starts from the
- * driver's parameters (and updater state when {@code saveUpdater}), fits up to
- * {@code averagingFrequency} minibatches of exactly {@code batchSizePerWorker} examples, and the
- * workers' parameters (and updater states) are summed with {@code treeAggregate(depth =
- * aggregationDepth)} and divided by the number of workers that trained. The iteration counter grows
- * by the minibatches each worker fitted, the epoch counter by one per fit call, and the network's
- * score is the mean of the workers' last minibatch scores of the last split.
+ * <h2>Data flow of one fit</h2>
+ * <ol>
+ *   <li>With {@link RDDTrainingApproach#Export} (default) the DataSets are first written to
+ *       {@code <exportDirectory>/<unique id>/} (default base {@code ${hadoop.tmp.dir}/ferrodl}) and
+ *       training deals the file paths (persisted with {@code storageLevelStreams}); workers read
+ *       their files. The directory is deleted when the fit ends. With {@link RDDTrainingApproach#Direct}
+ *       the DataSets themselves are dealt (persisted with {@code storageLevel}). {@code fit(String)}
+ *       and {@code fitPaths} deal the given paths the same way.</li>
+ *   <li>Every object gets a position: its index in RDD order, or, when {@code rngSeed} is set, its
+ *       index in a shuffle seeded with {@code rngSeed + epoch} (so epochs see different orders, and
+ *       any fit with a seed is repeatable). Without a seed nothing is random: a fit is repeatable
+ *       and one worker trains exactly as local training on the RDD in order.</li>
+ *   <li>Positions are cut into splits of {@code numWorkers × batchSizePerWorker × averagingFrequency}
+ *       examples (counted with {@code rddDataSetNumExamples} per object); within a split objects go
+ *       to workers as {@link Repartition} and {@link RepartitionStrategy} say.</li>
+ *   <li>In each split every worker starts from the driver's parameters (and updater state when
+ *       {@code saveUpdater}), fits its objects in position order in minibatches of exactly
+ *       {@code batchSizePerWorker} examples ({@code averagingFrequency} of them with balanced
+ *       shares), running the training
+ *       hooks and listeners around each; the results are summed with
+ *       {@code treeAggregate(depth = aggregationDepth)} and divided by the number of workers that
+ *       trained.</li>
+ * </ol>
+ * The iteration counter grows by the minibatches each worker fitted, the epoch counter by one per
+ * fit, and the network's score is the mean of the workers' last minibatch scores of the last split.
  *
- * <p>Instances are immutable configuration plus the statistics of the last fit; they round-trip
- * through {@link #toJson()} / {@link #fromJson(String)} and YAML.
+ * <p><b>Difference from the reference:</b> without {@code rngSeed} the reference splits randomly
+ * (a different random seed each fit); ferrodl keeps RDD order unless a seed asks for a shuffle, so
+ * default fits are repeatable.
+ *
+ * <p>Instances are configuration plus the statistics of the last fit; they round-trip through
+ * {@link #toJson()} / {@link #fromJson(String)} and YAML.
  */
 @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.ANY, getterVisibility = JsonAutoDetect.Visibility.NONE,
         isGetterVisibility = JsonAutoDetect.Visibility.NONE, setterVisibility = JsonAutoDetect.Visibility.NONE)
 @JsonInclude(JsonInclude.Include.ALWAYS)
 public class ParameterAveragingTrainingMaster implements TrainingMaster {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(ParameterAveragingTrainingMaster.class);
 
     private Integer numWorkers;
     private int rddDataSetNumExamples;
@@ -59,8 +96,12 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
     private Repartition repartition = Repartition.Always;
     private RepartitionStrategy repartitionStrategy = RepartitionStrategy.Balanced;
     private String storageLevel = "MEMORY_ONLY_SER";
+    private String storageLevelStreams = "MEMORY_ONLY";
+    private RDDTrainingApproach rddTrainingApproach = RDDTrainingApproach.Export;
+    private String exportDirectory;
     private Long rngSeed;
     private boolean collectTrainingStats;
+    private List<TrainingHook> trainingHooks = new ArrayList<>();
 
     @JsonIgnore
     private transient SparkTrainingStats lastStats;
@@ -80,8 +121,12 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         this.repartition = b.repartition;
         this.repartitionStrategy = b.repartitionStrategy;
         this.storageLevel = StorageLevels.name(b.storageLevel);
+        this.storageLevelStreams = StorageLevels.name(b.storageLevelStreams);
+        this.rddTrainingApproach = b.rddTrainingApproach;
+        this.exportDirectory = b.exportDirectory;
         this.rngSeed = b.rngSeed;
         this.collectTrainingStats = b.collectTrainingStats;
+        this.trainingHooks = new ArrayList<>(b.trainingHooks);
     }
 
     // ---------------------------------------------------------------------------------- training
@@ -89,14 +134,65 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
     @Override
     public void executeTraining(SparkDl4jMultiLayer sparkNetwork, JavaRDD<DataSet> trainingData) {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
-        MultiLayerNetwork network = sparkNetwork.getNetwork();
-        int workers = numWorkers != null ? numWorkers : sc.defaultParallelism();
-        if (workers <= 0) {
-            throw new DL4JInvalidConfigException("numWorkers must be positive, got " + workers);
+        if (rddTrainingApproach == RDDTrainingApproach.Direct) {
+            train(sparkNetwork, trainingData, null, StorageLevels.fromName(storageLevel));
+            return;
         }
+        String base = exportDirectory != null ? exportDirectory : DataSetExport.defaultBaseDirectory(sc);
+        String fitId = "paramavg-" + UUID.randomUUID();
+        try {
+            JobDescriptions.part(sc, "exporting DataSet objects");
+            JavaRDD<String> paths = DataSetExport.export(sc, trainingData, base, fitId);
+            executeTrainingPaths(sparkNetwork, paths, new SerializedDataSetLoader());
+        } finally {
+            for (String problem : DataSetExport.delete(sc, base, fitId)) {
+                LOG.warn("ParameterAveragingTrainingMaster: {}", problem);
+            }
+        }
+    }
+
+    @Override
+    public void executeTrainingPaths(SparkDl4jMultiLayer sparkNetwork, JavaRDD<String> paths, DataSetLoader loader) {
+        train(sparkNetwork, paths, LoadFunctions.loading(loader, HadoopConf.of(sparkNetwork.getSparkContext())),
+                StorageLevels.fromName(storageLevelStreams));
+    }
+
+    /** Whether objects stay in their RDD partition (one worker per partition) for this RDD. */
+    private boolean keepsPartitions(int rddPartitions, int workers) {
+        return repartition == Repartition.Never
+                || (repartition == Repartition.NumPartitionsWorkersDiffers && rddPartitions == workers);
+    }
+
+    /**
+     * Trains on the objects of {@code items}: DataSets ({@code loader == null}) or references that
+     * {@code loader} turns into DataSets on the workers.
+     */
+    private <T> void train(SparkDl4jMultiLayer sparkNetwork, JavaRDD<T> items, Function<T, DataSet> loader,
+                           StorageLevel level) {
+        JavaSparkContext sc = sparkNetwork.getSparkContext();
+        MultiLayerNetwork network = sparkNetwork.getNetwork();
+        int configuredWorkers = numWorkers != null ? numWorkers : sc.defaultParallelism();
+        if (configuredWorkers <= 0) {
+            throw new DL4JInvalidConfigException("numWorkers must be positive, got " + configuredWorkers);
+        }
+        int rddPartitions = items.getNumPartitions();
+        boolean keep = keepsPartitions(rddPartitions, configuredWorkers);
+        int workers = keep ? rddPartitions : configuredWorkers;
 
         JobDescriptions.part(sc, "counting DataSet objects");
-        JavaPairRDD<DataSet, Long> indexed = trainingData.zipWithIndex();
+        JavaPairRDD<Tuple2<Integer, T>, Long> indexed = items
+                .mapPartitionsWithIndex((p, it) -> new java.util.Iterator<Tuple2<Integer, T>>() {
+                    @Override
+                    public boolean hasNext() {
+                        return it.hasNext();
+                    }
+
+                    @Override
+                    public Tuple2<Integer, T> next() {
+                        return new Tuple2<>(p, it.next());
+                    }
+                }, true)
+                .zipWithIndex();
         long numObjects = indexed.count();
         if (numObjects == 0) {
             throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 DataSet objects)");
@@ -108,19 +204,18 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         int objectsPerWorker = Math.max(1, batchSizePerWorker * averagingFrequency / rddDataSetNumExamples);
         BalancedSplitter splitter = new BalancedSplitter(numObjects, workers, objectsPerWorker);
 
-        long seed = rngSeed != null ? rngSeed : System.nanoTime();
-        Broadcast<int[]> positions = repartition == Repartition.Always
-                ? sc.broadcast(BalancedSplitter.shuffledPositions((int) numObjects, seed + network.getEpochCount()))
-                : null;
-        JavaPairRDD<Long, DataSet> positioned = indexed.mapToPair(t -> new Tuple2<>(
-                positions == null ? t._2() : (long) positions.value()[t._2().intValue()], t._1()));
-        StorageLevel level = StorageLevels.fromName(storageLevel);
+        Broadcast<int[]> shuffle = rngSeed == null ? null
+                : sc.broadcast(BalancedSplitter.shuffledPositions((int) numObjects, rngSeed + network.getEpochCount()));
+        JavaPairRDD<Placed, T> positioned = indexed.mapToPair(t -> new Tuple2<>(new Placed(
+                shuffle == null ? t._2() : shuffle.value()[t._2().intValue()], t._1()._1()), t._1()._2()));
         if (level != null && !level.equals(StorageLevel.NONE())) {
             positioned = positioned.persist(level);
         }
 
         SparkTrainingStats stats = collectTrainingStats ? new SparkTrainingStats() : null;
-        Partitioner byWorker = new WorkerPartitioner(splitter, workers);
+        Partitioner byWorker = keep ? new PartitionKeeper(workers) : new WorkerPartitioner(splitter, workers);
+        boolean sparkDefault = !keep && repartitionStrategy == RepartitionStrategy.SparkDefault;
+        List<TrainingHook> hooks = List.copyOf(trainingHooks);
         double score = Double.NaN;
         try {
             for (int split = 0; split < splitter.numSplits(); split++) {
@@ -128,11 +223,12 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
                 final int s = split;
                 JobDescriptions.part(sc, "split " + (split + 1) + "/" + splitter.numSplits());
                 Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, saveUpdater));
-                JavaRDD<AveragingAggregate> results = positioned
-                        .filter(p -> splitter.splitOf(p._1()) == s)
-                        .partitionBy(byWorker)
-                        .mapPartitionsWithIndex(new ParameterAveragingWorker(snapshot, batchSizePerWorker,
-                                averagingFrequency, prefetchNumBatches, s, saveUpdater, collectTrainingStats), true);
+                JavaPairRDD<Placed, T> share = positioned.filter(p -> splitter.splitOf(p._1().position()) == s);
+                share = sparkDefault ? share.repartition(workers) : share.partitionBy(byWorker);
+                JavaRDD<AveragingAggregate> results = share.mapPartitionsWithIndex(
+                        new ParameterAveragingWorker<>(snapshot, loader, batchSizePerWorker, prefetchNumBatches,
+                                s, saveUpdater, collectTrainingStats, hooks,
+                                sparkNetwork.getListeners()), true);
                 AveragingAggregate sum = results.treeAggregate(AveragingAggregate.empty(),
                         AveragingAggregate::add, AveragingAggregate::add, aggregationDepth);
                 snapshot.destroy();
@@ -153,8 +249,8 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
             }
         } finally {
             positioned.unpersist(false);
-            if (positions != null) {
-                positions.destroy();
+            if (shuffle != null) {
+                shuffle.destroy();
             }
         }
         network.setEpochCount(network.getEpochCount() + 1);
@@ -162,7 +258,7 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         lastStats = stats;
     }
 
-    /** Sends each position to the worker that owns it in its split. */
+    /** Balanced: each position to the worker that owns it in its split. */
     static final class WorkerPartitioner extends Partitioner {
         private static final long serialVersionUID = 1L;
         private final BalancedSplitter splitter;
@@ -180,7 +276,7 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
 
         @Override
         public int getPartition(Object key) {
-            return splitter.workerOf((Long) key);
+            return splitter.workerOf(((Placed) key).position());
         }
 
         @Override
@@ -194,12 +290,60 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         }
     }
 
+    /** Partitions kept: each object to the worker of the RDD partition it came from. */
+    static final class PartitionKeeper extends Partitioner {
+        private static final long serialVersionUID = 1L;
+        private final int partitions;
+
+        PartitionKeeper(int partitions) {
+            this.partitions = partitions;
+        }
+
+        @Override
+        public int numPartitions() {
+            return partitions;
+        }
+
+        @Override
+        public int getPartition(Object key) {
+            return ((Placed) key).partition();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PartitionKeeper k && k.partitions == partitions;
+        }
+
+        @Override
+        public int hashCode() {
+            return partitions;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------ hooks
+
+    /** Adds a hook run on every worker around each minibatch update (see {@link TrainingHook}). */
+    public void addHook(TrainingHook trainingHook) {
+        trainingHooks.add(Objects.requireNonNull(trainingHook, "trainingHook"));
+    }
+
+    /** Removes a hook (the first equal one); does nothing when it is not present. */
+    public void removeHook(TrainingHook trainingHook) {
+        trainingHooks.remove(trainingHook);
+    }
+
+    /** The hooks, in call order (read-only). */
+    public List<TrainingHook> getTrainingHooks() {
+        return Collections.unmodifiableList(trainingHooks);
+    }
+
     // ------------------------------------------------------------------------- configuration API
 
     public Integer getNumWorkers() {
         return numWorkers;
     }
 
+    @Override
     public int getRddDataSetNumExamples() {
         return rddDataSetNumExamples;
     }
@@ -234,6 +378,19 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
 
     public StorageLevel getStorageLevel() {
         return StorageLevels.fromName(storageLevel);
+    }
+
+    public StorageLevel getStorageLevelStreams() {
+        return StorageLevels.fromName(storageLevelStreams);
+    }
+
+    public RDDTrainingApproach getRddTrainingApproach() {
+        return rddTrainingApproach;
+    }
+
+    /** Base directory of the Export approach; null: {@code ${hadoop.tmp.dir}/ferrodl}. */
+    public String getExportDirectory() {
+        return exportDirectory;
     }
 
     public Long getRngSeed() {
@@ -282,7 +439,20 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         Builder.check(averagingFrequency > 0, "averagingFrequency", averagingFrequency);
         Builder.check(aggregationDepth > 0, "aggregationDepth", aggregationDepth);
         Builder.check(prefetchNumBatches >= 0, "workerPrefetchNumBatches", prefetchNumBatches);
+        for (Object[] o : new Object[][] {{"repartition", repartition}, {"repartitionStrategy", repartitionStrategy},
+                {"rddTrainingApproach", rddTrainingApproach}, {"storageLevelStreams", storageLevelStreams}}) {
+            if (o[1] == null) {
+                throw new DL4JInvalidConfigException("ParameterAveragingTrainingMaster option " + o[0]
+                        + " must not be null");
+            }
+        }
+        if (trainingHooks == null || trainingHooks.contains(null)) {
+            throw new DL4JInvalidConfigException("ParameterAveragingTrainingMaster trainingHooks must be a list of "
+                    + "hooks without nulls");
+        }
+        trainingHooks = new ArrayList<>(trainingHooks);
         StorageLevels.fromName(storageLevel);
+        StorageLevels.fromName(storageLevelStreams);
         return this;
     }
 
@@ -296,14 +466,18 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
                 && aggregationDepth == m.aggregationDepth && saveUpdater == m.saveUpdater
                 && prefetchNumBatches == m.prefetchNumBatches && repartition == m.repartition
                 && repartitionStrategy == m.repartitionStrategy && Objects.equals(storageLevel, m.storageLevel)
-                && Objects.equals(rngSeed, m.rngSeed) && collectTrainingStats == m.collectTrainingStats;
+                && Objects.equals(storageLevelStreams, m.storageLevelStreams)
+                && rddTrainingApproach == m.rddTrainingApproach && Objects.equals(exportDirectory, m.exportDirectory)
+                && Objects.equals(rngSeed, m.rngSeed) && collectTrainingStats == m.collectTrainingStats
+                && Objects.equals(trainingHooks, m.trainingHooks);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(numWorkers, rddDataSetNumExamples, batchSizePerWorker, averagingFrequency,
                 aggregationDepth, saveUpdater, prefetchNumBatches, repartition, repartitionStrategy, storageLevel,
-                rngSeed, collectTrainingStats);
+                storageLevelStreams, rddTrainingApproach, exportDirectory, rngSeed, collectTrainingStats,
+                trainingHooks);
     }
 
     @Override
@@ -323,8 +497,12 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         private Repartition repartition = Repartition.Always;
         private RepartitionStrategy repartitionStrategy = RepartitionStrategy.Balanced;
         private StorageLevel storageLevel = StorageLevel.MEMORY_ONLY_SER();
+        private StorageLevel storageLevelStreams = StorageLevel.MEMORY_ONLY();
+        private RDDTrainingApproach rddTrainingApproach = RDDTrainingApproach.Export;
+        private String exportDirectory;
         private Long rngSeed;
         private boolean collectTrainingStats;
+        private final List<TrainingHook> trainingHooks = new ArrayList<>();
 
         /**
          * Number of workers = Spark's default parallelism at fit time.
@@ -395,20 +573,54 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
             return this;
         }
 
-        /** How to redistribute data (default and only strategy: {@link RepartitionStrategy#Balanced}). */
+        /** How to redistribute data (default {@link RepartitionStrategy#Balanced}). */
         public Builder repartitionStrategy(RepartitionStrategy repartitionStrategy) {
             this.repartitionStrategy = Objects.requireNonNull(repartitionStrategy, "repartitionStrategy");
             return this;
         }
 
-        /** Storage level of the positioned training RDD (default MEMORY_ONLY_SER; null: no persistence). */
+        /**
+         * Storage level of the dealt DataSets with {@link RDDTrainingApproach#Direct} (default
+         * MEMORY_ONLY_SER; null: no persistence).
+         */
         public Builder storageLevel(StorageLevel storageLevel) {
             StorageLevels.name(storageLevel); // refuses levels without a constant name, early
             this.storageLevel = storageLevel;
             return this;
         }
 
-        /** Seed of the shuffle that deals data to workers (default: a random seed per fit). */
+        /**
+         * Storage level of the dealt paths when training from files ({@code fit(String)},
+         * {@code fitPaths}, the Export approach); default MEMORY_ONLY.
+         */
+        public Builder storageLevelStreams(StorageLevel storageLevelStreams) {
+            Objects.requireNonNull(storageLevelStreams, "storageLevelStreams");
+            StorageLevels.name(storageLevelStreams);
+            this.storageLevelStreams = storageLevelStreams;
+            return this;
+        }
+
+        /** How an {@code RDD<DataSet>} is consumed (default {@link RDDTrainingApproach#Export}). */
+        public Builder rddTrainingApproach(RDDTrainingApproach rddTrainingApproach) {
+            this.rddTrainingApproach = Objects.requireNonNull(rddTrainingApproach, "rddTrainingApproach");
+            return this;
+        }
+
+        /**
+         * Base directory of the Export approach, shared by driver and executors (for example an
+         * {@code hdfs://} URI); each fit writes to {@code <exportDirectory>/<unique id>/} and deletes
+         * it afterwards. Default null: {@code ${hadoop.tmp.dir}/ferrodl}.
+         */
+        public Builder exportDirectory(String exportDirectory) {
+            if (exportDirectory != null && exportDirectory.isBlank()) {
+                throw new DL4JInvalidConfigException("ParameterAveragingTrainingMaster option exportDirectory must "
+                        + "not be blank (use null for the default)");
+            }
+            this.exportDirectory = exportDirectory;
+            return this;
+        }
+
+        /** Seed of the shuffle that orders the data before it is dealt (default: no shuffle, RDD order). */
         public Builder rngSeed(long rngSeed) {
             this.rngSeed = rngSeed;
             return this;
@@ -418,6 +630,19 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         public Builder collectTrainingStats(boolean collectTrainingStats) {
             this.collectTrainingStats = collectTrainingStats;
             return this;
+        }
+
+        /** Adds hooks run on every worker around each minibatch update. */
+        public Builder trainingHooks(Collection<TrainingHook> trainingHooks) {
+            for (TrainingHook h : Objects.requireNonNull(trainingHooks, "trainingHooks")) {
+                this.trainingHooks.add(Objects.requireNonNull(h, "training hook"));
+            }
+            return this;
+        }
+
+        /** Adds hooks run on every worker around each minibatch update. */
+        public Builder trainingHooks(TrainingHook... hooks) {
+            return trainingHooks(Arrays.asList(Objects.requireNonNull(hooks, "hooks")));
         }
 
         public ParameterAveragingTrainingMaster build() {

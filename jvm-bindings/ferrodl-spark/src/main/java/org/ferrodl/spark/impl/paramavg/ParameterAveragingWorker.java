@@ -1,84 +1,122 @@
 package org.ferrodl.spark.impl.paramavg;
 
-import org.ferrodl.spark.impl.common.TaskThreads;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.function.Function;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.broadcast.Broadcast;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.optimize.api.TrainingListener;
 import org.ferrodl.spark.api.SparkTrainingStats.WorkerStats;
+import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.impl.common.BatchAssembler;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.PrefetchingIterator;
+import org.ferrodl.spark.impl.common.TaskThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 
 /**
  * The executor side of one parameter-averaging split: rebuilds the network from the broadcast
- * snapshot, fits up to {@code averagingFrequency} minibatches of exactly {@code batchSizePerWorker}
- * examples from this partition's share (in position order), and returns its parameters. An empty
- * share returns nothing, so empty partitions never disturb the average. The native network is
- * closed before the task ends, whatever happens.
+ * snapshot, fits minibatches of exactly {@code batchSizePerWorker} examples (the last may be
+ * smaller) from all of this partition's share (with balanced shares and accurate
+ * {@code rddDataSetNumExamples} that is {@code averagingFrequency} minibatches; a kept RDD
+ * partition may hold more or fewer) (in position order; objects that are paths are loaded one
+ * at a time as the minibatches need them), runs the hooks around each update, and returns its
+ * parameters. An empty share returns nothing, so empty partitions never disturb the average. The
+ * native network is closed before the task ends, whatever happens.
+ *
+ * @param <T> DataSet, or a reference that {@code loader} turns into one
  */
-final class ParameterAveragingWorker
-        implements Function2<Integer, Iterator<Tuple2<Long, DataSet>>, Iterator<AveragingAggregate>> {
+final class ParameterAveragingWorker<T>
+        implements Function2<Integer, Iterator<Tuple2<Placed, T>>, Iterator<AveragingAggregate>> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(ParameterAveragingWorker.class);
 
     private final Broadcast<NetworkSnapshot> snapshot;
+    private final Function<T, DataSet> loader;
     private final int batchSizePerWorker;
-    private final int averagingFrequency;
     private final int prefetchNumBatches;
     private final int split;
     private final boolean returnUpdater;
     private final boolean collectStats;
+    private final List<TrainingHook> hooks;
+    private final List<TrainingListener> listeners;
 
-    ParameterAveragingWorker(Broadcast<NetworkSnapshot> snapshot, int batchSizePerWorker, int averagingFrequency,
-                             int prefetchNumBatches, int split, boolean returnUpdater, boolean collectStats) {
+    ParameterAveragingWorker(Broadcast<NetworkSnapshot> snapshot, Function<T, DataSet> loader, int batchSizePerWorker,
+                             int prefetchNumBatches, int split, boolean returnUpdater,
+                             boolean collectStats, List<TrainingHook> hooks, List<TrainingListener> listeners) {
         this.snapshot = snapshot;
+        this.loader = loader;
         this.batchSizePerWorker = batchSizePerWorker;
-        this.averagingFrequency = averagingFrequency;
         this.prefetchNumBatches = prefetchNumBatches;
         this.split = split;
         this.returnUpdater = returnUpdater;
         this.collectStats = collectStats;
+        this.hooks = new ArrayList<>(hooks);
+        this.listeners = new ArrayList<>(listeners);
     }
 
     @Override
-    public Iterator<AveragingAggregate> call(Integer partition, Iterator<Tuple2<Long, DataSet>> share) {
+    public Iterator<AveragingAggregate> call(Integer partition, Iterator<Tuple2<Placed, T>> share) {
         TaskThreads.configure(1);
-        // partitionBy does not keep order inside a partition: restore the position order.
-        List<Tuple2<Long, DataSet>> items = new ArrayList<>();
+        // a shuffle does not keep order inside a partition: restore the position order.
+        List<Tuple2<Placed, T>> items = new ArrayList<>();
         share.forEachRemaining(items::add);
         if (items.isEmpty()) {
             return Collections.emptyIterator();
         }
-        items.sort(Comparator.comparing(Tuple2::_1));
-        List<DataSet> data = new ArrayList<>(items.size());
-        for (Tuple2<Long, DataSet> t : items) {
-            data.add(t._2());
-        }
+        items.sort(Comparator.comparingLong(t -> t._1().position()));
+        Iterator<Tuple2<Placed, T>> ordered = items.iterator();
+        Iterator<DataSet> data = new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return ordered.hasNext();
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public DataSet next() {
+                T item = ordered.next()._2();
+                try {
+                    return loader == null ? (DataSet) item : loader.call(item);
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("cannot load " + item + ": " + e.getMessage(), e);
+                }
+            }
+        };
 
         long start = System.currentTimeMillis();
-        Iterator<DataSet> batches = new BatchAssembler(data.iterator(), batchSizePerWorker);
+        Iterator<DataSet> batches = new BatchAssembler(data, batchSizePerWorker);
         PrefetchingIterator<DataSet> prefetch = prefetchNumBatches > 0
                 ? new PrefetchingIterator<>(batches, prefetchNumBatches, "ferrodl-prefetch-p" + partition) : null;
         if (prefetch != null) {
             batches = prefetch;
         }
         try (MultiLayerNetwork net = snapshot.value().restore()) {
+            if (!listeners.isEmpty()) {
+                net.setListeners(listeners);
+            }
             int minibatches = 0;
             long examples = 0;
             double lastScore = Double.NaN;
-            while (minibatches < averagingFrequency && batches.hasNext()) {
+            while (batches.hasNext()) {
                 DataSet batch = batches.next();
+                for (TrainingHook h : hooks) {
+                    h.preUpdate(batch, net);
+                }
                 net.fit(batch);
+                for (TrainingHook h : hooks) {
+                    h.postUpdate(batch, net);
+                }
                 lastScore = net.score();
                 examples += batch.numExamples();
                 minibatches++;
