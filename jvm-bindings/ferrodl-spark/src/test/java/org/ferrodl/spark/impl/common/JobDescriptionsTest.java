@@ -70,7 +70,7 @@ class JobDescriptionsTest {
             d.await("the user's own jobs");
             assertTrue(d.seen.stream().filter(s -> s.startsWith("ferrodl fit"))
                     .allMatch(s -> s.matches("ferrodl fit \\d+ \\(epoch [01], ParameterAveragingTrainingMaster\\)"
-                            + "(: (split [1-4]/4|counting DataSet objects))?")), d.seen.toString());
+                            + "(: (split [1-4]/4|counting DataSet objects|exporting DataSet objects))?")), d.seen.toString());
 
             SharedTrainingMaster shared = new SharedTrainingMaster.Builder(4).batchSizePerWorker(4).rngSeed(1).build();
             new SparkDl4jMultiLayer(sc, SparkTestSupport.conf(new Sgd(0.1), 0), shared).fit(data);
