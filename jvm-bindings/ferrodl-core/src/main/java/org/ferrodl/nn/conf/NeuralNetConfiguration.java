@@ -349,6 +349,26 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
             return lb;
         }
 
+        /**
+         * A builder for a computation graph (named inputs, layers and vertices, outputs) with these
+         * global settings.
+         *
+         * @return the graph builder
+         */
+        public ComputationGraphConfiguration.GraphBuilder graphBuilder() {
+            return new ComputationGraphConfiguration.GraphBuilder(this);
+        }
+
+        /** @return the seed set, or a fresh random one (each network gets its own when none is set) */
+        long resolvedSeed() {
+            return seed != null ? seed : ThreadLocalRandom.current().nextLong();
+        }
+
+        /** @return the minibatch mode */
+        boolean isMiniBatch() {
+            return miniBatch;
+        }
+
         @Override
         public Builder clone() {
             try {
@@ -527,8 +547,8 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
                 globals.resolveInto(c);
                 resolved.add(c);
             }
-            long seed = globals.seed != null ? globals.seed : ThreadLocalRandom.current().nextLong();
-            MultiLayerConfiguration conf = new MultiLayerConfiguration(seed, globals.miniBatch, inputType, resolved);
+            MultiLayerConfiguration conf = new MultiLayerConfiguration(globals.resolvedSeed(), globals.miniBatch,
+                    inputType, resolved);
             conf.inferAndValidate();
             return conf;
         }
