@@ -2,6 +2,7 @@ package org.ferrodl.nn.conf;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -13,6 +14,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.ferrodl.exception.DL4JInvalidConfigException;
+import org.ferrodl.exception.NativeStateException;
+import org.ferrodl.jni.NativeConfiguration;
 import org.ferrodl.nn.conf.graph.FrozenVertex;
 import org.ferrodl.nn.conf.graph.GraphVertex;
 import org.ferrodl.nn.conf.graph.LayerVertex;
@@ -187,6 +190,80 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
         return v instanceof LayerVertex ? ((LayerVertex) v).getLayer() : null;
     }
 
+    // ---- validation and types (the engine's rules) ---------------------------------------------
+
+    /**
+     * Checks the whole graph with the engine: names, connections, cycles, network outputs that are
+     * output or loss layers, every vertex's input count and shape rule, every layer's settings.
+     *
+     * @throws DL4JInvalidConfigException naming the vertex ({@code vertex "add" (ElementWiseVertex): ...})
+     */
+    public void validate() {
+        if (iterationCount < 0 || epochCount < 0) {
+            throw new DL4JInvalidConfigException("iterationCount and epochCount must be >= 0, got "
+                    + iterationCount + " and " + epochCount);
+        }
+        NativeConfiguration.resolveGraph(toJson());
+    }
+
+    /** Asks the engine to validate and infer unset sizes, and copies the inferred sizes in. */
+    void resolveWithEngine() {
+        JsonNode resolved = EngineSizes.parse(NativeConfiguration.resolveGraph(toJson())).path("vertices");
+        if (resolved.size() != vertices.size()) {
+            throw new NativeStateException("the engine returned " + resolved.size() + " vertices for "
+                    + vertices.size());
+        }
+        int i = 0;
+        for (GraphVertex v : vertices.values()) {
+            JsonNode ev = resolved.get(i++).path("vertex");
+            while (ev.has("vertex")) {
+                ev = ev.get("vertex");
+            }
+            Layer l = layerOf(v);
+            if (l != null) {
+                EngineSizes.copyInto(l, ev.path("layer"));
+            }
+        }
+    }
+
+    /**
+     * The type of every network input and every vertex's output, for given network input types (the
+     * reference's method; this configuration is not modified).
+     *
+     * @param inputTypes one input type per network input, in order
+     * @return input and vertex names to their activation types, network inputs first, then vertices
+     *     in the order they were added
+     * @throws DL4JInvalidConfigException when the graph does not suit those inputs
+     */
+    public Map<String, InputType> getLayerActivationTypes(InputType... inputTypes) {
+        ComputationGraphConfiguration c = clone();
+        c.networkInputTypes = inputTypes == null ? null : new ArrayList<>(Arrays.asList(inputTypes));
+        c.resolveWithEngine();
+        JsonNode types = EngineSizes.parse(NativeConfiguration.graphTypes(c.toJson()));
+        Map<String, InputType> out = new LinkedHashMap<>();
+        try {
+            for (JsonNode n : types.path("networkInputs")) {
+                out.put(n.get("name").asText(), JsonMappers.getMapper().treeToValue(n.get("type"), InputType.class));
+            }
+            for (JsonNode n : types.path("vertices")) {
+                out.put(n.get("name").asText(), JsonMappers.getMapper().treeToValue(n.get("outputType"),
+                        InputType.class));
+            }
+        } catch (JsonProcessingException | RuntimeException e) {
+            throw new NativeStateException("cannot read the engine's graph types: " + e.getMessage());
+        }
+        return out;
+    }
+
+    /**
+     * @return the type of every network input and vertex output for this configuration's own
+     *     input types ({@code setInputTypes(..)}), or for the sizes its layers declare
+     * @see #getLayerActivationTypes(InputType...)
+     */
+    public Map<String, InputType> getLayerActivationTypes() {
+        return getLayerActivationTypes(networkInputTypes == null ? null : networkInputTypes.toArray(new InputType[0]));
+    }
+
     // ---- JSON / YAML --------------------------------------------------------------------------
 
     /** The serialized form (docs/ARCHITECTURE.md §2.4): vertices as an ordered array. */
@@ -255,7 +332,7 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
      * @param json a document written by {@link #toJson()}
      * @return the configuration
      * @throws DL4JInvalidConfigException for malformed JSON, unknown fields, another format version,
-     *     or a document that cannot describe a graph (missing lists, a vertex name used twice)
+     *     or an invalid graph (the engine's message names the vertex)
      */
     public static ComputationGraphConfiguration fromJson(String json) {
         return read(JsonMappers.getMapper(), json, "JSON");
@@ -312,6 +389,7 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
                 d.networkOutputs, d.inputTypes, vs, ins);
         c.iterationCount = d.iterationCount;
         c.epochCount = d.epochCount;
+        c.validate();
         return c;
     }
 
@@ -674,6 +752,22 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
         /** @return the input types set, or null */
         public List<InputType> getNetworkInputTypes() {
             return networkInputTypes == null ? null : new ArrayList<>(networkInputTypes);
+        }
+
+        /**
+         * Copies the vertices, names every layer after its vertex, fills its unset settings from the
+         * global values, and lets the engine validate the graph and infer every unset {@code nIn}
+         * (from {@link #setInputTypes} and the vertices before it).
+         *
+         * @return the validated configuration
+         * @throws DL4JInvalidConfigException naming the vertex and the problem: a cycle, an unknown
+         *     input name, a duplicate name, a shape mismatch at a merge or element-wise vertex, an
+         *     output that is not an output or loss layer, a layer setting out of range, ...
+         */
+        public ComputationGraphConfiguration build() {
+            ComputationGraphConfiguration c = resolveGlobals();
+            c.resolveWithEngine();
+            return c;
         }
 
         /**

@@ -43,9 +43,9 @@ import org.ferrodl.testutil.SerializationUtil;
 import org.junit.jupiter.api.Test;
 
 /**
- * The graph configuration in Java: builder behaviour, global defaults resolved into each layer,
- * and JSON/YAML/Java/Kryo round trips with every vertex and every vertex option (explicit nIn;
- * the engine's validation is tested where build() calls it).
+ * The graph configuration: builder behaviour, global defaults resolved into each layer, JSON/YAML/
+ * Java/Kryo round trips with every vertex and every vertex option, and build() asking the engine
+ * (nIn inference, bad graphs named by vertex).
  */
 class ComputationGraphConfigurationTest {
 
@@ -75,14 +75,15 @@ class ComputationGraphConfigurationTest {
                 .addVertex("shift", new ShiftVertex(-1.25), "scale")
                 .addVertex("norm", new L2NormalizeVertex(new int[] {1}, 1e-6), "shift")
                 .addVertex("toCnn", new PreprocessorVertex(new FeedForwardToCnnPreProcessor(2, 2, 2)), "norm")
-                .addVertex("reshape", new ReshapeVertex('f', new long[] {-1, 8}, new long[] {-1, 1}), "toCnn")
+                .addVertex("reshape", new ReshapeVertex('c', new long[] {-1, 8}, null), "toCnn")
                 .addVertex("frozen", new FrozenVertex(new LayerVertex(dense(8, 3), null)), "reshape")
-                .addVertex("dist", new L2Vertex(1e-5), "frozen", "d1")
+                .addLayer("d3", dense(6, 3), "d1")
+                .addVertex("dist", new L2Vertex(1e-5), "frozen", "d3")
                 .addLayer("out1", new OutputLayer.Builder(LossFunction.MSE).nIn(3).nOut(3)
                         .activation(Activation.IDENTITY).updater(new Nesterovs(0.1, 0.8)).build(), "frozen")
                 .addLayer("out2", new LossLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).build(), "dist")
                 .setOutputs("out1", "out2")
-                .resolveGlobals();
+                .build();
     }
 
     @Test
@@ -98,7 +99,7 @@ class ComputationGraphConfigurationTest {
         assertEquals("[{\"type\":\"feedForward\",\"size\":4},{\"type\":\"convolutional\",\"height\":3,\"width\":3,"
                 + "\"channels\":2}]", root.get("inputTypes").toString());
         JsonNode vs = root.get("vertices");
-        assertEquals(20, vs.size());
+        assertEquals(21, vs.size());
         // Insertion order (every layer here has one input, so no merge vertex was added).
         assertEquals("d1", vs.get(0).get("name").asText());
         assertEquals(List.of("name", "inputs", "vertex"), iterToList(vs.get(0).fieldNames()));
@@ -122,8 +123,8 @@ class ComputationGraphConfigurationTest {
                 Map.entry("norm", "{\"type\":\"L2NormalizeVertex\",\"dimension\":[1],\"eps\":1.0E-6}"),
                 Map.entry("toCnn", "{\"type\":\"PreprocessorVertex\",\"preProcessor\":{\"type\":"
                         + "\"FeedForwardToCnnPreProcessor\",\"inputHeight\":2,\"inputWidth\":2,\"numChannels\":2}}"),
-                Map.entry("reshape", "{\"type\":\"ReshapeVertex\",\"order\":\"f\",\"newShape\":[-1,8],"
-                        + "\"maskShape\":[-1,1]}"),
+                Map.entry("reshape", "{\"type\":\"ReshapeVertex\",\"order\":\"c\",\"newShape\":[-1,8],"
+                        + "\"maskShape\":null}"),
                 Map.entry("dist", "{\"type\":\"L2Vertex\",\"eps\":1.0E-5}"));
         int seen = 0;
         for (JsonNode v : vs) {
@@ -140,9 +141,9 @@ class ComputationGraphConfigurationTest {
         assertEquals("LayerVertex", frozen.get("vertex").get("vertex").get("type").asText());
         assertEquals("frozen", frozen.get("vertex").get("vertex").get("layer").get("name").asText(),
                 "a frozen layer is named after its vertex too");
-        assertEquals("[\"frozen\",\"d1\"]", vs.get(17).get("inputs").toString());
+        assertEquals("[\"frozen\",\"d3\"]", vs.get(18).get("inputs").toString());
         // The output layer's own updater wins over the global one.
-        assertEquals("Nesterovs", vs.get(18).get("vertex").get("layer").get("updater").get("type").asText());
+        assertEquals("Nesterovs", vs.get(19).get("vertex").get("layer").get("updater").get("type").asText());
     }
 
     private static <T> List<T> iterToList(java.util.Iterator<T> it) {
@@ -175,12 +176,12 @@ class ComputationGraphConfigurationTest {
         assertEquals(2, ((UnstackVertex) v.get("unstack")).getStackSize());
         assertEquals(-1.25, ((ShiftVertex) v.get("shift")).getShiftFactor());
         assertEquals(1e-6, ((L2NormalizeVertex) v.get("norm")).getEps());
-        assertEquals('f', ((ReshapeVertex) v.get("reshape")).getOrder());
+        assertEquals(8L, ((ReshapeVertex) v.get("reshape")).getNewShape()[1]);
         assertEquals(1e-5, ((L2Vertex) v.get("dist")).getEps());
         LayerVertex frozen = (LayerVertex) ((FrozenVertex) v.get("frozen")).getUnderlying();
         assertEquals(8L, ((DenseLayer) frozen.getLayer()).getNIn());
         assertEquals(new CnnToFeedForwardPreProcessor(3, 3, 2), ((LayerVertex) v.get("flat")).getPreProcessor());
-        assertEquals(List.of("frozen", "d1"), fromJson.getVertexInputs().get("dist"));
+        assertEquals(List.of("frozen", "d3"), fromJson.getVertexInputs().get("dist"));
         assertEquals(List.of("out1", "out2"), fromJson.getNetworkOutputs());
         assertEquals(InputType.convolutional(3, 3, 2), fromJson.getNetworkInputTypes().get(1));
         // The clone is deep.
@@ -190,7 +191,7 @@ class ComputationGraphConfigurationTest {
     }
 
     @Test
-    void defaultsOfTheVertexConstructorsAreTheReferences() {
+    void defaultsOfTheVertexConstructorsAreTheReferences() throws Exception {
         assertEquals(1e-8, new L2Vertex().getEps());
         assertEquals(1e-8, new L2NormalizeVertex().getEps());
         assertEquals(0, new L2NormalizeVertex().getDimension().length);
@@ -201,10 +202,27 @@ class ComputationGraphConfigurationTest {
         assertEquals(1, new FeedForwardToCnnPreProcessor(28, 28).getNumChannels());
         assertEquals(new MergeVertex(), new MergeVertex());
         assertFalse(new ScaleVertex(1).equals(new ShiftVertex(1)));
-        ComputationGraphConfiguration minimal = ComputationGraphConfiguration.fromJson("{\"formatVersion\":1,"
-                + "\"seed\":1,\"networkInputs\":[\"in\"],\"networkOutputs\":[\"o\"],\"vertices\":[{\"name\":\"n\","
-                + "\"inputs\":[\"in\"],\"vertex\":{\"type\":\"L2NormalizeVertex\"}},{\"name\":\"r\",\"inputs\":[\"n\"],"
-                + "\"vertex\":{\"type\":\"ReshapeVertex\",\"newShape\":[-1,4]}}]}");
+        // Options the engine refuses today still serialize (the vertex alone, through the mapper).
+        ObjectMapper m = org.ferrodl.nn.conf.serde.JsonMappers.getMapper();
+        ReshapeVertex f = new ReshapeVertex('f', new long[] {-1, 8}, new long[] {-1, 1});
+        assertTrue(m.writeValueAsString(f).contains("\"order\" : \"f\""), m.writeValueAsString(f));
+        assertEquals(f, m.readValue(m.writeValueAsString(f), GraphVertex.class));
+        // Options absent from the JSON take these defaults too.
+        ComputationGraphConfiguration withDefaults = new NeuralNetConfiguration.Builder().seed(1).graphBuilder()
+                .addInputs("in").setInputTypes(InputType.feedForward(4))
+                .addVertex("n", new L2NormalizeVertex(), "in")
+                .addVertex("r", new ReshapeVertex(-1, 4), "n")
+                .addLayer("o", new LossLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).build(), "r")
+                .setOutputs("o").build();
+        com.fasterxml.jackson.databind.node.ObjectNode tree = (com.fasterxml.jackson.databind.node.ObjectNode)
+                new ObjectMapper().readTree(withDefaults.toJson());
+        ((com.fasterxml.jackson.databind.node.ObjectNode) tree.get("vertices").get(0).get("vertex"))
+                .remove(List.of("dimension", "eps"));
+        ((com.fasterxml.jackson.databind.node.ObjectNode) tree.get("vertices").get(1).get("vertex"))
+                .remove(List.of("order", "maskShape"));
+        tree.remove("miniBatch");
+        assertFalse(tree.toString().contains("eps"));
+        ComputationGraphConfiguration minimal = ComputationGraphConfiguration.fromJson(tree.toString());
         assertEquals(new L2NormalizeVertex(), minimal.getVertices().get("n"));
         assertEquals(new ReshapeVertex(-1L, 4L), minimal.getVertices().get("r"));
         assertTrue(minimal.isMiniBatch());
@@ -214,12 +232,14 @@ class ComputationGraphConfigurationTest {
     void builderAddsAMergeForSeveralLayerInputsAndAppends() {
         ComputationGraphConfiguration c = new NeuralNetConfiguration.Builder().seed(1).graphBuilder()
                 .addInputs("x", "y")
-                .addLayer("both", dense(0, 5), "x", "y")
+                .setInputTypes(InputType.feedForward(2), InputType.feedForward(3))
+                .addLayer("both", new DenseLayer.Builder().nOut(5).build(), "x", "y")
                 .appendLayer("next", dense(5, 4))
                 .appendVertex("half", new ScaleVertex(0.5))
                 .appendLayer("out", new OutputLayer.Builder().nIn(4).nOut(2).build())
                 .setOutputs("out")
-                .resolveGlobals();
+                .build();
+        assertEquals(5L, ((DenseLayer) c.getConf("both").getLayer()).getNIn(), "2 + 3 merged inputs");
         assertEquals(List.of("both-merge", "both", "next", "half", "out"), List.copyOf(c.getVertices().keySet()));
         assertEquals(new MergeVertex(), c.getVertices().get("both-merge"));
         assertEquals(List.of("x", "y"), c.getVertexInputs().get("both-merge"));
@@ -247,7 +267,7 @@ class ComputationGraphConfigurationTest {
         ComputationGraphConfiguration.GraphBuilder b = new NeuralNetConfiguration.Builder().activation(Activation.RELU)
                 .graphBuilder().addInputs("in").addLayer("d", mine, "in")
                 .addLayer("o", new OutputLayer.Builder().nIn(2).nOut(1).build(), "d").setOutputs("o");
-        ComputationGraphConfiguration c = b.resolveGlobals();
+        ComputationGraphConfiguration c = b.build();
         assertNull(mine.getActivation(), "build() resolves copies");
         assertNull(mine.getLayerName());
         assertNotSame(mine, ((LayerVertex) c.getVertices().get("d")).getLayer());
@@ -323,5 +343,103 @@ class ComputationGraphConfigurationTest {
         assertThrows(DL4JInvalidConfigException.class, () -> ComputationGraphConfiguration.fromJson("{\"formatVersion\""
                 + ":1,\"seed\":1,\"networkInputs\":[],\"networkOutputs\":[],\"vertices\":[{\"name\":\"v\",\"inputs\":[],"
                 + "\"vertex\":{\"type\":\"NoSuchVertex\"}}]}"));
+    }
+
+    private static OutputLayer softmaxOut(int nOut) {
+        return new OutputLayer.Builder(LossFunction.MCXENT).nOut(nOut).activation(Activation.SOFTMAX).build();
+    }
+
+    @Test
+    void buildInfersEveryUnsetNInThroughTheEngine() {
+        ComputationGraphConfiguration c = new NeuralNetConfiguration.Builder().seed(3).graphBuilder()
+                .addInputs("img", "meta")
+                .setInputTypes(InputType.convolutionalFlat(8, 8, 1), InputType.feedForward(5))
+                .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(4).build(), "img")
+                .addVertex("flat", new PreprocessorVertex(new CnnToFeedForwardPreProcessor(6, 6, 4)), "conv")
+                .addLayer("dense", new DenseLayer.Builder().nOut(7).build(), "flat", "meta")
+                .addLayer("out", softmaxOut(3), "dense")
+                .setOutputs("out")
+                .build();
+        assertEquals(1L, ((ConvolutionLayer) c.getConf("conv").getLayer()).getNIn());
+        // conv output 4 x 6 x 6 flattened, merged with the 5 meta features.
+        assertEquals(4L * 6 * 6 + 5, ((DenseLayer) c.getConf("dense").getLayer()).getNIn());
+        assertEquals(7L, ((OutputLayer) c.getConf("out").getLayer()).getNIn());
+        assertEquals(List.of("flat", "meta"), c.getVertexInputs().get("dense-merge"));
+        Map<String, InputType> types = c.getLayerActivationTypes();
+        assertEquals(InputType.convolutional(6, 6, 4), types.get("conv"));
+        assertEquals(InputType.feedForward(144), types.get("flat"));
+        assertEquals(InputType.feedForward(149), types.get("dense-merge"));
+        assertEquals(InputType.feedForward(3), types.get("out"));
+        assertEquals(InputType.feedForward(5), types.get("meta"));
+        // And the configuration round-trips with the inferred sizes.
+        assertEquals(c, ComputationGraphConfiguration.fromJson(c.toJson()));
+    }
+
+    private static DL4JInvalidConfigException badGraph(ComputationGraphConfiguration.GraphBuilder b) {
+        return assertThrows(DL4JInvalidConfigException.class, b::build);
+    }
+
+    private static ComputationGraphConfiguration.GraphBuilder twoBranches() {
+        return new NeuralNetConfiguration.Builder().seed(1).graphBuilder().addInputs("in")
+                .addLayer("a", dense(4, 3), "in")
+                .addLayer("b", dense(4, 5), "in");
+    }
+
+    @Test
+    void badGraphsFailAtBuildNamingTheVertex() {
+        DL4JInvalidConfigException cycle = badGraph(new NeuralNetConfiguration.Builder().graphBuilder()
+                .addInputs("in")
+                .addVertex("m", new MergeVertex(), "in", "loop")
+                .addLayer("loop", dense(8, 4), "m")
+                .addLayer("out", softmaxOut(2), "loop")
+                .setOutputs("out"));
+        assertTrue(cycle.getMessage().startsWith("the graph has a cycle: \"m\" -> \"loop\" -> \"m\""),
+                cycle.getMessage());
+
+        DL4JInvalidConfigException unknown = badGraph(twoBranches()
+                .addLayer("out", softmaxOut(2), "nowhere").setOutputs("out"));
+        assertTrue(unknown.getMessage().startsWith("vertex \"out\" (OutputLayer): unknown input \"nowhere\""),
+                unknown.getMessage());
+
+        DL4JInvalidConfigException merge = badGraph(new NeuralNetConfiguration.Builder().graphBuilder()
+                .addInputs("img", "vec")
+                .setInputTypes(InputType.convolutional(4, 4, 1), InputType.feedForward(3))
+                .addVertex("m", new MergeVertex(), "img", "vec")
+                .addLayer("out", softmaxOut(2), "m").setOutputs("out"));
+        assertTrue(merge.getMessage().startsWith("vertex \"m\" (MergeVertex): "), merge.getMessage());
+
+        DL4JInvalidConfigException add = badGraph(twoBranches()
+                .addVertex("add", new ElementWiseVertex(ElementWiseVertex.Op.Add), "a", "b")
+                .addLayer("out", softmaxOut(2), "add").setOutputs("out"));
+        assertTrue(add.getMessage().startsWith("vertex \"add\" (ElementWiseVertex): "), add.getMessage());
+        assertTrue(add.getMessage().contains("3") && add.getMessage().contains("5"), add.getMessage());
+
+        DL4JInvalidConfigException notLoss = badGraph(twoBranches()
+                .addVertex("m", new MergeVertex(), "a", "b").setOutputs("m"));
+        assertTrue(notLoss.getMessage().startsWith("vertex \"m\" (MergeVertex): a network output must be an "
+                + "OutputLayer or LossLayer"), notLoss.getMessage());
+
+        // Options the engine cannot honour are refused with the reason.
+        DL4JInvalidConfigException fOrder = badGraph(twoBranches()
+                .addVertex("r", new ReshapeVertex('f', new long[] {-1, 3}, null), "a")
+                .addLayer("out", softmaxOut(2), "r", "b").setOutputs("out"));
+        assertTrue(fOrder.getMessage().startsWith("vertex \"r\" (ReshapeVertex): order 'f' is not supported"),
+                fOrder.getMessage());
+
+        DL4JInvalidConfigException mask = badGraph(twoBranches()
+                .addVertex("r", new ReshapeVertex('c', new long[] {-1, 3}, new long[] {-1, 1}), "a")
+                .addLayer("out", softmaxOut(2), "r", "b").setOutputs("out"));
+        assertTrue(mask.getMessage().startsWith("vertex \"r\" (ReshapeVertex): maskShape is not supported"),
+                mask.getMessage());
+
+        DL4JInvalidConfigException noOutputs = badGraph(twoBranches());
+        assertTrue(noOutputs.getMessage().contains("setOutputs"), noOutputs.getMessage());
+
+        // Duplicate names cannot reach the engine from the builder (checked as they are added), but
+        // can from JSON: the engine names them.
+        String dup = everyVertex().toJson().replace("\"name\" : \"sub\"", "\"name\" : \"d1\"");
+        DL4JInvalidConfigException dupJson = assertThrows(DL4JInvalidConfigException.class,
+                () -> ComputationGraphConfiguration.fromJson(dup));
+        assertTrue(dupJson.getMessage().contains("duplicate name \"d1\""), dupJson.getMessage());
     }
 }
