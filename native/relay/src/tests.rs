@@ -806,7 +806,8 @@ fn slow_consumer_holds_back_senders_without_loss() {
     const BIG: usize = 64 * 1024;
     let (mut cfg, lines) = relay_cfg(SECRET);
     cfg.queue_limit_messages = 4;
-    cfg.io_timeout = Duration::from_secs(5);
+    // Longer than the stability wait below plus its 6 s bound: C is never dropped as too slow.
+    cfg.io_timeout = Duration::from_secs(15);
     let relay = Relay::start(cfg, SumState::boxed()).unwrap();
     let inboxes: Vec<Arc<Inbox>> = (0..3).map(|_| Arc::new(Inbox::default())).collect();
     let mut clients = Vec::new();
@@ -822,7 +823,7 @@ fn slow_consumer_holds_back_senders_without_loss() {
         &relay.local_addr().to_string(),
         client_cfg(SECRET, 2, 0),
         Box::new(move |m: &[u8]| {
-            let _ = gate_rx.recv_timeout(Duration::from_secs(10));
+            let _ = gate_rx.recv_timeout(Duration::from_secs(12));
             inner(m)
         }),
     )
@@ -835,14 +836,23 @@ fn slow_consumer_holds_back_senders_without_loss() {
         s.spawn(move || send_all(b, 1, N, |_| 1024, None));
         // Once C's queue and socket buffers are full, the relay stops reading from the senders:
         // their updates wait (in their own queues and sockets) instead of piling up in memory.
-        thread::sleep(Duration::from_millis(300));
-        let (a1, b1) = (applied(0), applied(1));
-        thread::sleep(Duration::from_millis(100));
-        assert_eq!(
-            (applied(0), applied(1)),
-            (a1, b1),
-            "the relay kept reading while a destination was full"
+        // Waits for that state instead of assuming how long it takes to reach (under valgrind
+        // filling the buffers takes far longer than on a plain run); a relay that kept reading
+        // never gets there and the wait fails.
+        let mut last = (applied(0), applied(1));
+        let mut since = Instant::now();
+        wait_until(
+            "the relay to stop reading while a destination is full",
+            Duration::from_secs(6),
+            || {
+                let now = (applied(0), applied(1));
+                if now != last {
+                    (last, since) = (now, Instant::now());
+                }
+                since.elapsed() >= Duration::from_millis(300)
+            },
         );
+        let (a1, b1) = last;
         assert!(a1 + b1 < 2 * N as u64, "nothing was held back: {a1} + {b1}");
         let st = relay.stats();
         assert!(st.outbound_waits > 0);
