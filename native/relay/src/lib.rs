@@ -9,8 +9,9 @@
 //!
 //! All integers are big-endian.
 //!
-//! **Handshake** (before any update is read; the relay side runs on its own thread and must
-//! complete within `handshake_timeout`, so a silent stranger is cut off and cannot block others):
+//! **Handshake** (before any update is read; every pending handshake is a socket in the one
+//! accept loop's readiness poll — no thread — with an absolute `handshake_timeout` deadline, and
+//! past `max_pending_handshakes` the oldest pending one is evicted; see `handshake.rs`):
 //!
 //! 1. relay → client `HELLO`: `"FDLRELAY"`, version `u16`, 32-byte random relay nonce.
 //! 2. client → relay `AUTH`: `"FDLRAUTH"`, version `u16`, 32-byte random client nonce, partition
@@ -81,7 +82,8 @@
 //! in `messages_dropped`; the partition may connect again (next attempt), receives a fresh
 //! snapshot, and counts in `reconnects`.
 //!
-//! Threads are named `ferrodl-relay-accept`, `ferrodl-relay-handshake`,
+//! Threads are named `ferrodl-relay-accept`, `ferrodl-relay-handshake` (admission of an
+//! authenticated connection),
 //! `ferrodl-relay-conn-<partition>-r|w` and `ferrodl-relay-client-<partition>-r|w`; all are
 //! joined by [`Relay::shutdown`] / drop and [`RelayClient::finish`] / drop. There is no global
 //! state: two relays in one process are independent.
@@ -92,6 +94,7 @@
 
 mod client;
 mod error;
+mod handshake;
 mod proto;
 mod relay;
 
@@ -147,9 +150,11 @@ pub struct RelayConfig {
     /// Read/write timeout; also how long a full destination queue may block a forward before
     /// that destination is dropped, and how long a peer may stay silent (heartbeats included).
     pub io_timeout: Duration,
-    /// A connection that has not authenticated within this is closed.
+    /// A connection that has not authenticated within this (an absolute deadline from accept)
+    /// is closed.
     pub handshake_timeout: Duration,
-    /// At most this many handshakes run at once; further connections are rejected at once.
+    /// At most this many handshakes are pending at once (each is a socket in the accept loop's
+    /// poll, no thread); a new connection beyond that evicts the oldest pending one.
     pub max_pending_handshakes: usize,
     /// Where log lines go; `None`: stderr.
     pub log: Option<LogSink>,
@@ -157,7 +162,7 @@ pub struct RelayConfig {
 
 impl Default for RelayConfig {
     /// Listens on all interfaces, any port, 64 MiB messages, 64-message queues, 60 s I/O and
-    /// 10 s handshake timeouts. The secret is empty: [`Relay::start`] fails until one is set.
+    /// 5 s handshake timeouts, 512 pending handshakes. The secret is empty: [`Relay::start`] fails until one is set.
     fn default() -> Self {
         RelayConfig {
             bind_host: "0.0.0.0".into(),
@@ -166,8 +171,8 @@ impl Default for RelayConfig {
             max_message_bytes: 64 << 20,
             queue_limit_messages: 64,
             io_timeout: Duration::from_secs(60),
-            handshake_timeout: Duration::from_secs(10),
-            max_pending_handshakes: 64,
+            handshake_timeout: Duration::from_secs(5),
+            max_pending_handshakes: 512,
             log: None,
         }
     }
@@ -273,7 +278,7 @@ pub struct RelayStats {
     /// Connections that completed the handshake.
     pub connections_accepted: u64,
     /// Connections closed during the handshake: failed authentication, garbage, silence past
-    /// `handshake_timeout`, too many pending handshakes.
+    /// `handshake_timeout`, evicted as the oldest of `max_pending_handshakes` pending ones.
     pub connections_rejected: u64,
     /// Authenticated connections that ended before FINISH (lost, invalid data, too slow), not
     /// counting superseded ones.

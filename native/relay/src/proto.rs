@@ -2,8 +2,7 @@
 //! All integers are big-endian. See the crate documentation and docs/RELAY_PROTOCOL.md.
 
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -247,38 +246,6 @@ pub(crate) fn is_timeout(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
     )
-}
-
-/// `read_exact` bounded by an absolute deadline (a slow-loris peer cannot stretch it).
-pub(crate) fn read_exact_deadline(
-    stream: &TcpStream,
-    buf: &mut [u8],
-    deadline: Instant,
-) -> io::Result<()> {
-    let mut off = 0;
-    let mut s = stream;
-    while off < buf.len() {
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
-        }
-        s.set_read_timeout(Some((deadline - now).max(Duration::from_millis(1))))?;
-        match s.read(&mut buf[off..]) {
-            Ok(0) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "connection closed",
-                ))
-            }
-            Ok(n) => off += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(&e) => {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"))
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

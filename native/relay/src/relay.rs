@@ -7,18 +7,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam::channel::{
     self, Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError,
 };
 
 use crate::error::{human, RelayError};
+use crate::handshake::AcceptLoop;
 use crate::proto::{self, HeaderError, Side};
 use crate::{LogSink, MasterState, RelayConfig, RelayStats, WorkerId};
 
-/// How often the accept thread checks for shutdown while no connection arrives.
-const ACCEPT_POLL: Duration = Duration::from_millis(10);
 /// Buffer of the per-connection reader and writer (small frames are coalesced; larger payloads
 /// go straight between the socket and their one buffer).
 const IO_BUF: usize = 64 * 1024;
@@ -110,29 +109,30 @@ struct Core {
 }
 
 pub(crate) struct Shared {
-    cfg: RelayConfig,
+    pub(crate) cfg: RelayConfig,
     log: Option<LogSink>,
     addr: SocketAddr,
     core: Mutex<Core>,
     stats: Mutex<RelayStats>,
     sockets: Mutex<HashMap<u64, Arc<Socket>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    stop: AtomicBool,
+    pub(crate) stop: AtomicBool,
+    /// Wakes the accept loop at shutdown.
+    waker: mio::Waker,
     next_id: AtomicU64,
     live_threads: AtomicUsize,
-    handshakes: AtomicUsize,
     max_queued: AtomicUsize,
 }
 
 impl Shared {
-    fn log(&self, msg: &str) {
+    pub(crate) fn log(&self, msg: &str) {
         match &self.log {
             Some(f) => f(msg),
             None => eprintln!("ferrodl-relay {}: {msg}", self.addr),
         }
     }
 
-    fn stats(&self) -> MutexGuard<'_, RelayStats> {
+    pub(crate) fn stats(&self) -> MutexGuard<'_, RelayStats> {
         lock(&self.stats)
     }
 
@@ -262,12 +262,14 @@ impl Relay {
             addr: config.bind_host.clone(),
             detail: e.to_string(),
         })?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| RelayError::Bind {
-                addr: addr.to_string(),
-                detail: e.to_string(),
-            })?;
+        let bind_err = |e: io::Error| RelayError::Bind {
+            addr: addr.to_string(),
+            detail: e.to_string(),
+        };
+        listener.set_nonblocking(true).map_err(bind_err)?;
+        let poll = mio::Poll::new().map_err(bind_err)?;
+        let waker = mio::Waker::new(poll.registry(), crate::handshake::WAKER).map_err(bind_err)?;
+        let accept_loop = AcceptLoop::new(poll, listener).map_err(bind_err)?;
         let shared = Arc::new(Shared {
             log: config.log.clone(),
             cfg: config,
@@ -281,9 +283,9 @@ impl Relay {
             sockets: Mutex::new(HashMap::new()),
             threads: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
+            waker,
             next_id: AtomicU64::new(1),
             live_threads: AtomicUsize::new(0),
-            handshakes: AtomicUsize::new(0),
             max_queued: AtomicUsize::new(0),
         });
         let sh = shared.clone();
@@ -291,7 +293,7 @@ impl Relay {
         let accept = thread::Builder::new()
             .name("ferrodl-relay-accept".into())
             .spawn(move || {
-                accept_loop(&sh, listener);
+                accept_loop.run(&sh);
                 sh.live_threads.fetch_sub(1, Ordering::SeqCst);
             })
             .map_err(|e| {
@@ -346,6 +348,7 @@ impl Relay {
         self.stopped = true;
         let sh = &self.shared;
         sh.stop.store(true, Ordering::SeqCst);
+        let _ = sh.waker.wake();
         if let Some(h) = self.accept.take() {
             let _ = h.join();
         }
@@ -391,37 +394,21 @@ fn snapshot_stats(sh: &Shared) -> RelayStats {
     s
 }
 
-fn accept_loop(sh: &Arc<Shared>, listener: TcpListener) {
-    while !sh.stop.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((stream, peer)) => on_accept(sh, stream, peer),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => thread::sleep(ACCEPT_POLL),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                sh.log(&format!("accept failed: {e}"));
-                thread::sleep(ACCEPT_POLL);
-            }
-        }
-    }
-}
-
-fn on_accept(sh: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
-    // Some platforms let accepted sockets inherit the listener's non-blocking mode.
-    if stream.set_nonblocking(false).is_err() {
+/// Admission of a connection that proved the secret (called by the accept loop, which never
+/// waits for it): registration and the snapshot happen on a thread of the connection's own.
+pub(crate) fn admit(
+    sh: &Arc<Shared>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    relay_nonce: [u8; proto::NONCE_LEN],
+    auth: proto::Auth,
+) {
+    let fail = |why: String| {
         sh.stats().connections_rejected += 1;
-        return;
-    }
-    let _ = stream.set_nodelay(true);
-    if sh.handshakes.load(Ordering::SeqCst) >= sh.cfg.max_pending_handshakes {
-        sh.stats().connections_rejected += 1;
-        sh.log(&format!(
-            "rejected connection from {peer}: too many pending handshakes"
-        ));
-        return;
-    }
+        sh.log(&format!("rejected connection from {peer}: {why}"));
+    };
     let Ok(stream2) = stream.try_clone() else {
-        sh.stats().connections_rejected += 1;
-        return;
+        return fail("cannot clone the socket".into());
     };
     let (wake_tx, wake_rx) = channel::bounded(1);
     let id = sh.next_id.fetch_add(1, Ordering::SeqCst);
@@ -435,26 +422,24 @@ fn on_accept(sh: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     });
     drop(stream);
     lock(&sh.sockets).insert(id, sock.clone());
-    sh.handshakes.fetch_add(1, Ordering::SeqCst);
     let sh2 = sh.clone();
     let sock2 = sock.clone();
     if let Err(e) = sh.spawn("ferrodl-relay-handshake".into(), move || {
-        handshake_thread(&sh2, sock2)
+        admission_thread(&sh2, sock2, relay_nonce, auth)
     }) {
-        sh.handshakes.fetch_sub(1, Ordering::SeqCst);
-        sh.stats().connections_rejected += 1;
-        sh.log(&format!(
-            "rejected connection from {peer}: cannot spawn handshake thread: {e}"
-        ));
+        fail(format!("cannot spawn admission thread: {e}"));
         sock.close();
         sh.forget_socket(id);
     }
 }
 
-fn handshake_thread(sh: &Arc<Shared>, sock: Arc<Socket>) {
-    let res = handshake(sh, &sock);
-    sh.handshakes.fetch_sub(1, Ordering::SeqCst);
-    match res {
+fn admission_thread(
+    sh: &Arc<Shared>,
+    sock: Arc<Socket>,
+    relay_nonce: [u8; proto::NONCE_LEN],
+    auth: proto::Auth,
+) {
+    match register(sh, &sock, relay_nonce, auth) {
         Ok(Some((conn, rx))) => start_conn(sh, conn, rx),
         Ok(None) => {
             // Authenticated and registered, but the snapshot could not be delivered.
@@ -474,50 +459,20 @@ fn handshake_thread(sh: &Arc<Shared>, sock: Arc<Socket>) {
 
 type Registered = (Arc<Conn>, Receiver<Out>);
 
-/// Runs the relay side of the handshake. `Err` = rejected (counted by the caller);
-/// `Ok(None)` = authenticated but lost while sending the snapshot (counted here as aborted).
-fn handshake(sh: &Arc<Shared>, sock: &Arc<Socket>) -> Result<Option<Registered>, String> {
+/// Registers an authenticated connection for forwarding and sends the ACCEPT and the snapshot.
+/// `Err` = refused (shutting down, superseded; counted by the caller); `Ok(None)` = lost while
+/// sending the snapshot (counted here as aborted).
+fn register(
+    sh: &Arc<Shared>,
+    sock: &Arc<Socket>,
+    relay_nonce: [u8; proto::NONCE_LEN],
+    auth: proto::Auth,
+) -> Result<Option<Registered>, String> {
     let cfg = &sh.cfg;
-    let deadline = Instant::now() + cfg.handshake_timeout;
     let mut s = &sock.stream;
-    s.set_write_timeout(Some(cfg.handshake_timeout))
+    s.set_write_timeout(Some(cfg.io_timeout))
         .map_err(|e| e.to_string())?;
-    let relay_nonce = proto::random_nonce()?;
-    s.write_all(&proto::encode_hello(&relay_nonce))
-        .map_err(|e| format!("sending greeting: {e}"))?;
-    let mut buf = [0u8; proto::AUTH_LEN];
-    proto::read_exact_deadline(&sock.stream, &mut buf, deadline).map_err(|e| match e.kind() {
-        io::ErrorKind::TimedOut => {
-            format!(
-                "no authentication within the handshake timeout ({})",
-                human(cfg.handshake_timeout)
-            )
-        }
-        io::ErrorKind::UnexpectedEof => "connection closed during the handshake".to_string(),
-        _ => format!("reading authentication: {e}"),
-    })?;
-    let auth = match proto::parse_auth(&buf) {
-        Ok(a) => a,
-        Err(e) => {
-            let _ = s.write_all(&[proto::VERDICT_REJECT_PROTOCOL]);
-            return Err(e);
-        }
-    };
     let w = auth.worker;
-    if !proto::verify_tag(
-        &cfg.secret,
-        Side::Client,
-        &relay_nonce,
-        &auth.client_nonce,
-        w,
-        &auth.tag,
-    ) {
-        let _ = s.write_all(&[proto::VERDICT_REJECT_AUTH]);
-        return Err(format!(
-            "authentication failed for partition {} attempt {} (wrong secret?)",
-            w.partition, w.attempt
-        ));
-    }
     let relay_tag = proto::auth_tag(
         &cfg.secret,
         Side::Relay,
@@ -606,8 +561,7 @@ fn handshake(sh: &Arc<Shared>, sock: &Arc<Socket>) -> Result<Option<Registered>,
     head.extend_from_slice(&proto::to_ms(own_heartbeat).to_be_bytes());
     head.extend_from_slice(&(snapshot.len() as u64).to_be_bytes());
     let sent = s
-        .set_write_timeout(Some(cfg.io_timeout))
-        .and_then(|_| s.write_all(&head))
+        .write_all(&head)
         .and_then(|_| s.write_all(&snapshot));
     drop(snapshot);
     if let Err(e) = sent {

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -1229,9 +1229,19 @@ fn thread_census_child() {
         }
         // accept + 2 × (relay reader, writer) + 2 × (client reader, writer)
         wait_stable("9 threads", relay_threads, 9);
-        // A stranger in the middle of its handshake is also joined.
-        let _stranger = TcpStream::connect(relay.local_addr()).unwrap();
-        wait_stable("handshake thread", relay_threads, 10);
+        // Strangers in the middle of their handshakes cost no thread (the accept loop polls
+        // them); the relay still shuts down at once with them connected.
+        let strangers: Vec<TcpStream> = (0..50)
+            .map(|_| TcpStream::connect(relay.local_addr()).unwrap())
+            .collect();
+        wait_until("strangers greeted", WAIT, || {
+            strangers.iter().all(|s| {
+                let mut b = [0u8; 1];
+                s.set_nonblocking(true).unwrap();
+                s.peek(&mut b).map(|n| n == 1).unwrap_or(false)
+            })
+        });
+        wait_stable("no thread per stranger", relay_threads, 9);
         if graceful {
             for c in clients {
                 c.finish().unwrap();
@@ -1270,4 +1280,161 @@ fn threads_are_joined_on_shutdown_and_drop() {
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
+
+// --- flood resistance: every stranger comes from 127.0.0.1 like the workers ------------------
+
+/// A stranger that never authenticates: idle, garbage (then staying open), or a slow-loris
+/// that sends a valid-looking AUTH prefix and nothing more.
+fn stranger(addr: &str, i: usize) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    match i % 3 {
+        0 => {}
+        1 => {
+            let junk: Vec<u8> = (0..64u32).map(|j| (j * 31 + i as u32) as u8).collect();
+            let _ = s.write_all(&junk);
+        }
+        _ => {
+            let _ = s.write_all(&proto::AUTH_MAGIC[..3]);
+        }
+    }
+    s
+}
+
+/// Keeps `open` strangers connected, opening 10 new ones every 20 ms (about 500 per second) and
+/// closing the oldest, until `stop`; returns the ones still open and how many were opened.
+fn flood(addr: &str, open: usize, stop: &AtomicBool) -> (Vec<TcpStream>, usize) {
+    let mut live = std::collections::VecDeque::new();
+    let mut opened = 0;
+    while !stop.load(Ordering::SeqCst) {
+        for _ in 0..10 {
+            live.push_back(stranger(addr, opened));
+            opened += 1;
+            if live.len() > open {
+                live.pop_front();
+            }
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    (live.into_iter().collect(), opened)
+}
+
+#[test]
+fn a_flood_of_strangers_cannot_starve_workers() {
+    const N: u32 = 100;
+    let (mut cfg, lines) = relay_cfg(SECRET);
+    cfg.handshake_timeout = Duration::from_secs(2);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let addr = relay.local_addr().to_string();
+    let stop = AtomicBool::new(false);
+    let inboxes: Vec<Arc<Inbox>> = (0..3).map(|_| Arc::new(Inbox::default())).collect();
+    /// Stops the flood however the scope ends (a failed assertion must not hang the test).
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let (mut strangers, opened) = thread::scope(|s| {
+        // The flood starts before any worker and goes on during the whole fit.
+        let flooder = s.spawn(|| flood(&addr, 300, &stop));
+        let _stop = StopOnDrop(&stop);
+        wait_until("the flood to build up", WAIT, || {
+            relay.stats().connections_rejected >= 300
+        });
+        let mut clients = Vec::new();
+        for p in 0..2u32 {
+            let t0 = Instant::now();
+            let c = connect(&relay, client_cfg(SECRET, p, 0), &inboxes[p as usize], Duration::ZERO);
+            // At once, not after the strangers time out (bound well above a loaded machine's RTT).
+            assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+            clients.push(c.0);
+        }
+        // No thread per stranger: accept loop + a reader and a writer per worker.
+        wait_stable("threads under flood", || relay.stats().live_threads as usize, 1 + 2 * 2);
+        let c2 = thread::scope(|s2| {
+            for (p, c) in clients.iter().enumerate() {
+                s2.spawn(move || send_all(c, p as u32, N, |_| 200, Some((10, Duration::from_millis(2)))));
+            }
+            // A third worker joins in the middle of the fit and of the flood.
+            let t0 = Instant::now();
+            let (c2, _) = connect(&relay, client_cfg(SECRET, 2, 0), &inboxes[2], Duration::ZERO);
+            assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+            send_all(&c2, 2, N, |_| 200, None);
+            c2
+        });
+        clients.push(c2);
+        let all = [(0, N), (1, N), (2, N)];
+        for (p, ib) in inboxes.iter().enumerate() {
+            // Worker 2 joined late: what was applied before it connected came in its snapshot.
+            wait_until("deliveries", WAIT, || {
+                ib.set().is_superset(&expected_from(&[(2, N)], p as u32))
+            });
+            assert!(ib.set().is_subset(&expected_from(&all, p as u32)));
+        }
+        for c in clients {
+            c.finish().unwrap();
+        }
+        stop.store(true, Ordering::SeqCst);
+        flooder.join().unwrap()
+    });
+    assert_eq!(state_of(&relay).0, 3 * N as u64);
+    // Every stranger is closed: garbage at once, the rest at the handshake deadline.
+    for s in &mut strangers {
+        let (_, took) = read_to_close(s);
+        assert!(took < Duration::from_secs(4), "{took:?}");
+    }
+    let st = relay.shutdown().1;
+    assert_eq!(st.connections_accepted, 3);
+    assert_eq!(st.connections_rejected, opened as u64);
+    assert_eq!(st.connections_aborted, 0);
+    assert!(opened >= 300, "{opened}");
+    let lines = lines.lock().unwrap();
+    // The log names the first strangers and then sums the rest up (not one line each).
+    assert!(lines.len() <= 30, "{} log lines: {:?}", lines.len(), &lines[..30]);
+    assert!(
+        lines.iter().any(|l| l.contains("bad authentication magic")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn past_the_pending_cap_the_oldest_stranger_is_evicted_not_the_newcomer() {
+    let (mut cfg, lines) = relay_cfg(SECRET);
+    cfg.max_pending_handshakes = 8;
+    cfg.handshake_timeout = Duration::from_secs(30);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let addr = relay.local_addr().to_string();
+    let mut idle: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    wait_until("12 evictions", WAIT, || relay.stats().connections_rejected == 12);
+    // The 12 oldest were closed, the 8 newest still wait for their AUTH.
+    for (i, s) in idle.iter_mut().enumerate() {
+        s.set_read_timeout(Some(Duration::from_millis(if i < 12 { 2000 } else { 50 })))
+            .unwrap();
+        let mut b = vec![0u8; 256];
+        let mut got = 0;
+        let closed = loop {
+            match s.read(&mut b[got..]) {
+                Ok(0) => break true,
+                Ok(n) => got += n,
+                Err(_) => break false,
+            }
+        };
+        assert_eq!(got, proto::HELLO_LEN, "connection {i}");
+        assert_eq!(closed, i < 12, "connection {i}");
+    }
+    // A worker arriving at the cap gets in (evicting the oldest pending stranger).
+    let inbox = Arc::new(Inbox::default());
+    let (c, _) = connect(&relay, client_cfg(SECRET, 0, 0), &inbox, Duration::ZERO);
+    c.send(payload(0, 0, 16)).unwrap();
+    c.finish().unwrap();
+    let st = relay.shutdown().1;
+    assert_eq!((st.connections_accepted, st.connections_rejected), (1, 13));
+    let lines = lines.lock().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("evicted: 8 handshakes were pending and this one was the oldest")),
+        "{lines:?}"
+    );
 }

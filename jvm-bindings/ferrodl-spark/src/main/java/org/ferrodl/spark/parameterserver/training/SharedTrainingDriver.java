@@ -231,7 +231,8 @@ final class SharedTrainingDriver {
         s.put("maxMessageBytes", maxMessageBytes);
         s.put("queueLimit", master.getRelayQueueLimit());
         s.put("ioTimeoutMs", master.getRelayTimeoutMs());
-        s.put("handshakeTimeoutMs", Math.min(10_000L, master.getRelayTimeoutMs()));
+        // Short: a pending handshake holds a socket and nothing else, a worker answers within one RTT.
+        s.put("handshakeTimeoutMs", Math.min(5_000L, master.getRelayTimeoutMs()));
         return s.toString();
     }
 
