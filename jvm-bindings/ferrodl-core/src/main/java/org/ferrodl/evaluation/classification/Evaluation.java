@@ -46,6 +46,16 @@ import org.ferrodl.linalg.cpu.nativecpu.NDArray;
 public class Evaluation implements IEvaluation<Evaluation> {
     private static final long serialVersionUID = 1L;
 
+    /** Metrics by name, for {@link #scoreForMetric(Metric)} (early stopping). */
+    public enum Metric {
+        ACCURACY, F1, PRECISION, RECALL, GMEASURE;
+
+        /** @return false: every metric of a classifier is better when larger */
+        public boolean minimize() {
+            return false;
+        }
+    }
+
     /** Threshold for single-column (binary) labels and predictions. */
     public static final double BINARY_THRESHOLD = 0.5;
 
@@ -481,6 +491,28 @@ public class Evaluation implements IEvaluation<Evaluation> {
             }
         }
         return count == 0 ? 0.0 : sum / count;
+    }
+
+    /**
+     * @param metric the metric
+     * @return its value as {@link #accuracy()}, {@link #f1()}, {@link #precision()},
+     *     {@link #recall()} or, for GMEASURE, {@code sqrt(precision() * recall())}
+     */
+    public double scoreForMetric(Metric metric) {
+        switch (metric) {
+            case ACCURACY:
+                return accuracy();
+            case F1:
+                return f1();
+            case PRECISION:
+                return precision();
+            case RECALL:
+                return recall();
+            case GMEASURE:
+                return Math.sqrt(precision() * recall());
+            default:
+                throw new IllegalArgumentException("unknown metric " + metric);
+        }
     }
 
     /** @return a text report: counts, metrics and the confusion matrix */

@@ -1,0 +1,34 @@
+package org.ferrodl.earlystopping.scorecalc;
+
+import java.util.Objects;
+import org.ferrodl.evaluation.regression.RegressionEvaluation;
+import org.ferrodl.linalg.dataset.api.iterator.DataSetIterator;
+import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+
+/** A regression metric (MSE, MAE, R², ...; averaged over columns) on held-out data. */
+public class RegressionScoreCalculator extends BaseIteratorScoreCalculator {
+    private static final long serialVersionUID = 1L;
+    private final RegressionEvaluation.Metric metric;
+
+    public RegressionScoreCalculator(RegressionEvaluation.Metric metric, DataSetIterator iterator) {
+        super(iterator);
+        this.metric = Objects.requireNonNull(metric, "metric");
+    }
+
+    @Override
+    public double calculateScore(MultiLayerNetwork network) {
+        RegressionEvaluation e = new RegressionEvaluation();
+        forEach(ds -> e.eval(ds.getLabels(), network.output(ds.getFeatures(), false), ds.getLabelsMaskArray()));
+        return e.scoreForMetric(metric);
+    }
+
+    @Override
+    public boolean minimizeScore() {
+        return metric.minimize();
+    }
+
+    @Override
+    public String toString() {
+        return "RegressionScoreCalculator(" + metric + ")";
+    }
+}
