@@ -16,9 +16,26 @@ all: jvm
 native:
 	cargo build --release --lib
 
+# linux-aarch64 is cross-built and packaged too when the Rust target and a cross linker are
+# installed (rustup target add aarch64-unknown-linux-gnu; apt-get install gcc-aarch64-linux-gnu);
+# NATIVE_AARCH64=no skips it. Without them only linux-x86_64 is built (README, "Platforms").
+AARCH64_TARGET := aarch64-unknown-linux-gnu
+AARCH64_LINKER ?= aarch64-linux-gnu-gcc
+AARCH64_STAGED := target/native-staging/org/ferrodl/native/linux-aarch64/libferrodl.so
+NATIVE_AARCH64 ?= $(shell rustup target list --installed 2>/dev/null | grep -qx $(AARCH64_TARGET) \
+	&& command -v $(AARCH64_LINKER) >/dev/null && echo yes)
+
 stage: native
 	mkdir -p $(dir $(STAGED_LIB))
 	cp target/release/libferrodl.so $(STAGED_LIB)
+ifeq ($(NATIVE_AARCH64),yes)
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=$(AARCH64_LINKER) \
+		cargo build --release --lib --target $(AARCH64_TARGET)
+	mkdir -p $(dir $(AARCH64_STAGED))
+	cp target/$(AARCH64_TARGET)/release/libferrodl.so $(AARCH64_STAGED)
+else
+	rm -rf $(dir $(AARCH64_STAGED))
+endif
 
 jvm: stage
 	$(MVN) -f jvm-bindings/pom.xml install -DskipTests

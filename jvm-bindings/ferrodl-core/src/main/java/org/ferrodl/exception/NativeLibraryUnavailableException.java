@@ -3,7 +3,8 @@ package org.ferrodl.exception;
 /**
  * The ferrodl native library could not be loaded, or the loaded one does not match this jar's
  * version. The message names the platform ({@code os.name}/{@code os.arch}) and the classifier jar
- * ({@code ferrodl-native-<os>-<arch>}) that provides the library for it.
+ * ({@code ferrodl-native-<version>-<os>-<arch>.jar}, Maven {@code org.ferrodl:ferrodl-native:<version>:<os>-<arch>})
+ * that provides the library for it.
  */
 public class NativeLibraryUnavailableException extends RuntimeException {
     private static final long serialVersionUID = 1L;

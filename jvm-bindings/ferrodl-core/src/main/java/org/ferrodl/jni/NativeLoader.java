@@ -4,9 +4,21 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 import org.ferrodl.exception.NativeLibraryUnavailableException;
@@ -18,11 +30,18 @@ import org.ferrodl.exception.NativeLibraryUnavailableException;
  * <p>Search order:
  * <ol>
  *   <li>{@code System.loadLibrary("ferrodl")}, i.e. a directory on {@code java.library.path};</li>
- *   <li>the class-path resource {@code org/ferrodl/native/<os>-<arch>/libferrodl.<ext>} (shipped in
- *       the jar or in the classifier jar {@code ferrodl-native-<os>-<arch>}), copied into a fresh
- *       directory made by {@link Files#createTempDirectory} (both registered for deletion at exit)
- *       and loaded with {@link System#load}.</li>
+ *   <li>the class-path resource {@code org/ferrodl/native/<os>-<arch>/libferrodl.<ext>}, shipped in
+ *       the classifier jar {@code org.ferrodl:ferrodl-native:<version>:<os>-<arch>} (or in an
+ *       uber-jar built with it), copied into a fresh directory {@code ferrodl-native-*} of
+ *       {@code java.io.tmpdir} and loaded with {@link System#load}.</li>
  * </ol>
+ *
+ * <p>Extraction copies are locked and swept: each extraction directory holds a lock file that this
+ * JVM locks ({@link FileChannel#lock}) before the directory gets its visible name and keeps locked
+ * until it exits, however it exits. The directory is deleted at a normal exit; a JVM that is killed
+ * (an executor lost with {@code kill -9}, an OOM kill) leaves it behind, and the next load in any
+ * JVM deletes every {@code ferrodl-native-*} directory whose lock it can take, since the operating
+ * system released the dead JVM's lock with the process.
  * {@code <os>} is {@code linux}, {@code macos} or {@code windows}; {@code <arch>} is the normalised
  * {@code os.arch} ({@code amd64} becomes {@code x86_64}, {@code arm64} becomes {@code aarch64}).
  *
@@ -48,6 +67,19 @@ public final class NativeLoader {
     private static Thread loadingThread;
     /** guarded by LOCK: where the library came from, for diagnostics */
     private static String loadedFrom;
+    /** guarded by LOCK: the directory the library was extracted to, null when it was not extracted */
+    private static Path extractedTo;
+
+    /** Name prefix of the extraction directories in {@code java.io.tmpdir}. */
+    static final String EXTRACTION_PREFIX = "ferrodl-native-";
+    /** Prefix of a directory still being set up (not yet locked): never swept while young. */
+    static final String STAGING_PREFIX = ".ferrodl-native-staging-";
+    /** The lock file inside each extraction directory. */
+    static final String LOCK_FILE = "ferrodl.lock";
+    /** Staging directories older than this are leftovers of a JVM killed while extracting. */
+    static final Duration STAGING_ABANDONED_AFTER = Duration.ofHours(1);
+    /** The locked channels of this JVM's extractions, open (so locked) until the JVM exits. */
+    private static final List<FileChannel> HELD_LOCKS = Collections.synchronizedList(new ArrayList<>());
 
     private NativeLoader() {
     }
@@ -83,9 +115,14 @@ public final class NativeLoader {
             return "org/ferrodl/native/" + id() + "/" + libraryFileName();
         }
 
-        /** @return the Maven artifact that ships the library for this platform */
-        String classifierJar() {
-            return "ferrodl-native-" + id();
+        /** @return the Maven coordinates of the jar that ships the library for this platform */
+        String classifierCoordinates(String version) {
+            return "org.ferrodl:ferrodl-native:" + version + ":" + id();
+        }
+
+        /** @return the file name of that jar */
+        String classifierJar(String version) {
+            return "ferrodl-native-" + version + "-" + id() + ".jar";
         }
     }
 
@@ -175,6 +212,13 @@ public final class NativeLoader {
         return loaded;
     }
 
+    /** @return the directory this JVM extracted the library to, or null (not loaded, or not extracted) */
+    static Path extractedTo() {
+        synchronized (LOCK) {
+            return extractedTo;
+        }
+    }
+
     /**
      * Finds and loads the library for {@code platform}.
      *
@@ -192,8 +236,8 @@ public final class NativeLoader {
     }
 
     /**
-     * Second step of {@link #loadLibrary}: extracts the class-path resource for {@code platform} into
-     * a new temporary directory and loads it.
+     * Second step of {@link #loadLibrary}: sweeps the extraction directories of dead JVMs, extracts
+     * the class-path resource for {@code platform} into a new locked directory and loads it.
      *
      * @param libraryPathError why the {@code java.library.path} step failed, for the message
      * @return a description of where the library came from
@@ -201,17 +245,15 @@ public final class NativeLoader {
     static String loadFromResource(Platform platform, ClassLoader classLoader, String libraryPathError) {
         String resource = platform.resourcePath();
         ClassLoader cl = classLoader != null ? classLoader : ClassLoader.getSystemClassLoader();
+        Path tmp = Paths.get(System.getProperty("java.io.tmpdir"));
         try (InputStream in = cl.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new NativeLibraryUnavailableException("ferrodl native library not found for "
                         + describe(platform) + ": it is not on java.library.path (" + libraryPathError
                         + ") and the class path has no resource " + resource + ". " + advice(platform));
             }
-            Path dir = Files.createTempDirectory("ferrodl-native-");
-            dir.toFile().deleteOnExit(); // registered first, so deleted after the file
-            Path file = dir.resolve(platform.libraryFileName());
-            file.toFile().deleteOnExit();
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            sweep(tmp);
+            Path file = extract(tmp, in, platform.libraryFileName());
             try {
                 System.load(file.toAbsolutePath().toString());
             } catch (UnsatisfiedLinkError e) {
@@ -219,12 +261,111 @@ public final class NativeLoader {
                         + " was found but could not be loaded on " + describe(platform) + ": "
                         + e.getMessage() + ". " + advice(platform), e);
             }
-            return "class-path resource " + resource;
+            synchronized (LOCK) {
+                extractedTo = file.getParent();
+            }
+            return "class-path resource " + resource + " (extracted to " + file + ")";
         } catch (IOException e) {
             throw new NativeLibraryUnavailableException("ferrodl native library " + resource
                     + " could not be extracted to a temporary directory on " + describe(platform) + ": " + e
-                    + ". Check that java.io.tmpdir (" + System.getProperty("java.io.tmpdir")
-                    + ") is writable, or put the library on java.library.path.", e);
+                    + ". Check that java.io.tmpdir (" + tmp + ") is writable, or put the library on "
+                    + "java.library.path.", e);
+        }
+    }
+
+    /**
+     * Copies {@code in} to {@code <tmp>/ferrodl-native-<random>/<fileName>}. The directory is
+     * created under a staging name, its lock file locked, and only then renamed to its visible
+     * name, so a sweeper never sees an extraction directory whose lock is not held by a live JVM.
+     *
+     * @return the extracted file
+     */
+    static Path extract(Path tmp, InputStream in, String fileName) throws IOException {
+        Path staging = Files.createTempDirectory(tmp, STAGING_PREFIX);
+        FileChannel lock = FileChannel.open(staging.resolve(LOCK_FILE), StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE);
+        try {
+            lock.lock(); // released by the operating system when this JVM ends, however it ends
+            Path file = staging.resolve(fileName);
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            Path dir = tmp.resolve(EXTRACTION_PREFIX + staging.getFileName().toString()
+                    .substring(STAGING_PREFIX.length()));
+            Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
+            // registered directory first: deleteOnExit deletes in reverse order
+            dir.toFile().deleteOnExit();
+            dir.resolve(LOCK_FILE).toFile().deleteOnExit();
+            dir.resolve(fileName).toFile().deleteOnExit();
+            HELD_LOCKS.add(lock);
+            return dir.resolve(fileName);
+        } catch (IOException | RuntimeException e) {
+            lock.close();
+            deleteTree(staging);
+            throw e;
+        }
+    }
+
+    /**
+     * Deletes the extraction directories in {@code tmp} left by JVMs that are gone: those whose lock
+     * file this JVM can lock. Directories of live JVMs (lock held), of this JVM, and of other users
+     * (no access) are left alone; staging directories only once older than
+     * {@link #STAGING_ABANDONED_AFTER}. Best effort: a problem with one directory skips it.
+     *
+     * @return the number of directories deleted
+     */
+    static int sweep(Path tmp) {
+        int swept = 0;
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(tmp,
+                d -> d.getFileName().toString().startsWith(EXTRACTION_PREFIX)
+                        || d.getFileName().toString().startsWith(STAGING_PREFIX))) {
+            for (Path dir : dirs) {
+                if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                if (dir.getFileName().toString().startsWith(STAGING_PREFIX)) {
+                    FileTime t = Files.getLastModifiedTime(dir, LinkOption.NOFOLLOW_LINKS);
+                    if (t.toMillis() > System.currentTimeMillis() - STAGING_ABANDONED_AFTER.toMillis()) {
+                        continue;
+                    }
+                }
+                if (deleteIfAbandoned(dir)) {
+                    swept++;
+                }
+            }
+        } catch (IOException | SecurityException e) {
+            // an unreadable tmpdir: nothing to sweep; extraction reports its own problems
+        }
+        return swept;
+    }
+
+    private static boolean deleteIfAbandoned(Path dir) {
+        Path lockFile = dir.resolve(LOCK_FILE);
+        if (!Files.exists(lockFile, LinkOption.NOFOLLOW_LINKS)) {
+            // an extraction directory always has its lock file: this one lost it, or is not ours
+            return deleteTree(dir);
+        }
+        try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
+            FileLock lock = ch.tryLock();
+            if (lock == null) {
+                return false; // its JVM is alive
+            }
+            return deleteTree(dir); // deleted while we hold the lock; the channel closes after
+        } catch (OverlappingFileLockException e) {
+            return false; // this JVM's own extraction (e.g. from another class loader)
+        } catch (IOException | SecurityException e) {
+            return false; // another user's directory, or it vanished meanwhile
+        }
+    }
+
+    /** Deletes a directory and the files in it (extraction directories are flat); true if gone. */
+    private static boolean deleteTree(Path dir) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                Files.deleteIfExists(f);
+            }
+            Files.deleteIfExists(dir);
+            return true;
+        } catch (IOException | SecurityException e) {
+            return false;
         }
     }
 
@@ -244,7 +385,8 @@ public final class NativeLoader {
             throw new NativeLibraryUnavailableException("ferrodl native library version mismatch: the library "
                     + "loaded from " + from + " is version " + actual + " but the ferrodl jars are version "
                     + expected + ". Remove the stale library from java.library.path or use the matching "
-                    + platform.classifierJar() + "-" + expected + ".jar on " + describe(platform) + ".");
+                    + platform.classifierCoordinates(expected) + " (" + platform.classifierJar(expected) + ") on "
+                    + describe(platform) + ".");
         }
     }
 
@@ -277,8 +419,16 @@ public final class NativeLoader {
     }
 
     static String advice(Platform p) {
-        return "Add the jar org.ferrodl:" + p.classifierJar() + " (which contains " + p.resourcePath()
-                + ") to the class path of the driver and of every executor, or set -Djava.library.path to a "
-                + "directory containing " + p.libraryFileName() + " built for " + p.id() + ".";
+        String version;
+        try {
+            version = javaVersion();
+        } catch (NativeLibraryUnavailableException e) {
+            version = "<ferrodl version>";
+        }
+        return "Add the jar " + p.classifierJar(version) + " (Maven: " + p.classifierCoordinates(version)
+                + ", which contains " + p.resourcePath() + "; or org.ferrodl:ferrodl-native-platform:" + version
+                + " for every platform built) to the class path of the driver and of every executor "
+                + "(spark-submit --jars or --packages), or set -Djava.library.path to a directory containing "
+                + p.libraryFileName() + " built for " + p.id() + ".";
     }
 }

@@ -22,7 +22,8 @@ class NativeLoaderPlatformTest {
         NativeLoader.Platform p = NativeLoader.resolve("Linux", "amd64");
         assertEquals("linux-x86_64", p.id());
         assertEquals("org/ferrodl/native/linux-x86_64/libferrodl.so", p.resourcePath());
-        assertEquals("ferrodl-native-linux-x86_64", p.classifierJar());
+        assertEquals("org.ferrodl:ferrodl-native:0.1.0:linux-x86_64", p.classifierCoordinates("0.1.0"));
+        assertEquals("ferrodl-native-0.1.0-linux-x86_64.jar", p.classifierJar("0.1.0"));
 
         NativeLoader.Platform mac = NativeLoader.resolve("Mac OS X", "aarch64");
         assertEquals("macos-aarch64", mac.id());
@@ -47,7 +48,10 @@ class NativeLoaderPlatformTest {
         assertTrue(m.contains("os.name=Linux"), m);
         assertTrue(m.contains("os.arch=sparcv9"), m);
         assertTrue(m.contains("linux-sparcv9"), m);
-        assertTrue(m.contains("ferrodl-native-linux-sparcv9"), m);
+        String v = NativeLoader.javaVersion();
+        assertTrue(m.contains("Add the jar ferrodl-native-" + v + "-linux-sparcv9.jar"), m);
+        assertTrue(m.contains("org.ferrodl:ferrodl-native:" + v + ":linux-sparcv9"), m);
+        assertTrue(m.contains("org.ferrodl:ferrodl-native-platform:" + v), m);
         assertTrue(m.contains("org/ferrodl/native/linux-sparcv9/libferrodl.so"), m);
         assertTrue(m.contains("java.library.path"), m);
     }
@@ -63,7 +67,7 @@ class NativeLoaderPlatformTest {
                 () -> NativeLoader.loadFromResource(fake, cl, "not on java.library.path"));
         String m = e.getMessage();
         assertTrue(m.contains("was found but could not be loaded"), m);
-        assertTrue(m.contains("ferrodl-native-linux-fakearch"), m);
+        assertTrue(m.contains("ferrodl-native-" + NativeLoader.javaVersion() + "-linux-fakearch.jar"), m);
     }
 
     @Test
