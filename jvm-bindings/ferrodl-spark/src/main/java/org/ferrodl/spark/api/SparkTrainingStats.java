@@ -12,9 +12,20 @@ import java.util.List;
 public final class SparkTrainingStats implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    /** What one worker did in one split. */
+    /**
+     * What one parameter-averaging worker did in one split: when it started (executor clock, ms
+     * since the epoch), and how long its phases took — rebuilding the network from the broadcast
+     * ({@code restoreMillis}), reading and assembling minibatches ({@code dataMillis}), fitting
+     * ({@code fitMillis}, the engine's training steps) and extracting its parameters
+     * ({@code resultMillis}).
+     */
     public record WorkerStats(int split, int partition, String executorId, int minibatches, int examples,
-                              long fitMillis, double lastScore) implements Serializable {
+                              long startTimeMillis, long restoreMillis, long dataMillis, long fitMillis,
+                              long resultMillis, double lastScore) implements Serializable {
+        /** @return the worker's whole time in this split (ms) */
+        public long totalMillis() {
+            return restoreMillis + dataMillis + fitMillis + resultMillis;
+        }
     }
 
     /** One step of a gradient-sharing replica: the threshold used, the fraction sent, the message size. */

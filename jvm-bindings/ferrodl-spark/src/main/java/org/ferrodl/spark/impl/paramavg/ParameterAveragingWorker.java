@@ -95,6 +95,7 @@ final class ParameterAveragingWorker<T>
         };
 
         long start = System.currentTimeMillis();
+        long t = System.nanoTime();
         Iterator<DataSet> batches = new BatchAssembler(data, batchSizePerWorker);
         PrefetchingIterator<DataSet> prefetch = prefetchNumBatches > 0
                 ? new PrefetchingIterator<>(batches, prefetchNumBatches, "ferrodl-prefetch-p" + partition) : null;
@@ -105,11 +106,20 @@ final class ParameterAveragingWorker<T>
             if (!listeners.isEmpty()) {
                 net.setListeners(listeners);
             }
+            long restoreNanos = System.nanoTime() - t;
+            long dataNanos = 0;
+            long fitNanos = 0;
             int minibatches = 0;
             long examples = 0;
             double lastScore = Double.NaN;
-            while (batches.hasNext()) {
-                DataSet batch = batches.next();
+            while (true) {
+                t = System.nanoTime();
+                DataSet batch = batches.hasNext() ? batches.next() : null;
+                dataNanos += System.nanoTime() - t;
+                if (batch == null) {
+                    break;
+                }
+                t = System.nanoTime();
                 for (TrainingHook h : hooks) {
                     h.preUpdate(batch, net);
                 }
@@ -118,16 +128,21 @@ final class ParameterAveragingWorker<T>
                     h.postUpdate(batch, net);
                 }
                 lastScore = net.score();
+                fitNanos += System.nanoTime() - t;
                 examples += batch.numExamples();
                 minibatches++;
             }
+            t = System.nanoTime();
+            float[] params = net.params().toFloatVector();
+            float[] updater = returnUpdater ? net.getUpdaterState().toFloatVector() : null;
+            long resultNanos = System.nanoTime() - t;
             String executor = executorId();
             LOG.info("ferrodl-worker executor={} partition={} minibatches={} split={} examples={} score={}",
                     executor, partition, minibatches, split, examples, lastScore);
             WorkerStats stats = collectStats ? new WorkerStats(split, partition, executor, minibatches,
-                    (int) examples, System.currentTimeMillis() - start, lastScore) : null;
-            float[] updater = returnUpdater ? net.getUpdaterState().toFloatVector() : null;
-            return Collections.singletonList(AveragingAggregate.ofWorker(net.params().toFloatVector(), updater,
+                    (int) examples, start, restoreNanos / 1_000_000, dataNanos / 1_000_000, fitNanos / 1_000_000,
+                    resultNanos / 1_000_000, lastScore) : null;
+            return Collections.singletonList(AveragingAggregate.ofWorker(params, updater,
                     lastScore, minibatches, examples, stats)).iterator();
         } finally {
             if (prefetch != null) {
