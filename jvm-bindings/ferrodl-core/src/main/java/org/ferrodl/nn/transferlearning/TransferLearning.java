@@ -40,7 +40,7 @@ public final class TransferLearning {
     }
 
     /** A weight initialization: a scheme, or a distribution (scheme DISTRIBUTION). */
-    private static final class Init {
+    static final class Init {
         final WeightInit scheme;
         final Distribution dist;
 
