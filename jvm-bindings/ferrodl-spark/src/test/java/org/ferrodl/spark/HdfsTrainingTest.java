@@ -113,8 +113,10 @@ class HdfsTrainingTest {
         MultiLayerNetwork trained = new SparkDl4jMultiLayer(sc(), CONF, tm).fit(sc().parallelize(ds, 2));
         assertTrue(maxAbsDiff(local(ds), trained.params().toFloatVector()) <= 1e-5f);
         Path export = new Path(root + "/export");
-        assertTrue(fs.exists(export), "the base directory was created on HDFS");
-        assertEquals(0, fs.listStatus(export).length, "the fit's export directory is deleted afterwards");
+        assertEquals(1, fs.listStatus(export).length, "the export is on HDFS (kept for the next epoch)");
+        assertEquals(8, fs.listStatus(fs.listStatus(export)[0].getPath()).length, "one file per DataSet");
+        assertTrue(tm.deleteTempFiles(sc()));
+        assertEquals(0, fs.listStatus(export).length, "deleteTempFiles removes it");
     }
 
     @Test

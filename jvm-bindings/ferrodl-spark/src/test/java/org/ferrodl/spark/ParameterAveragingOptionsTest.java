@@ -163,20 +163,38 @@ class ParameterAveragingOptionsTest {
         }
     }
 
+    private static int exportedFiles(File dir) throws IOException {
+        try (var walk = Files.walk(dir.toPath())) {
+            return (int) walk.filter(f -> Files.isRegularFile(f) && !f.getFileName().toString().startsWith(".")).count();
+        }
+    }
+
     @Test
-    void hooksRunAroundEveryMinibatchAndExportUsesTheDirectory(@TempDir File tmp) {
+    void hooksRunAroundEveryMinibatchAndExportUsesTheDirectory(@TempDir File tmp) throws IOException {
         RecordingHook.CALLS.clear();
         ParameterAveragingTrainingMaster tm = oneWorker().exportDirectory(tmp.getAbsolutePath())
                 .trainingHooks(new RecordingHook()).build();
         tm.addHook(new ExportWatcher(tmp.getAbsolutePath()));
-        fit(tm, sc().parallelize(data(6, 4, 54), 2));
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf(new Adam(0.01), 1e-3), tm);
+        JavaRDD<DataSet> rdd = sc().parallelize(data(6, 4, 54), 2);
+        spark.fit(rdd);
         assertEquals(List.of("pre:8", "post:8", "pre:8", "post:8", "pre:8", "post:8"), RecordingHook.CALLS);
         assertEquals(6, ExportWatcher.FILES_SEEN.get(), "the 6 DataSets were exported under exportDirectory");
-        assertEquals(0, tmp.listFiles().length, "the export is deleted after the fit");
+        File[] exports = tmp.listFiles();
+        assertEquals(1, exports.length, "one export directory per exported RDD");
+        // the next epoch on the same RDD reuses the export
+        spark.fit(rdd);
+        assertArrayEquals(exports, tmp.listFiles());
+        assertEquals(6, exportedFiles(tmp));
         tm.removeHook(tm.getTrainingHooks().get(0));
         RecordingHook.CALLS.clear();
-        fit(tm, sc().parallelize(data(2, 4, 55), 1));
+        // another RDD replaces the export
+        spark.fit(sc().parallelize(data(2, 4, 55), 1));
         assertTrue(RecordingHook.CALLS.isEmpty());
+        assertEquals(2, exportedFiles(tmp));
+        assertTrue(tm.deleteTempFiles(sc()));
+        assertEquals(0, tmp.listFiles().length, "deleteTempFiles removes the export");
+        assertTrue(tm.deleteTempFiles(sc()), "nothing left to delete");
     }
 
     @Test

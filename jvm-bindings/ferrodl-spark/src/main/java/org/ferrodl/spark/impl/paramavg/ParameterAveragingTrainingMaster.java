@@ -51,7 +51,8 @@ import scala.Tuple2;
  *   <li>With {@link RDDTrainingApproach#Export} (default) the DataSets are first written to
  *       {@code <exportDirectory>/<unique id>/} (default base {@code ${hadoop.tmp.dir}/ferrodl}) and
  *       training deals the file paths (persisted with {@code storageLevelStreams}); workers read
- *       their files. The directory is deleted when the fit ends. With {@link RDDTrainingApproach#Direct}
+ *       their files. Fitting the same RDD again (the next epoch) reuses the export; it is deleted
+ *       when another RDD is exported, by {@link #deleteTempFiles} and when the JVM exits. With {@link RDDTrainingApproach#Direct}
  *       the DataSets themselves are dealt (persisted with {@code storageLevel}). {@code fit(String)}
  *       and {@code fitPaths} deal the given paths the same way.</li>
  *   <li>Every object gets a position: its index in RDD order, or, when {@code rngSeed} is set, its
@@ -105,6 +106,10 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
 
     @JsonIgnore
     private transient SparkTrainingStats lastStats;
+    @JsonIgnore
+    private transient Export lastExport;
+    @JsonIgnore
+    private transient Thread cleanup;
 
     private ParameterAveragingTrainingMaster() {
         // for Jackson
@@ -138,17 +143,66 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
             train(sparkNetwork, trainingData, null, StorageLevels.fromName(storageLevel));
             return;
         }
+        executeTrainingPaths(sparkNetwork, exported(sc, trainingData), new SerializedDataSetLoader());
+    }
+
+    /**
+     * The paths of {@code data}'s export: reused when the same RDD was exported by the last fit of
+     * this master (as the reference does: one export for many epochs), otherwise written now,
+     * after deleting the previous export.
+     */
+    private synchronized JavaRDD<String> exported(JavaSparkContext sc, JavaRDD<DataSet> data) {
+        if (lastExport != null && lastExport.rddId == data.id() && lastExport.sc == sc.sc()) {
+            return lastExport.paths;
+        }
+        deleteTempFiles(sc);
         String base = exportDirectory != null ? exportDirectory : DataSetExport.defaultBaseDirectory(sc);
         String fitId = "paramavg-" + UUID.randomUUID();
+        JobDescriptions.part(sc, "exporting DataSet objects");
         try {
-            JobDescriptions.part(sc, "exporting DataSet objects");
-            JavaRDD<String> paths = DataSetExport.export(sc, trainingData, base, fitId);
-            executeTrainingPaths(sparkNetwork, paths, new SerializedDataSetLoader());
-        } finally {
-            for (String problem : DataSetExport.delete(sc, base, fitId)) {
-                LOG.warn("ParameterAveragingTrainingMaster: {}", problem);
+            JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId);
+            lastExport = new Export(data.id(), sc.sc(), base, fitId, paths);
+            if (cleanup == null) {
+                // the last export is removed when the JVM exits, so no run leaves files behind
+                cleanup = new Thread(() -> deleteTempFiles(null), "ferrodl-paramavg-export-cleanup");
+                Runtime.getRuntime().addShutdownHook(cleanup);
             }
+            return paths;
+        } catch (RuntimeException e) {
+            DataSetExport.delete(sc, base, fitId);
+            throw e;
         }
+    }
+
+    /**
+     * Deletes the data this master exported for its last fit (the Export approach keeps it so that
+     * fitting the same RDD again, e.g. the next epoch, does not export it again). Also done when
+     * another RDD is exported and when the JVM exits.
+     *
+     * @param sc the Spark context whose Hadoop configuration reaches the export directory, or null
+     *     for the one the export was written with
+     * @return true when there was nothing to delete or it was deleted
+     */
+    public synchronized boolean deleteTempFiles(JavaSparkContext sc) {
+        Export e = lastExport;
+        if (e == null) {
+            return true;
+        }
+        lastExport = null;
+        try {
+            List<String> problems = DataSetExport.delete(sc != null ? sc : new JavaSparkContext(e.sc), e.base, e.fitId);
+            problems.forEach(p -> LOG.warn("ParameterAveragingTrainingMaster: {}", p));
+            return problems.isEmpty();
+        } catch (RuntimeException ex) {
+            LOG.warn("ParameterAveragingTrainingMaster: could not delete the export {}/{}: {}", e.base, e.fitId,
+                    ex.toString());
+            return false;
+        }
+    }
+
+    /** Where the last fit's export lives (for reuse and deletion). */
+    private record Export(int rddId, org.apache.spark.SparkContext sc, String base, String fitId,
+                          JavaRDD<String> paths) {
     }
 
     @Override
