@@ -4,8 +4,10 @@
 //! `docs/ARCHITECTURE.md` §2–§4 for the JSON shape, numerics and API contracts.
 
 pub mod activation;
+pub mod batch;
 pub mod config;
 pub mod error;
+mod executor;
 pub mod init;
 pub mod layers;
 pub mod loss;
@@ -14,9 +16,9 @@ pub mod regularization;
 pub mod vertices;
 
 pub use config::{
-    ComputationGraphConfiguration, GraphVertexConfig,
-    Activation, DenseLayerConfig, InputType, LayerConfig, LayerShapes, LossFunction,
-    MultiLayerConfiguration, OutputLayerConfig, Shape, UpdaterConfig, WeightInit,
+    Activation, ComputationGraphConfiguration, DenseLayerConfig, GraphVertexConfig, InputType,
+    LayerConfig, LayerShapes, LossFunction, MultiLayerConfiguration, OutputLayerConfig, Shape,
+    UpdaterConfig, WeightInit,
 };
 pub use error::NnError;
 pub use layers::{Layer, ParamKind, ParamSpec};

@@ -113,8 +113,9 @@ impl ComputationGraphConfiguration {
 
     /// Parses without validating (unset `nIn` allowed): the input of [`resolve`](Self::resolve).
     pub fn parse_json(json: &str) -> Result<Self, NnError> {
-        let conf: ComputationGraphConfiguration = serde_json::from_str(json)
-            .map_err(|e| NnError::InvalidConfig(format!("invalid graph configuration JSON: {e}")))?;
+        let conf: ComputationGraphConfiguration = serde_json::from_str(json).map_err(|e| {
+            NnError::InvalidConfig(format!("invalid graph configuration JSON: {e}"))
+        })?;
         if conf.format_version != FORMAT_VERSION {
             return invalid(format!(
                 "unsupported configuration formatVersion {} (this build reads {FORMAT_VERSION})",
@@ -155,7 +156,7 @@ impl ComputationGraphConfiguration {
                 .collect();
             let Some(ins) = ins else { continue };
             let who = self.vertices[v].describe();
-            if let Some(shape) = pre_processed(&self.vertices[v].vertex, ins[0], &who).ok() {
+            if let Ok(shape) = pre_processed(&self.vertices[v].vertex, ins[0], &who) {
                 if let Some(layer) = layer_mut(&mut self.vertices[v].vertex) {
                     infer_n_in(layer, shape);
                 }
@@ -198,7 +199,10 @@ impl ComputationGraphConfiguration {
                 ins.push(shape);
             }
             let source_desc = |j: usize| match sources[v][j] {
-                GraphSource::Input(k) => (None, format!("network input \"{}\"", self.network_inputs[k])),
+                GraphSource::Input(k) => (
+                    None,
+                    format!("network input \"{}\"", self.network_inputs[k]),
+                ),
                 GraphSource::Vertex(u) => {
                     let d = self.vertices[u].describe();
                     (Some(d.clone()), format!("the output of {d}"))
@@ -206,9 +210,10 @@ impl ComputationGraphConfiguration {
             };
             let (prev, from) = source_desc(0);
             out_shapes[v] = self.vertex_output(v, &ins, Some((prev.as_deref(), &from)))?;
-            row_factors[v] = factor
-                .unwrap_or(RowFactor::ONE)
-                .times(vc.vertex.row_factor(ins.len()).num, vc.vertex.row_factor(ins.len()).den);
+            row_factors[v] = factor.unwrap_or(RowFactor::ONE).times(
+                vc.vertex.row_factor(ins.len()).num,
+                vc.vertex.row_factor(ins.len()).den,
+            );
             if vc.vertex.layer().is_some() {
                 ins[0] = pre_processed(&vc.vertex, ins[0], &who)?;
             }
@@ -217,7 +222,10 @@ impl ComputationGraphConfiguration {
         let outputs: Vec<usize> = self
             .network_outputs
             .iter()
-            .map(|o| self.vertex_index(o).expect("structure() checked the outputs"))
+            .map(|o| {
+                self.vertex_index(o)
+                    .expect("structure() checked the outputs")
+            })
             .collect();
         for &o in &outputs {
             if row_factors[o] != RowFactor::ONE {
@@ -280,12 +288,17 @@ impl ComputationGraphConfiguration {
                 return invalid(format!("network input {k} has an empty name"));
             }
             if names.insert(name, GraphSource::Input(k)).is_some() {
-                return invalid(format!("duplicate name \"{name}\": network inputs must be unique"));
+                return invalid(format!(
+                    "duplicate name \"{name}\": network inputs must be unique"
+                ));
             }
         }
         for (v, vc) in self.vertices.iter().enumerate() {
             if vc.name.is_empty() {
-                return invalid(format!("vertex {v} ({}) has an empty name", vc.vertex.type_name()));
+                return invalid(format!(
+                    "vertex {v} ({}) has an empty name",
+                    vc.vertex.type_name()
+                ));
             }
             match names.insert(&vc.name, GraphSource::Vertex(v)) {
                 Some(GraphSource::Input(_)) => {
@@ -387,7 +400,9 @@ impl ComputationGraphConfiguration {
                 });
             };
             if !seen.insert(v) {
-                return invalid(format!("network output \"{o}\" is listed twice in setOutputs"));
+                return invalid(format!(
+                    "network output \"{o}\" is listed twice in setOutputs"
+                ));
             }
             if !self.vertices[v].is_output_layer() {
                 return invalid(format!(
@@ -461,7 +476,11 @@ impl ComputationGraphConfiguration {
         let n = self.vertices.len();
         let mut pending: Vec<usize> = sources
             .iter()
-            .map(|s| s.iter().filter(|x| matches!(x, GraphSource::Vertex(_))).count())
+            .map(|s| {
+                s.iter()
+                    .filter(|x| matches!(x, GraphSource::Vertex(_)))
+                    .count()
+            })
             .collect();
         let mut ready: BTreeSet<usize> = (0..n).filter(|&v| pending[v] == 0).collect();
         let mut order = Vec::with_capacity(n);
@@ -478,7 +497,9 @@ impl ComputationGraphConfiguration {
             return Ok(order);
         }
         // Walk back along unfinished inputs until a vertex repeats: that is a cycle.
-        let start = (0..n).find(|&v| pending[v] > 0).expect("some vertex is unfinished");
+        let start = (0..n)
+            .find(|&v| pending[v] > 0)
+            .expect("some vertex is unfinished");
         let mut path = vec![start];
         let mut v = start;
         loop {
@@ -497,7 +518,11 @@ impl ComputationGraphConfiguration {
                 cycle.push(name(u));
                 return invalid(format!(
                     "the graph has a cycle: {} (vertex \"{}\" depends on its own output)",
-                    cycle.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(" -> "),
+                    cycle
+                        .iter()
+                        .map(|c| format!("\"{c}\""))
+                        .collect::<Vec<_>>()
+                        .join(" -> "),
                     self.vertices[u].name
                 ));
             }
@@ -549,7 +574,9 @@ impl ComputationGraphConfiguration {
             match found {
                 Some((s, _)) => shapes.push(s),
                 None => {
-                    return invalid(format!("network input \"{name}\" is not used by any vertex"))
+                    return invalid(format!(
+                        "network input \"{name}\" is not used by any vertex"
+                    ))
                 }
             }
         }

@@ -2,8 +2,10 @@
 //! (`nIn` inferred) and the activation type of every layer or vertex. One place for the shape
 //! rules; the JNI class `NativeConfiguration` only passes strings through.
 
-use super::{ComputationGraphConfiguration, InputType, LayerShapes, MultiLayerConfiguration, Shape};
 use super::validate::layer_num_params;
+use super::{
+    ComputationGraphConfiguration, InputType, LayerShapes, MultiLayerConfiguration, Shape,
+};
 use crate::error::NnError;
 use serde_json::{json, Value};
 

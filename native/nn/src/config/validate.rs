@@ -209,7 +209,6 @@ impl MultiLayerConfiguration {
         }
         self.validate()
     }
-
 }
 
 /// Sets an unset (0) `nIn` from the input shape: the flat width for dense-like layers (images
@@ -275,7 +274,9 @@ pub fn check_layer(
     }
     if let LayerConfig::FrozenLayer(f) = layer {
         if f.layer.is_frozen() {
-            return err(format!("{who}: a FrozenLayer cannot wrap another FrozenLayer"));
+            return err(format!(
+                "{who}: a FrozenLayer cannot wrap another FrozenLayer"
+            ));
         }
     }
     if let Some(b) = layer.base() {
@@ -314,276 +315,277 @@ fn layer_output_shape(
     prev: Option<&str>,
     from: &str,
 ) -> Result<Shape, NnError> {
-        let from = || from.to_string();
-        // nIn against the flat width of the input (dense-like layers flatten images implicitly).
-        let flat_n_in = |n_in: usize| -> Result<(), NnError> {
-            positive(who, "nIn", n_in)?;
-            let width = match input {
-                Shape::Seq { .. } => {
-                    return err(format!(
-                        "{who}: its input is {input} ({}); a feed-forward layer cannot take a \
+    let from = || from.to_string();
+    // nIn against the flat width of the input (dense-like layers flatten images implicitly).
+    let flat_n_in = |n_in: usize| -> Result<(), NnError> {
+        positive(who, "nIn", n_in)?;
+        let width = match input {
+            Shape::Seq { .. } => {
+                return err(format!(
+                    "{who}: its input is {input} ({}); a feed-forward layer cannot take a \
                          recurrent input here — add a GlobalPoolingLayer first",
-                        from()
-                    ))
-                }
-                other => other.len(),
-            };
-            if width != n_in {
-                return match (input, prev) {
-                    (Shape::Flat(_), Some(p)) => err(format!(
-                        "{who}: nIn={n_in} does not match nOut={width} of {p}"
-                    )),
-                    _ => err(format!(
-                        "{who}: nIn={n_in} does not match its input, {input} = {width} values \
+                    from()
+                ))
+            }
+            other => other.len(),
+        };
+        if width != n_in {
+            return match (input, prev) {
+                (Shape::Flat(_), Some(p)) => err(format!(
+                    "{who}: nIn={n_in} does not match nOut={width} of {p}"
+                )),
+                _ => err(format!(
+                    "{who}: nIn={n_in} does not match its input, {input} = {width} values \
                          ({})",
-                        from()
-                    )),
-                };
-            }
-            Ok(())
-        };
-        let image = |what: &str| -> Result<(usize, usize, usize), NnError> {
-            match input {
-                Shape::Image { c, h, w } => Ok((c, h, w)),
-                _ => Err(NnError::InvalidConfig(format!(
-                    "{who}: {what} needs a convolutional input but gets {input} ({}); call \
+                    from()
+                )),
+            };
+        }
+        Ok(())
+    };
+    let image = |what: &str| -> Result<(usize, usize, usize), NnError> {
+        match input {
+            Shape::Image { c, h, w } => Ok((c, h, w)),
+            _ => Err(NnError::InvalidConfig(format!(
+                "{who}: {what} needs a convolutional input but gets {input} ({}); call \
                      setInputType(InputType.convolutional(..)) or convolutionalFlat(..)",
-                    from()
-                ))),
-            }
-        };
-        let seq = |what: &str| -> Result<(usize, usize), NnError> {
-            match input {
-                Shape::Seq { c, len } => Ok((c, len)),
-                _ => Err(NnError::InvalidConfig(format!(
-                    "{who}: {what} needs a recurrent input [C, L] but gets {input} ({}); call \
+                from()
+            ))),
+        }
+    };
+    let seq = |what: &str| -> Result<(usize, usize), NnError> {
+        match input {
+            Shape::Seq { c, len } => Ok((c, len)),
+            _ => Err(NnError::InvalidConfig(format!(
+                "{who}: {what} needs a recurrent input [C, L] but gets {input} ({}); call \
                      setInputType(InputType.recurrent(..))",
-                    from()
-                ))),
-            }
-        };
-        let channels_match = |n_in: usize, c: usize| -> Result<(), NnError> {
-            positive(who, "nIn", n_in)?;
-            if n_in != c {
-                return err(format!(
-                    "{who}: nIn={n_in} does not match the {c} channels of its input, {input} ({})",
-                    from()
-                ));
-            }
-            Ok(())
-        };
-        let no_causal = |mode: ConvolutionMode| -> Result<(), NnError> {
-            if mode == ConvolutionMode::Causal {
-                return err(format!(
+                from()
+            ))),
+        }
+    };
+    let channels_match = |n_in: usize, c: usize| -> Result<(), NnError> {
+        positive(who, "nIn", n_in)?;
+        if n_in != c {
+            return err(format!(
+                "{who}: nIn={n_in} does not match the {c} channels of its input, {input} ({})",
+                from()
+            ));
+        }
+        Ok(())
+    };
+    let no_causal = |mode: ConvolutionMode| -> Result<(), NnError> {
+        if mode == ConvolutionMode::Causal {
+            return err(format!(
                     "{who}: ConvolutionMode.Causal is only defined for 1-D layers (Convolution1DLayer, \
                      Subsampling1DLayer)"
                 ));
+        }
+        Ok(())
+    };
+    let wrap =
+        |r: Result<Window, String>| r.map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")));
+    Ok(match layer.unfrozen() {
+        LayerConfig::DenseLayer(c) => {
+            flat_n_in(c.n_in)?;
+            positive(who, "nOut", c.n_out)?;
+            Shape::Flat(c.n_out)
+        }
+        LayerConfig::OutputLayer(c) => {
+            flat_n_in(c.n_in)?;
+            positive(who, "nOut", c.n_out)?;
+            check_loss_weights(who, &c.loss_weights, c.n_out)?;
+            Shape::Flat(c.n_out)
+        }
+        LayerConfig::LossLayer(c) => {
+            check_loss_weights(who, &c.loss_weights, input.len())?;
+            input
+        }
+        LayerConfig::ActivationLayer(_) | LayerConfig::DropoutLayer(_) => input,
+        LayerConfig::BatchNormalization(c) => {
+            positive(who, "nIn", c.n_in)?;
+            if c.n_out != c.n_in {
+                return err(format!(
+                    "{who}: nOut={} must equal nIn={} (batch normalization keeps the shape)",
+                    c.n_out, c.n_in
+                ));
             }
-            Ok(())
-        };
-        let wrap = |r: Result<Window, String>| {
-            r.map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))
-        };
-        Ok(match layer.unfrozen() {
-            LayerConfig::DenseLayer(c) => {
-                flat_n_in(c.n_in)?;
-                positive(who, "nOut", c.n_out)?;
-                Shape::Flat(c.n_out)
-            }
-            LayerConfig::OutputLayer(c) => {
-                flat_n_in(c.n_in)?;
-                positive(who, "nOut", c.n_out)?;
-                check_loss_weights(who, &c.loss_weights, c.n_out)?;
-                Shape::Flat(c.n_out)
-            }
-            LayerConfig::LossLayer(c) => {
-                check_loss_weights(who, &c.loss_weights, input.len())?;
-                input
-            }
-            LayerConfig::ActivationLayer(_) | LayerConfig::DropoutLayer(_) => input,
-            LayerConfig::BatchNormalization(c) => {
-                positive(who, "nIn", c.n_in)?;
-                if c.n_out != c.n_in {
-                    return err(format!(
-                        "{who}: nOut={} must equal nIn={} (batch normalization keeps the shape)",
-                        c.n_out, c.n_in
-                    ));
-                }
-                let features = input.channels();
-                if c.n_in != features {
-                    return err(format!(
-                        "{who}: nIn={} does not match its input, {input} ({}), which has {features} \
+            let features = input.channels();
+            if c.n_in != features {
+                return err(format!(
+                    "{who}: nIn={} does not match its input, {input} ({}), which has {features} \
                          {}",
-                        c.n_in,
-                        from(),
-                        if matches!(input, Shape::Flat(_)) { "features" } else { "channels" }
-                    ));
-                }
-                if !(c.decay.is_finite() && (0.0..=1.0).contains(&c.decay)) {
-                    return err(format!(
-                        "{who}: decay={} is invalid (must be in [0, 1])",
-                        c.decay
-                    ));
-                }
-                if !(c.eps.is_finite() && c.eps > 0.0) {
-                    return err(format!(
-                        "{who}: eps={} is invalid (must be a finite number > 0)",
-                        c.eps
-                    ));
-                }
-                if !(c.gamma.is_finite() && c.beta.is_finite()) {
-                    return err(format!("{who}: gamma and beta must be finite"));
-                }
-                input
-            }
-            LayerConfig::ConvolutionLayer(c) => {
-                let (ch, h, w) = image("ConvolutionLayer")?;
-                no_causal(c.convolution_mode)?;
-                channels_match(c.n_in, ch)?;
-                positive(who, "nOut", c.n_out)?;
-                let wh = wrap(window(
-                    "height",
-                    h,
-                    c.kernel_size[0],
-                    c.stride[0],
-                    c.padding[0],
-                    c.dilation[0],
-                    c.convolution_mode,
-                ))?;
-                let ww = wrap(window(
-                    "width",
-                    w,
-                    c.kernel_size[1],
-                    c.stride[1],
-                    c.padding[1],
-                    c.dilation[1],
-                    c.convolution_mode,
-                ))?;
-                Shape::Image {
-                    c: c.n_out,
-                    h: wh.out,
-                    w: ww.out,
-                }
-            }
-            LayerConfig::Convolution1DLayer(c) => {
-                let (ch, len) = seq("Convolution1DLayer")?;
-                channels_match(c.n_in, ch)?;
-                positive(who, "nOut", c.n_out)?;
-                let wl = wrap(window(
-                    "length",
-                    len,
-                    c.kernel_size,
-                    c.stride,
-                    c.padding,
-                    c.dilation,
-                    c.convolution_mode,
-                ))?;
-                Shape::Seq {
-                    c: c.n_out,
-                    len: wl.out,
-                }
-            }
-            LayerConfig::SubsamplingLayer(c) => {
-                let (ch, h, w) = image("SubsamplingLayer")?;
-                no_causal(c.convolution_mode)?;
-                if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
-                    return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
-                }
-                let wh = wrap(window(
-                    "height",
-                    h,
-                    c.kernel_size[0],
-                    c.stride[0],
-                    c.padding[0],
-                    c.dilation[0],
-                    c.convolution_mode,
-                ))?;
-                let ww = wrap(window(
-                    "width",
-                    w,
-                    c.kernel_size[1],
-                    c.stride[1],
-                    c.padding[1],
-                    c.dilation[1],
-                    c.convolution_mode,
-                ))?;
-                Shape::Image {
-                    c: ch,
-                    h: wh.out,
-                    w: ww.out,
-                }
-            }
-            LayerConfig::Subsampling1DLayer(c) => {
-                let (ch, len) = seq("Subsampling1DLayer")?;
-                if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
-                    return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
-                }
-                let wl = wrap(window(
-                    "length",
-                    len,
-                    c.kernel_size,
-                    c.stride,
-                    c.padding,
-                    c.dilation,
-                    c.convolution_mode,
-                ))?;
-                Shape::Seq { c: ch, len: wl.out }
-            }
-            LayerConfig::Upsampling2D(c) => {
-                let (ch, h, w) = image("Upsampling2D")?;
-                positive(who, "size[0]", c.size[0])?;
-                positive(who, "size[1]", c.size[1])?;
-                Shape::Image {
-                    c: ch,
-                    h: h * c.size[0],
-                    w: w * c.size[1],
-                }
-            }
-            LayerConfig::ZeroPaddingLayer(c) => {
-                let (ch, h, w) = image("ZeroPaddingLayer")?;
-                let [t, b, l, r] = c.padding;
-                Shape::Image {
-                    c: ch,
-                    h: h + t + b,
-                    w: w + l + r,
-                }
-            }
-            LayerConfig::GlobalPoolingLayer(c) => {
-                if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
-                    return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
-                }
-                match input {
-                    Shape::Image { c: ch, .. } if !c.collapse_dimensions => {
-                        Shape::Image { c: ch, h: 1, w: 1 }
+                    c.n_in,
+                    from(),
+                    if matches!(input, Shape::Flat(_)) {
+                        "features"
+                    } else {
+                        "channels"
                     }
-                    Shape::Seq { c: ch, .. } if !c.collapse_dimensions => {
-                        Shape::Seq { c: ch, len: 1 }
-                    }
-                    Shape::Image { c: ch, .. } | Shape::Seq { c: ch, .. } => Shape::Flat(ch),
-                    Shape::Flat(_) => {
-                        return err(format!(
-                            "{who}: global pooling needs a convolutional or recurrent input but \
+                ));
+            }
+            if !(c.decay.is_finite() && (0.0..=1.0).contains(&c.decay)) {
+                return err(format!(
+                    "{who}: decay={} is invalid (must be in [0, 1])",
+                    c.decay
+                ));
+            }
+            if !(c.eps.is_finite() && c.eps > 0.0) {
+                return err(format!(
+                    "{who}: eps={} is invalid (must be a finite number > 0)",
+                    c.eps
+                ));
+            }
+            if !(c.gamma.is_finite() && c.beta.is_finite()) {
+                return err(format!("{who}: gamma and beta must be finite"));
+            }
+            input
+        }
+        LayerConfig::ConvolutionLayer(c) => {
+            let (ch, h, w) = image("ConvolutionLayer")?;
+            no_causal(c.convolution_mode)?;
+            channels_match(c.n_in, ch)?;
+            positive(who, "nOut", c.n_out)?;
+            let wh = wrap(window(
+                "height",
+                h,
+                c.kernel_size[0],
+                c.stride[0],
+                c.padding[0],
+                c.dilation[0],
+                c.convolution_mode,
+            ))?;
+            let ww = wrap(window(
+                "width",
+                w,
+                c.kernel_size[1],
+                c.stride[1],
+                c.padding[1],
+                c.dilation[1],
+                c.convolution_mode,
+            ))?;
+            Shape::Image {
+                c: c.n_out,
+                h: wh.out,
+                w: ww.out,
+            }
+        }
+        LayerConfig::Convolution1DLayer(c) => {
+            let (ch, len) = seq("Convolution1DLayer")?;
+            channels_match(c.n_in, ch)?;
+            positive(who, "nOut", c.n_out)?;
+            let wl = wrap(window(
+                "length",
+                len,
+                c.kernel_size,
+                c.stride,
+                c.padding,
+                c.dilation,
+                c.convolution_mode,
+            ))?;
+            Shape::Seq {
+                c: c.n_out,
+                len: wl.out,
+            }
+        }
+        LayerConfig::SubsamplingLayer(c) => {
+            let (ch, h, w) = image("SubsamplingLayer")?;
+            no_causal(c.convolution_mode)?;
+            if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
+                return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
+            }
+            let wh = wrap(window(
+                "height",
+                h,
+                c.kernel_size[0],
+                c.stride[0],
+                c.padding[0],
+                c.dilation[0],
+                c.convolution_mode,
+            ))?;
+            let ww = wrap(window(
+                "width",
+                w,
+                c.kernel_size[1],
+                c.stride[1],
+                c.padding[1],
+                c.dilation[1],
+                c.convolution_mode,
+            ))?;
+            Shape::Image {
+                c: ch,
+                h: wh.out,
+                w: ww.out,
+            }
+        }
+        LayerConfig::Subsampling1DLayer(c) => {
+            let (ch, len) = seq("Subsampling1DLayer")?;
+            if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
+                return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
+            }
+            let wl = wrap(window(
+                "length",
+                len,
+                c.kernel_size,
+                c.stride,
+                c.padding,
+                c.dilation,
+                c.convolution_mode,
+            ))?;
+            Shape::Seq { c: ch, len: wl.out }
+        }
+        LayerConfig::Upsampling2D(c) => {
+            let (ch, h, w) = image("Upsampling2D")?;
+            positive(who, "size[0]", c.size[0])?;
+            positive(who, "size[1]", c.size[1])?;
+            Shape::Image {
+                c: ch,
+                h: h * c.size[0],
+                w: w * c.size[1],
+            }
+        }
+        LayerConfig::ZeroPaddingLayer(c) => {
+            let (ch, h, w) = image("ZeroPaddingLayer")?;
+            let [t, b, l, r] = c.padding;
+            Shape::Image {
+                c: ch,
+                h: h + t + b,
+                w: w + l + r,
+            }
+        }
+        LayerConfig::GlobalPoolingLayer(c) => {
+            if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
+                return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
+            }
+            match input {
+                Shape::Image { c: ch, .. } if !c.collapse_dimensions => {
+                    Shape::Image { c: ch, h: 1, w: 1 }
+                }
+                Shape::Seq { c: ch, .. } if !c.collapse_dimensions => Shape::Seq { c: ch, len: 1 },
+                Shape::Image { c: ch, .. } | Shape::Seq { c: ch, .. } => Shape::Flat(ch),
+                Shape::Flat(_) => {
+                    return err(format!(
+                        "{who}: global pooling needs a convolutional or recurrent input but \
                              gets {input} ({})",
-                            from()
-                        ))
-                    }
-                }
-            }
-            LayerConfig::EmbeddingLayer(c) => {
-                positive(who, "nIn", c.n_in)?;
-                positive(who, "nOut", c.n_out)?;
-                if input != Shape::Flat(1) {
-                    return err(format!(
-                        "{who}: the input must be one column of indices in [0, nIn={}), but it is \
-                         {input} ({})",
-                        c.n_in,
                         from()
-                    ));
+                    ))
                 }
-                Shape::Flat(c.n_out)
             }
-            LayerConfig::FrozenLayer(_) => unreachable!("unfrozen() removed the wrapper"),
-        })
+        }
+        LayerConfig::EmbeddingLayer(c) => {
+            positive(who, "nIn", c.n_in)?;
+            positive(who, "nOut", c.n_out)?;
+            if input != Shape::Flat(1) {
+                return err(format!(
+                    "{who}: the input must be one column of indices in [0, nIn={}), but it is \
+                         {input} ({})",
+                    c.n_in,
+                    from()
+                ));
+            }
+            Shape::Flat(c.n_out)
+        }
+        LayerConfig::FrozenLayer(_) => unreachable!("unfrozen() removed the wrapper"),
+    })
 }
 
 impl MultiLayerConfiguration {

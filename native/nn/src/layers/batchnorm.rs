@@ -7,7 +7,7 @@
 //! the network's `params -= update` performs it (and gradient sharing carries it to other workers).
 //! Inference: `y = act(γ (x − mean)/sqrt(var + eps) + β)`.
 
-use super::{Ctx, Layer, ParamKind, ParamSpec};
+use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
 use crate::config::{BatchNormalizationConfig, Shape};
 use ferrodl_tensor::{Rng, Scalar};
@@ -120,7 +120,15 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
         params[off + n..off + 2 * n].fill(T::one());
     }
 
-    fn forward(&mut self, params: &[T], input: &[T], rows: usize, output: &mut [T], ctx: &mut Ctx) {
+    fn forward(
+        &mut self,
+        params: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        ctx: &mut Ctx,
+    ) {
+        let rows = batch.rows;
         let (n, s) = (self.n, self.spatial);
         let width = n * s;
         let (gb, mean, var) = self.split(params);
@@ -172,11 +180,12 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
         params: &[T],
         _input: &[T],
         output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         grads: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
+        let rows = batch.rows;
         let (n, s) = (self.n, self.spatial);
         let width = n * s;
         self.act.backward(output, delta, width);

@@ -33,7 +33,7 @@
 //! the output (`oW` of an image, `L` of a sequence), as the reference's softmax over the last
 //! dimension of an NCHW / NCW array does.
 
-use super::{Ctx, Layer, ParamKind, ParamSpec};
+use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
 use crate::config::{
     window, BaseConfig, Convolution1DLayerConfig, ConvolutionLayerConfig, ConvolutionMode,
@@ -467,7 +467,8 @@ impl<T: Scalar> ConvCore<T> {
         }
     }
 
-    fn forward(&mut self, params: &[T], input: &[T], rows: usize, output: &mut [T]) {
+    fn forward(&mut self, params: &[T], input: &[T], batch: &Batch<'_, T>, output: &mut [T]) {
+        let rows = batch.rows;
         let g = self.geom;
         let (n_in, n_out, p, k) = (g.n_in(), g.n_out(), g.out_plane(), g.k());
         assert_eq!(input.len(), rows * n_in, "{}: input length", self.type_name);
@@ -535,11 +536,12 @@ impl<T: Scalar> ConvCore<T> {
         params: &[T],
         input: &[T],
         output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         grads: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
+        let rows = batch.rows;
         let g = self.geom;
         let (n_in, n_out, p, k) = (g.n_in(), g.n_out(), g.out_plane(), g.k());
         assert_eq!(
@@ -800,24 +802,24 @@ macro_rules! delegate_layer {
                 &mut self,
                 params: &[T],
                 input: &[T],
-                rows: usize,
+                batch: &Batch<'_, T>,
                 output: &mut [T],
                 _ctx: &mut Ctx,
             ) {
-                self.core.forward(params, input, rows, output)
+                self.core.forward(params, input, batch, output)
             }
             fn backward(
                 &mut self,
                 params: &[T],
                 input: &[T],
                 output: &[T],
-                rows: usize,
+                batch: &Batch<'_, T>,
                 delta: &mut [T],
                 grads: &mut [T],
                 grad_input: Option<&mut [T]>,
             ) {
                 self.core
-                    .backward(params, input, output, rows, delta, grads, grad_input)
+                    .backward(params, input, output, batch, delta, grads, grad_input)
             }
         }
     };
@@ -867,7 +869,7 @@ mod tests {
             train: true,
             rng: &mut rng,
         };
-        layer.forward(params, x, rows, &mut out, &mut ctx);
+        layer.forward(params, x, &Batch::rows(rows), &mut out, &mut ctx);
         out
     }
 
@@ -1052,7 +1054,7 @@ mod tests {
                 &params,
                 &x,
                 &out,
-                rows,
+                &Batch::rows(rows),
                 &mut delta,
                 &mut grads,
                 Some(&mut gx),
@@ -1068,7 +1070,15 @@ mod tests {
             // (column buffer now reused for dcol) recomputes the columns.
             let mut grads2 = vec![f64::NAN; params.len()];
             let mut delta = dz.clone();
-            layer.backward(&params, &x, &out, rows, &mut delta, &mut grads2, None);
+            layer.backward(
+                &params,
+                &x,
+                &out,
+                &Batch::rows(rows),
+                &mut delta,
+                &mut grads2,
+                None,
+            );
             assert_close(&format!("{extra} dW again"), &grads2, &grads, 1e-12);
         }
     }
@@ -1186,7 +1196,15 @@ mod tests {
         let mut delta = da.clone();
         let mut grads = vec![0.0; params.len()];
         let mut gx = vec![0.0; x.len()];
-        layer.backward(&params, &x, &out, 2, &mut delta, &mut grads, Some(&mut gx));
+        layer.backward(
+            &params,
+            &x,
+            &out,
+            &Batch::rows(2),
+            &mut delta,
+            &mut grads,
+            Some(&mut gx),
+        );
         let (gw, gb, gxw) = naive.backward(wt, &x, &dz, 2);
         assert_close("tanh dW", &grads[..wt.len()], &gw, 1e-12);
         assert_close("tanh db", &grads[wt.len()..], &gb, 1e-12);
@@ -1220,7 +1238,7 @@ mod tests {
         l32.forward(
             &p32,
             &x32,
-            3,
+            &Batch::rows(3),
             &mut o32,
             &mut Ctx {
                 train: false,
@@ -1310,7 +1328,7 @@ mod tests {
                 &params,
                 &x,
                 &out,
-                rows,
+                &Batch::rows(rows),
                 &mut delta,
                 &mut grads,
                 Some(&mut gxl),
@@ -1568,13 +1586,13 @@ mod tests {
                     rng: &mut r,
                 };
                 let t0 = clock(cpu);
-                l1.forward(&w1, &x, rows, &mut a1, &mut ctx);
+                l1.forward(&w1, &x, &Batch::rows(rows), &mut a1, &mut ctx);
                 let t1 = clock(cpu);
-                Layer::<F>::forward(&mut p1, &[], &a1, rows, &mut a1p, &mut ctx);
+                Layer::<F>::forward(&mut p1, &[], &a1, &Batch::rows(rows), &mut a1p, &mut ctx);
                 let t2 = clock(cpu);
-                l2.forward(&w2, &a1p, rows, &mut a2, &mut ctx);
+                l2.forward(&w2, &a1p, &Batch::rows(rows), &mut a2, &mut ctx);
                 let t3 = clock(cpu);
-                Layer::<F>::forward(&mut p2, &[], &a2, rows, &mut a2p, &mut ctx);
+                Layer::<F>::forward(&mut p2, &[], &a2, &Batch::rows(rows), &mut a2p, &mut ctx);
                 let t3b = clock(cpu);
                 d2p.copy_from_slice(&dtop);
                 Layer::<F>::backward(
@@ -1582,26 +1600,34 @@ mod tests {
                     &[],
                     &a2,
                     &a2p,
-                    rows,
+                    &Batch::rows(rows),
                     &mut d2p,
                     &mut [],
                     Some(&mut d2),
                 );
                 let t4 = clock(cpu);
-                l2.backward(&w2, &a1p, &a2, rows, &mut d2, &mut g2, Some(&mut d1p));
+                l2.backward(
+                    &w2,
+                    &a1p,
+                    &a2,
+                    &Batch::rows(rows),
+                    &mut d2,
+                    &mut g2,
+                    Some(&mut d1p),
+                );
                 let t5 = clock(cpu);
                 Layer::<F>::backward(
                     &mut p1,
                     &[],
                     &a1,
                     &a1p,
-                    rows,
+                    &Batch::rows(rows),
                     &mut d1p,
                     &mut [],
                     Some(&mut d1),
                 );
                 let t6 = clock(cpu);
-                l1.backward(&w1, &x, &a1, rows, &mut d1, &mut g1, None);
+                l1.backward(&w1, &x, &a1, &Batch::rows(rows), &mut d1, &mut g1, None);
                 let t7 = clock(cpu);
                 let ts = [t0, t1, t2, t3, t4, t5, t6, t7];
                 for (b, w) in best.iter_mut().zip(ts.windows(2)) {

@@ -1,6 +1,6 @@
 //! Dense (fully connected) layers; also the parameterised part of `OutputLayer`.
 
-use super::{Ctx, Layer, ParamKind, ParamSpec};
+use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
 use crate::config::{Activation, BaseConfig, Distribution, Shape, WeightInit};
 use crate::init::init_weights;
@@ -139,7 +139,15 @@ impl<T: Scalar> Layer<T> for DenseLayer<T> {
         b.fill(T::of(self.bias_init));
     }
 
-    fn forward(&mut self, params: &[T], input: &[T], rows: usize, output: &mut [T], _: &mut Ctx) {
+    fn forward(
+        &mut self,
+        params: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        _: &mut Ctx,
+    ) {
+        let rows = batch.rows;
         let (n_in, n_out) = (self.n_in, self.n_out);
         let (w, b) = params.split_at(self.n_weights());
         gemm(
@@ -162,11 +170,12 @@ impl<T: Scalar> Layer<T> for DenseLayer<T> {
         params: &[T],
         input: &[T],
         output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         grads: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
+        let rows = batch.rows;
         self.act.backward(output, delta, self.n_out);
         self.backward_from_preactivation(params, input, rows, delta, grads, grad_input);
     }

@@ -1,6 +1,6 @@
 //! Embedding layer: a lookup table, mathematically a dense layer on a one-hot input.
 
-use super::{Ctx, Layer, ParamKind, ParamSpec};
+use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
 use crate::config::{Distribution, EmbeddingLayerConfig, Shape, WeightInit};
 use crate::init::init_weights;
@@ -92,7 +92,15 @@ impl<T: Scalar> Layer<T> for EmbeddingLayer<T> {
         b.fill(T::of(self.bias_init));
     }
 
-    fn forward(&mut self, params: &[T], input: &[T], rows: usize, output: &mut [T], _: &mut Ctx) {
+    fn forward(
+        &mut self,
+        params: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        _: &mut Ctx,
+    ) {
+        let rows = batch.rows;
         let n_out = self.n_out;
         let (w, b) = params.split_at(self.n_in * n_out);
         for r in 0..rows {
@@ -108,11 +116,12 @@ impl<T: Scalar> Layer<T> for EmbeddingLayer<T> {
         _params: &[T],
         input: &[T],
         output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         grads: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
+        let rows = batch.rows;
         let n_out = self.n_out;
         self.act.backward(output, delta, n_out);
         let (gw, gb) = grads.split_at_mut(self.n_in * n_out);

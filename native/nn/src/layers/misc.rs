@@ -2,7 +2,7 @@
 //! `LossLayer`), `ActivationLayer`, `DropoutLayer`, and the inverted-dropout mask the network also
 //! uses for every layer's `dropOut`.
 
-use super::{Ctx, Layer};
+use super::{Batch, Ctx, Layer};
 use crate::activation::ActivationCache;
 use crate::config::{Activation, Shape};
 use ferrodl_tensor::{Rng, Scalar};
@@ -84,7 +84,7 @@ impl<T: Scalar> Layer<T> for IdentityLayer {
     fn output_shape(&self) -> Shape {
         self.shape
     }
-    fn forward(&mut self, _: &[T], input: &[T], _: usize, output: &mut [T], _: &mut Ctx) {
+    fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], _: &mut Ctx) {
         output.copy_from_slice(input);
     }
     fn backward(
@@ -92,7 +92,7 @@ impl<T: Scalar> Layer<T> for IdentityLayer {
         _: &[T],
         _: &[T],
         _: &[T],
-        _: usize,
+        _: &Batch<'_, T>,
         delta: &mut [T],
         _: &mut [T],
         grad_input: Option<&mut [T]>,
@@ -129,7 +129,7 @@ impl<T: Scalar> Layer<T> for ActivationLayer<T> {
     fn output_shape(&self) -> Shape {
         self.shape
     }
-    fn forward(&mut self, _: &[T], input: &[T], _: usize, output: &mut [T], _: &mut Ctx) {
+    fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], _: &mut Ctx) {
         output.copy_from_slice(input);
         self.act.forward(output, self.shape.len(), None);
     }
@@ -138,7 +138,7 @@ impl<T: Scalar> Layer<T> for ActivationLayer<T> {
         _: &[T],
         _: &[T],
         output: &[T],
-        _: usize,
+        _: &Batch<'_, T>,
         delta: &mut [T],
         _: &mut [T],
         grad_input: Option<&mut [T]>,
@@ -176,7 +176,7 @@ impl<T: Scalar> Layer<T> for DropoutLayer<T> {
     fn output_shape(&self) -> Shape {
         self.shape
     }
-    fn forward(&mut self, _: &[T], input: &[T], _: usize, output: &mut [T], ctx: &mut Ctx) {
+    fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], ctx: &mut Ctx) {
         self.mask.apply(input, output, ctx.train, ctx.rng);
     }
     fn backward(
@@ -184,7 +184,7 @@ impl<T: Scalar> Layer<T> for DropoutLayer<T> {
         _: &[T],
         _: &[T],
         _: &[T],
-        _: usize,
+        _: &Batch<'_, T>,
         delta: &mut [T],
         _: &mut [T],
         grad_input: Option<&mut [T]>,

@@ -26,6 +26,7 @@ pub use misc::{ActivationLayer, DropoutLayer, IdentityLayer};
 pub use pooling::{GlobalPoolingLayer, Pooling1dLayer, Pooling2dLayer};
 pub use reshape::{Upsampling2dLayer, ZeroPaddingLayer};
 
+pub use crate::batch::{Batch, Mask, MaskRule};
 use crate::config::{Activation, LayerConfig, LayerShapes, Shape};
 use crate::error::NnError;
 use ferrodl_tensor::{Rng, Scalar};
@@ -114,11 +115,24 @@ pub trait Layer<T: Scalar>: Send + Debug {
     /// documented order.
     fn init_params(&self, _params: &mut [T], _rng: &mut Rng) {}
 
-    /// `output (rows × n_out) = f(input (rows × n_in))`; `output`'s old contents are ignored.
-    fn forward(&mut self, params: &[T], input: &[T], rows: usize, output: &mut [T], ctx: &mut Ctx);
+    /// How this layer passes its input's feature mask on (default: unchanged).
+    fn mask_rule(&self) -> MaskRule {
+        MaskRule::Keep
+    }
+
+    /// `output (rows × n_out) = f(input (rows × n_in))` for the `batch.rows` examples;
+    /// `output`'s old contents are ignored.
+    fn forward(
+        &mut self,
+        params: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        ctx: &mut Ctx,
+    );
 
     /// Backpropagation after a training-mode or inference-mode [`forward`](Self::forward) on the
-    /// same input. On entry `delta` holds `dL/d(output)` (`rows × n_out`); it may be used as
+    /// same input and batch. On entry `delta` holds `dL/d(output)` (`rows × n_out`); it may be used as
     /// scratch. Writes this layer's parameter gradient into `grads` (overwriting it) and, when
     /// `grad_input` is given, `dL/d(input)` (`rows × n_in`) into it.
     #[allow(clippy::too_many_arguments)]
@@ -127,7 +141,7 @@ pub trait Layer<T: Scalar>: Send + Debug {
         params: &[T],
         input: &[T],
         output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         grads: &mut [T],
         grad_input: Option<&mut [T]>,

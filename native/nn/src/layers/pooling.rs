@@ -19,7 +19,7 @@
 //!   (global pooling: [`GLOBAL_PNORM_EPS`]).
 
 use super::conv::{describe, Dim};
-use super::{Ctx, Layer};
+use super::{Batch, Ctx, Layer};
 use crate::config::{
     GlobalPoolingLayerConfig, PoolingType, Shape, Subsampling1DLayerConfig, SubsamplingLayerConfig,
 };
@@ -478,23 +478,24 @@ macro_rules! delegate_pooling {
                 &mut self,
                 _params: &[T],
                 input: &[T],
-                rows: usize,
+                batch: &Batch<'_, T>,
                 output: &mut [T],
                 _ctx: &mut Ctx,
             ) {
-                self.core.forward(input, rows, output)
+                self.core.forward(input, batch.rows, output)
             }
             fn backward(
                 &mut self,
                 _params: &[T],
                 input: &[T],
                 output: &[T],
-                rows: usize,
+                batch: &Batch<'_, T>,
                 delta: &mut [T],
                 _grads: &mut [T],
                 grad_input: Option<&mut [T]>,
             ) {
-                self.core.backward(input, output, rows, delta, grad_input)
+                self.core
+                    .backward(input, output, batch.rows, delta, grad_input)
             }
         }
     };
@@ -538,6 +539,11 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
     fn type_name(&self) -> &'static str {
         "GlobalPoolingLayer"
     }
+
+    /// The output has no spatial or time axis left for a mask to describe.
+    fn mask_rule(&self) -> super::MaskRule {
+        super::MaskRule::Drop
+    }
     fn input_shape(&self) -> Shape {
         self.input
     }
@@ -545,7 +551,15 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
         self.output
     }
 
-    fn forward(&mut self, _: &[T], input: &[T], rows: usize, output: &mut [T], _: &mut Ctx) {
+    fn forward(
+        &mut self,
+        _: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        _: &mut Ctx,
+    ) {
+        let rows = batch.rows;
         let (s, planes) = (self.positions, rows * self.channels);
         assert_eq!(input.len(), planes * s, "GlobalPoolingLayer: input length");
         assert_eq!(output.len(), planes, "GlobalPoolingLayer: output length");
@@ -585,11 +599,12 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
         _: &[T],
         input: &[T],
         output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         _: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
+        let rows = batch.rows;
         let Some(gx) = grad_input else {
             return;
         };
@@ -634,7 +649,7 @@ mod tests {
         l.forward(
             &[],
             x,
-            rows,
+            &Batch::rows(rows),
             &mut out,
             &mut Ctx {
                 train: true,
@@ -647,7 +662,15 @@ mod tests {
     fn run_bwd<L: Layer<f64>>(l: &mut L, x: &[f64], y: &[f64], rows: usize, d: &[f64]) -> Vec<f64> {
         let mut gx = vec![f64::NAN; x.len()];
         let mut delta = d.to_vec();
-        l.backward(&[], x, y, rows, &mut delta, &mut [], Some(&mut gx));
+        l.backward(
+            &[],
+            x,
+            y,
+            &Batch::rows(rows),
+            &mut delta,
+            &mut [],
+            Some(&mut gx),
+        );
         gx
     }
 

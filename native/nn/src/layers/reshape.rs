@@ -1,7 +1,7 @@
 //! Layers that move values without parameters: nearest-neighbour upsampling
 //! ([`Upsampling2dLayer`]) and zero padding ([`ZeroPaddingLayer`]) of NCHW images.
 
-use super::{Ctx, Layer};
+use super::{Batch, Ctx, Layer};
 use crate::config::{Shape, Upsampling2DConfig, ZeroPaddingLayerConfig};
 use ferrodl_tensor::Scalar;
 
@@ -54,7 +54,15 @@ impl<T: Scalar> Layer<T> for Upsampling2dLayer {
         self.output
     }
 
-    fn forward(&mut self, _: &[T], input: &[T], rows: usize, output: &mut [T], _: &mut Ctx) {
+    fn forward(
+        &mut self,
+        _: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        _: &mut Ctx,
+    ) {
+        let rows = batch.rows;
         let (w, sh, sw) = (self.w, self.sh, self.sw);
         let ow = w * sw;
         let planes = rows * self.c;
@@ -85,11 +93,12 @@ impl<T: Scalar> Layer<T> for Upsampling2dLayer {
         _: &[T],
         _input: &[T],
         _output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         _: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
+        let rows = batch.rows;
         let Some(gx) = grad_input else {
             return;
         };
@@ -169,7 +178,15 @@ impl<T: Scalar> Layer<T> for ZeroPaddingLayer {
         self.output
     }
 
-    fn forward(&mut self, _: &[T], input: &[T], rows: usize, output: &mut [T], _: &mut Ctx) {
+    fn forward(
+        &mut self,
+        _: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        _: &mut Ctx,
+    ) {
+        let rows = batch.rows;
         let (w, ow, plane_out) = (self.w, self.out_w(), self.out_plane());
         let planes = rows * self.c;
         assert_eq!(
@@ -204,11 +221,12 @@ impl<T: Scalar> Layer<T> for ZeroPaddingLayer {
         _: &[T],
         _input: &[T],
         _output: &[T],
-        rows: usize,
+        batch: &Batch<'_, T>,
         delta: &mut [T],
         _: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
+        let rows = batch.rows;
         let Some(gx) = grad_input else {
             return;
         };
@@ -248,7 +266,7 @@ mod tests {
         l.forward(
             &[],
             x,
-            rows,
+            &Batch::rows(rows),
             &mut out,
             &mut Ctx {
                 train: false,
@@ -261,7 +279,15 @@ mod tests {
     fn bwd<L: Layer<f64>>(l: &mut L, x: &[f64], y: &[f64], rows: usize, d: &[f64]) -> Vec<f64> {
         let mut gx = vec![f64::NAN; x.len()];
         let mut delta = d.to_vec();
-        l.backward(&[], x, y, rows, &mut delta, &mut [], Some(&mut gx));
+        l.backward(
+            &[],
+            x,
+            y,
+            &Batch::rows(rows),
+            &mut delta,
+            &mut [],
+            Some(&mut gx),
+        );
         gx
     }
 

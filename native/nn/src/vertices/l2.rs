@@ -17,7 +17,9 @@ fn check_eps(eps: f64) -> Result<(), String> {
     if eps.is_finite() && eps > 0.0 {
         Ok(())
     } else {
-        Err(format!("eps={eps} is invalid (must be a finite number > 0)"))
+        Err(format!(
+            "eps={eps} is invalid (must be a finite number > 0)"
+        ))
     }
 }
 
@@ -94,7 +96,10 @@ impl<T: Scalar> Vertex<T> for L2Distance {
     fn forward(&mut self, inputs: &[&[T]], rows: usize, output: &mut [T]) {
         let w = self.width;
         for (r, o) in output.iter_mut().enumerate().take(rows) {
-            let (a, b) = (&inputs[0][r * w..(r + 1) * w], &inputs[1][r * w..(r + 1) * w]);
+            let (a, b) = (
+                &inputs[0][r * w..(r + 1) * w],
+                &inputs[1][r * w..(r + 1) * w],
+            );
             let s: f64 = a.iter().zip(b).map(|(&x, &y)| (x - y).f64().powi(2)).sum();
             *o = T::of(s.sqrt());
         }
@@ -156,7 +161,10 @@ impl<T: Scalar> L2Normalize<T> {
             }
             group_of.push(g);
         }
-        let groups = (0..d.len()).filter(|&k| !reduced[k]).map(|k| d[k]).product();
+        let groups = (0..d.len())
+            .filter(|&k| !reduced[k])
+            .map(|k| d[k])
+            .product();
         L2Normalize {
             eps: c.eps,
             width,
@@ -178,10 +186,14 @@ impl<T: Scalar> Vertex<T> for L2Normalize<T> {
             for (&v, &k) in x.iter().zip(&self.group_of) {
                 sums[k] += v.f64() * v.f64();
             }
-            for k in 0..g {
-                self.norms[r * g + k] = T::of(sums[k].sqrt());
+            for (n, s) in self.norms[r * g..(r + 1) * g].iter_mut().zip(&sums) {
+                *n = T::of(s.sqrt());
             }
-            for ((o, &v), &k) in output[r * w..(r + 1) * w].iter_mut().zip(x).zip(&self.group_of) {
+            for ((o, &v), &k) in output[r * w..(r + 1) * w]
+                .iter_mut()
+                .zip(x)
+                .zip(&self.group_of)
+            {
                 *o = T::of(v.f64() / self.norms[r * g + k].f64().max(self.eps));
             }
         }

@@ -18,7 +18,9 @@ impl MergeVertexConfig {
         for (j, s) in inputs.iter().enumerate() {
             let same_kind = match (first, *s) {
                 (Shape::Flat(_), Shape::Flat(_)) => true,
-                (Shape::Image { h, w, .. }, Shape::Image { h: h2, w: w2, .. }) => h == h2 && w == w2,
+                (Shape::Image { h, w, .. }, Shape::Image { h: h2, w: w2, .. }) => {
+                    h == h2 && w == w2
+                }
                 (Shape::Seq { len, .. }, Shape::Seq { len: l2, .. }) => len == l2,
                 _ => false,
             };

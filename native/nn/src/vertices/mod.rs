@@ -40,6 +40,11 @@ pub trait Vertex<T: Scalar>: Send + Debug {
         rows
     }
 
+    /// Refuses a minibatch the vertex cannot take (unstacking needs a multiple of the stack size).
+    fn check_rows(&self, _rows: usize) -> Result<(), String> {
+        Ok(())
+    }
+
     /// `output = f(inputs)`; `output`'s old contents are ignored.
     fn forward(&mut self, inputs: &[&[T]], rows: usize, output: &mut [T]);
 
@@ -76,7 +81,10 @@ impl RowFactor {
         }
         let (n, d) = (self.num * num, self.den * den);
         let g = gcd(n, d).max(1);
-        RowFactor { num: n / g, den: d / g }
+        RowFactor {
+            num: n / g,
+            den: d / g,
+        }
     }
 }
 

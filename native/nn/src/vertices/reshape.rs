@@ -30,8 +30,12 @@ pub enum PreProcessorConfig {
 impl PreProcessorConfig {
     pub fn type_name(&self) -> &'static str {
         match self {
-            PreProcessorConfig::CnnToFeedForwardPreProcessor { .. } => "CnnToFeedForwardPreProcessor",
-            PreProcessorConfig::FeedForwardToCnnPreProcessor { .. } => "FeedForwardToCnnPreProcessor",
+            PreProcessorConfig::CnnToFeedForwardPreProcessor { .. } => {
+                "CnnToFeedForwardPreProcessor"
+            }
+            PreProcessorConfig::FeedForwardToCnnPreProcessor { .. } => {
+                "FeedForwardToCnnPreProcessor"
+            }
         }
     }
 
@@ -57,16 +61,16 @@ impl PreProcessorConfig {
         let image = Shape::Image { c, h, w };
         match self {
             PreProcessorConfig::CnnToFeedForwardPreProcessor { .. } => match input {
-                Shape::Image { .. } if input != image => Err(format!(
-                    "{name} expects {image} but its input is {input}"
-                )),
+                Shape::Image { .. } if input != image => {
+                    Err(format!("{name} expects {image} but its input is {input}"))
+                }
                 Shape::Flat(n) if n != image.len() => Err(format!(
                     "{name} expects {image} ({} values) but its input is {input}",
                     image.len()
                 )),
-                Shape::Seq { .. } => Err(format!(
-                    "{name} expects {image} but its input is {input}"
-                )),
+                Shape::Seq { .. } => {
+                    Err(format!("{name} expects {image} but its input is {input}"))
+                }
                 _ => Ok(Shape::Flat(image.len())),
             },
             PreProcessorConfig::FeedForwardToCnnPreProcessor { .. } => {
@@ -139,7 +143,11 @@ impl ReshapeVertexConfig {
         let out = match d.len() {
             1 => Shape::Flat(d[0]),
             2 => Shape::Seq { c: d[0], len: d[1] },
-            _ => Shape::Image { c: d[0], h: d[1], w: d[2] },
+            _ => Shape::Image {
+                c: d[0],
+                h: d[1],
+                w: d[2],
+            },
         };
         if out.len() != input.len() {
             return Err(bad());

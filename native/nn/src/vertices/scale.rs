@@ -48,11 +48,17 @@ pub(super) struct Affine {
 
 impl Affine {
     pub fn scale(s: f64) -> Self {
-        Affine { scale: s, shift: 0.0 }
+        Affine {
+            scale: s,
+            shift: 0.0,
+        }
     }
 
     pub fn shift(s: f64) -> Self {
-        Affine { scale: 1.0, shift: s }
+        Affine {
+            scale: 1.0,
+            shift: s,
+        }
     }
 }
 

@@ -104,6 +104,16 @@ impl Unstack {
 }
 
 impl<T: Scalar> Vertex<T> for Unstack {
+    fn check_rows(&self, rows: usize) -> Result<(), String> {
+        if !rows.is_multiple_of(self.stack_size) {
+            return Err(format!(
+                "its input has {rows} rows, which do not split into stackSize={} equal slices",
+                self.stack_size
+            ));
+        }
+        Ok(())
+    }
+
     fn output_rows(&self, rows: usize) -> usize {
         rows / self.stack_size
     }

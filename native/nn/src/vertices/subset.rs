@@ -19,7 +19,11 @@ impl SubsetVertexConfig {
     pub fn output_shape(&self, input: Shape) -> Result<Shape, String> {
         let n = input.channels();
         if self.from > self.to || self.to >= n {
-            let axis = if matches!(input, Shape::Flat(_)) { "features" } else { "channels" };
+            let axis = if matches!(input, Shape::Flat(_)) {
+                "features"
+            } else {
+                "channels"
+            };
             return Err(format!(
                 "from={} to={} is not a range of the {n} {axis} of its input, {input} (needs \
                  0 <= from <= to < {n})",
@@ -58,7 +62,8 @@ impl<T: Scalar> Vertex<T> for Subset {
     fn forward(&mut self, inputs: &[&[T]], rows: usize, output: &mut [T]) {
         for r in 0..rows {
             let src = r * self.width + self.start;
-            output[r * self.len..(r + 1) * self.len].copy_from_slice(&inputs[0][src..src + self.len]);
+            output[r * self.len..(r + 1) * self.len]
+                .copy_from_slice(&inputs[0][src..src + self.len]);
         }
     }
 
