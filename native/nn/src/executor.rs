@@ -350,21 +350,8 @@ impl<T: Scalar> Executor<T> {
         self.nodes.len()
     }
 
-    pub fn num_inputs(&self) -> usize {
-        self.input_shapes.len()
-    }
-
     pub fn input_shape(&self, k: usize) -> Shape {
         self.input_shapes[k]
-    }
-
-    pub fn num_outputs(&self) -> usize {
-        self.heads.len()
-    }
-
-    /// Node of output `k`.
-    pub fn output_node(&self, k: usize) -> usize {
-        self.heads[k].node
     }
 
     /// The activation of output `k`'s head.
@@ -374,10 +361,6 @@ impl<T: Scalar> Executor<T> {
 
     pub fn node_shape(&self, j: usize) -> Shape {
         self.nodes[j].shape
-    }
-
-    pub fn node_who(&self, j: usize) -> &str {
-        &self.nodes[j].who
     }
 
     /// The layer of node `j`, if it is a layer node.
@@ -415,10 +398,6 @@ impl<T: Scalar> Executor<T> {
                 )
             })
             .collect()
-    }
-
-    pub fn blocks(&self) -> &[ParamBlock] {
-        &self.blocks
     }
 
     // ---- parameters and state ---------------------------------------------------------------
@@ -473,6 +452,19 @@ impl<T: Scalar> Executor<T> {
     /// `Σ l1·|w| + 0.5·l2·w²` over all parameters.
     pub fn regularization_score(&self) -> f64 {
         regularization::score(&self.blocks, &self.params)
+    }
+
+    /// Checks values the layers reading network inputs directly cannot take (embedding indices);
+    /// layers reading other nodes are checked during the forward pass.
+    pub fn check_input_values(&self, inputs: &[&[T]]) -> Result<(), NnError> {
+        for node in &self.nodes {
+            if let (Op::Layer(l), Src::Input(k)) = (&node.op, node.sources[0]) {
+                l.layer
+                    .check_input(inputs[k])
+                    .map_err(|m| NnError::InvalidInput(format!("{}: {m}", node.who)))?;
+            }
+        }
+        Ok(())
     }
 
     // ---- computation ------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 pub mod activation;
 pub mod batch;
+pub mod computation_graph;
 pub mod config;
 pub mod error;
 mod executor;
@@ -15,6 +16,7 @@ pub mod network;
 pub mod regularization;
 pub mod vertices;
 
+pub use computation_graph::ComputationGraph;
 pub use config::{
     Activation, ComputationGraphConfiguration, DenseLayerConfig, GraphVertexConfig, InputType,
     LayerConfig, LayerShapes, LossFunction, MultiLayerConfiguration, OutputLayerConfig, Shape,

@@ -1,0 +1,558 @@
+//! `ComputationGraph`: any directed acyclic graph of layers and vertices with several inputs and
+//! outputs, on the shared executor (ARCHITECTURE.md §2.4, §8).
+//!
+//! Parameters are laid out vertex by vertex in execution order and keyed `<vertex>_<param>`
+//! (`dense1_W`), as the reference's graph parameter table. The score of a minibatch is the sum
+//! over outputs of each output's loss (mean over examples when `miniBatch`), plus L1/L2 once.
+
+use crate::batch::Mask;
+use crate::config::{
+    Activation, ComputationGraphConfiguration, GraphPlan, GraphSource, LayerShapes, Shape,
+};
+use crate::error::NnError;
+use crate::executor::{Executor, NodeDef, NodeDefKind, Src};
+use crate::layers::Layer;
+use crate::loss::LabelsMask;
+use crate::vertices::VertexConfig;
+use ferrodl_tensor::{flush_denormals, Scalar};
+use std::ops::Range;
+
+/// A mask argument: `(values, columns)` of a `rows × columns` matrix.
+pub type MaskArg<'a, T> = Option<(&'a [T], usize)>;
+
+/// A graph network with all parameters in one flat vector.
+#[derive(Debug)]
+pub struct ComputationGraph<T: Scalar = f32> {
+    conf: ComputationGraphConfiguration,
+    plan: GraphPlan,
+    exec: Executor<T>,
+    /// Executor node of each vertex (configuration order).
+    node_of: Vec<usize>,
+}
+
+impl ComputationGraph<f32> {
+    /// Validates the configuration and builds an `f32` graph with seeded parameters.
+    pub fn new(conf: ComputationGraphConfiguration) -> Result<Self, NnError> {
+        Self::from_configuration(conf)
+    }
+}
+
+fn non_finite_at<T: Scalar>(what: &str, data: &[T], cols: usize) -> Result<(), NnError> {
+    match ferrodl_tensor::first_non_finite(data) {
+        None => Ok(()),
+        Some(i) => {
+            let v = data[i].f64();
+            let kind = if v.is_nan() {
+                "NaN"
+            } else if v > 0.0 {
+                "+infinity"
+            } else {
+                "-infinity"
+            };
+            Err(NnError::InvalidInput(format!(
+                "{what} {kind} at row {}, column {}",
+                i / cols.max(1),
+                i % cols.max(1)
+            )))
+        }
+    }
+}
+
+impl<T: Scalar> ComputationGraph<T> {
+    /// Builds a graph of any element type (`ComputationGraph::<f64>::from_configuration`).
+    pub fn from_configuration(conf: ComputationGraphConfiguration) -> Result<Self, NnError> {
+        let plan = conf.plan()?;
+        let mut node_of = vec![0; conf.vertices.len()];
+        for (j, &v) in plan.order.iter().enumerate() {
+            node_of[v] = j;
+        }
+        let defs: Vec<NodeDef<'_>> = plan
+            .order
+            .iter()
+            .map(|&v| {
+                let vc = &conf.vertices[v];
+                let sources = plan.sources[v]
+                    .iter()
+                    .map(|s| match *s {
+                        GraphSource::Input(k) => Src::Input(k),
+                        GraphSource::Vertex(u) => Src::Node(node_of[u]),
+                    })
+                    .collect();
+                let kind = match vc.vertex.unfrozen() {
+                    VertexConfig::LayerVertex(l) => NodeDefKind::Layer {
+                        conf: &l.layer,
+                        shapes: LayerShapes {
+                            input: plan.in_shapes[v][0],
+                            output: plan.out_shapes[v],
+                        },
+                        frozen: vc.is_frozen(),
+                    },
+                    other => NodeDefKind::Vertex {
+                        conf: other,
+                        inputs: plan.in_shapes[v].clone(),
+                        output: plan.out_shapes[v],
+                    },
+                };
+                NodeDef {
+                    key: vc.name.clone(),
+                    who: vc.describe(),
+                    sources,
+                    kind,
+                }
+            })
+            .collect();
+        let outputs: Vec<usize> = plan.outputs.iter().map(|&v| node_of[v]).collect();
+        let exec = Executor::new(
+            defs,
+            plan.input_shapes.clone(),
+            &outputs,
+            conf.seed,
+            conf.mini_batch,
+        )?;
+        Ok(ComputationGraph {
+            conf,
+            plan,
+            exec,
+            node_of,
+        })
+    }
+
+    /// The configuration, with the current iteration and epoch counters.
+    pub fn configuration(&self) -> &ComputationGraphConfiguration {
+        &self.conf
+    }
+
+    pub fn num_params(&self) -> usize {
+        self.exec.params().len()
+    }
+
+    pub fn params(&self) -> &[T] {
+        self.exec.params()
+    }
+
+    pub fn params_mut(&mut self) -> &mut [T] {
+        self.exec.params_mut()
+    }
+
+    pub fn set_params(&mut self, p: &[T]) -> Result<(), NnError> {
+        self.exec.set_params(p)
+    }
+
+    /// The gradient of the last [`compute_gradient_and_score`](Self::compute_gradient_and_score),
+    /// or the update of the last `fit`/`compute_update`.
+    pub fn gradient(&self) -> &[T] {
+        self.exec.grads()
+    }
+
+    /// The update of the last [`compute_update`](Self::compute_update) or `fit`.
+    pub fn update(&self) -> &[T] {
+        self.exec.grads()
+    }
+
+    pub fn updater_state(&self) -> &[T] {
+        self.exec.updater_state()
+    }
+
+    pub fn set_updater_state(&mut self, s: &[T]) -> Result<(), NnError> {
+        self.exec.set_updater_state(s)
+    }
+
+    pub fn num_inputs(&self) -> usize {
+        self.conf.network_inputs.len()
+    }
+
+    pub fn num_outputs(&self) -> usize {
+        self.conf.network_outputs.len()
+    }
+
+    /// Values per example of network input `k`.
+    pub fn input_width(&self, k: usize) -> usize {
+        self.plan.input_shapes[k].len()
+    }
+
+    /// Values per example of network output `k` (its labels width).
+    pub fn output_width(&self, k: usize) -> usize {
+        self.plan.out_shapes[self.plan.outputs[k]].len()
+    }
+
+    /// The activation of output `k`'s layer.
+    pub fn output_activation(&self, k: usize) -> Activation {
+        self.exec.output_activation(k)
+    }
+
+    /// Vertex index (configuration order) by name.
+    pub fn vertex_index(&self, name: &str) -> Option<usize> {
+        self.conf.vertex_index(name)
+    }
+
+    /// The layer of vertex `v` (configuration order), if it is a layer vertex.
+    pub fn layer(&self, v: usize) -> Option<&dyn Layer<T>> {
+        self.exec.layer(*self.node_of.get(v)?)
+    }
+
+    /// Input shapes and output shape of vertex `v`.
+    pub fn vertex_shapes(&self, v: usize) -> Option<(&[Shape], Shape)> {
+        Some((self.plan.in_shapes.get(v)?, self.plan.out_shapes[v]))
+    }
+
+    /// Range of vertex `v`'s parameters in `params()`.
+    pub fn param_range(&self, v: usize) -> Option<Range<usize>> {
+        self.exec.param_range(*self.node_of.get(v)?)
+    }
+
+    /// Vertex indices in execution order.
+    pub fn execution_order(&self) -> &[usize] {
+        &self.plan.order
+    }
+
+    /// (`"<vertex>_<name>"`, range in `params()`, shape) for every parameter block in layout order.
+    pub fn param_table(&self) -> Vec<(String, Range<usize>, Vec<usize>)> {
+        self.exec.param_table()
+    }
+
+    pub fn iteration_count(&self) -> u64 {
+        self.conf.iteration_count
+    }
+
+    pub fn epoch_count(&self) -> u64 {
+        self.conf.epoch_count
+    }
+
+    pub fn set_counters(&mut self, iteration: u64, epoch: u64) {
+        self.conf.iteration_count = iteration;
+        self.conf.epoch_count = epoch;
+    }
+
+    pub fn increment_epoch_count(&mut self) {
+        self.conf.epoch_count += 1;
+    }
+
+    /// The learning rate of vertex `v`'s weights at the current counters; `None` without
+    /// parameters.
+    pub fn learning_rate(&self, v: usize) -> Option<f64> {
+        self.exec.learning_rate(
+            *self.node_of.get(v)?,
+            self.conf.iteration_count,
+            self.conf.epoch_count,
+        )
+    }
+
+    // ---- input validation -------------------------------------------------------------------
+
+    fn check_rows(rows: usize) -> Result<(), NnError> {
+        if rows == 0 {
+            return Err(NnError::InvalidInput(
+                "rows must be at least 1 (the minibatch is empty)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Shapes and values of the inputs and their feature masks.
+    pub fn check_inputs(
+        &self,
+        inputs: &[&[T]],
+        rows: usize,
+        masks: &[MaskArg<'_, T>],
+    ) -> Result<(), NnError> {
+        Self::check_rows(rows)?;
+        let n = self.num_inputs();
+        if inputs.len() != n {
+            return Err(NnError::Shape(format!(
+                "the graph has {n} network inputs ({:?}) but {} feature arrays were given",
+                self.conf.network_inputs,
+                inputs.len()
+            )));
+        }
+        for (k, x) in inputs.iter().enumerate() {
+            let name = &self.conf.network_inputs[k];
+            let w = self.input_width(k);
+            if x.len() != rows * w {
+                let shape = self.plan.input_shapes[k];
+                return Err(NnError::Shape(if x.len() % rows == 0 {
+                    format!(
+                        "features for network input \"{name}\" have {} columns but it takes {w} \
+                         values per example ({shape})",
+                        x.len() / rows
+                    )
+                } else {
+                    format!(
+                        "features for network input \"{name}\" have {} values, which is not {rows} \
+                         rows of {w} columns ({} values)",
+                        x.len(),
+                        rows * w
+                    )
+                }));
+            }
+            non_finite_at(
+                &format!("features for network input \"{name}\" contain"),
+                x,
+                w,
+            )?;
+        }
+        if !masks.is_empty() && masks.len() != n {
+            return Err(NnError::Shape(format!(
+                "{} feature masks were given for {n} network inputs (give one per input, null \
+                 where there is none)",
+                masks.len()
+            )));
+        }
+        for (k, m) in masks.iter().enumerate() {
+            if let Some((data, cols)) = m {
+                let name = &self.conf.network_inputs[k];
+                if *cols == 0 || data.len() != rows * cols {
+                    return Err(NnError::Shape(format!(
+                        "the feature mask of network input \"{name}\" has {} values, which is not \
+                         {rows} rows of {cols} columns",
+                        data.len()
+                    )));
+                }
+                non_finite_at(
+                    &format!("the feature mask of network input \"{name}\" contains"),
+                    data,
+                    *cols,
+                )?;
+            }
+        }
+        self.exec.check_input_values(inputs)
+    }
+
+    /// Shapes and values of the labels and their masks.
+    pub fn check_labels(
+        &self,
+        labels: &[&[T]],
+        rows: usize,
+        masks: &[MaskArg<'_, T>],
+    ) -> Result<(), NnError> {
+        let n = self.num_outputs();
+        if labels.len() != n {
+            return Err(NnError::Shape(format!(
+                "the graph has {n} network outputs ({:?}) but {} label arrays were given",
+                self.conf.network_outputs,
+                labels.len()
+            )));
+        }
+        if !masks.is_empty() && masks.len() != n {
+            return Err(NnError::Shape(format!(
+                "{} label masks were given for {n} network outputs (give one per output, null \
+                 where there is none)",
+                masks.len()
+            )));
+        }
+        for (k, y) in labels.iter().enumerate() {
+            let name = &self.conf.network_outputs[k];
+            let w = self.output_width(k);
+            if y.len() != rows * w {
+                return Err(NnError::Shape(if y.len() % rows == 0 {
+                    format!(
+                        "labels for output \"{name}\" have {} columns but the output layer has \
+                         nOut={w}",
+                        y.len() / rows
+                    )
+                } else {
+                    format!(
+                        "labels for output \"{name}\" have {} values, which is not {rows} rows of \
+                         {w} columns ({} values)",
+                        y.len(),
+                        rows * w
+                    )
+                }));
+            }
+            non_finite_at(&format!("labels for output \"{name}\" contain"), y, w)?;
+            if let Some(Some((m, cols))) = masks.get(k) {
+                if *cols != 1 && *cols != w {
+                    return Err(NnError::Shape(format!(
+                        "the labels mask of output \"{name}\" has {cols} columns; it must have 1 \
+                         (one value per example) or nOut={w} (one value per output)"
+                    )));
+                }
+                if m.len() != rows * cols {
+                    return Err(NnError::Shape(format!(
+                        "the labels mask of output \"{name}\" has {} values but {rows} rows × \
+                         {cols} columns need {}",
+                        m.len(),
+                        rows * cols
+                    )));
+                }
+                non_finite_at(
+                    &format!("the labels mask of output \"{name}\" contains"),
+                    m,
+                    *cols,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    // ---- computation ------------------------------------------------------------------------
+
+    fn feature_masks<'a>(masks: &[MaskArg<'a, T>]) -> Vec<Option<Mask<'a, T>>> {
+        masks
+            .iter()
+            .map(|m| m.map(|(data, cols)| Mask { data, cols }))
+            .collect()
+    }
+
+    fn label_masks<'a>(masks: &[MaskArg<'a, T>]) -> Vec<Option<LabelsMask<'a, T>>> {
+        masks
+            .iter()
+            .map(|m| m.map(|(data, cols)| LabelsMask { data, cols }))
+            .collect()
+    }
+
+    fn forward_backward(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+    ) -> Result<f64, NnError> {
+        self.check_inputs(inputs, rows, feature_masks)?;
+        self.check_labels(labels, rows, label_masks)?;
+        let fm = Self::feature_masks(feature_masks);
+        let lm = Self::label_masks(label_masks);
+        self.exec.forward(inputs, &fm, rows, true)?;
+        let score = self.exec.data_score(labels, &lm) + self.exec.regularization_score();
+        self.exec.backward(inputs, &fm, labels, &lm);
+        Ok(score)
+    }
+
+    /// Forward and backward without updating: [`gradient`](Self::gradient) then holds the
+    /// gradient of the returned score (losses + L1/L2) with respect to `params()`.
+    pub fn compute_gradient_and_score(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+    ) -> Result<f64, NnError> {
+        let _denormals = flush_denormals();
+        let score = self.forward_backward(inputs, labels, rows, feature_masks, label_masks)?;
+        self.exec.add_regularization_gradient();
+        Ok(score)
+    }
+
+    /// One training iteration on one minibatch; returns the score before the update.
+    pub fn fit(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+    ) -> Result<f64, NnError> {
+        let _denormals = flush_denormals();
+        if self.exec.has_weight_decay() {
+            let score = self.compute_update(inputs, labels, rows, feature_masks, label_masks)?;
+            self.exec.apply_update();
+            return Ok(score);
+        }
+        let score = self.forward_backward(inputs, labels, rows, feature_masks, label_masks)?;
+        let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
+        self.exec.fit_step(iteration, epoch);
+        self.conf.iteration_count += 1;
+        Ok(score)
+    }
+
+    /// A training iteration that leaves the parameters alone; [`update`](Self::update) then holds
+    /// what `fit` would subtract (gradient sharing encodes it).
+    pub fn compute_update(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+    ) -> Result<f64, NnError> {
+        let _denormals = flush_denormals();
+        let score = self.forward_backward(inputs, labels, rows, feature_masks, label_masks)?;
+        let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
+        self.exec.update_step(iteration, epoch);
+        self.conf.iteration_count += 1;
+        Ok(score)
+    }
+
+    /// The outputs (one `rows × nOut` array per network output, activated).
+    pub fn output(
+        &mut self,
+        inputs: &[&[T]],
+        rows: usize,
+        train: bool,
+        feature_masks: &[MaskArg<'_, T>],
+    ) -> Result<Vec<Vec<T>>, NnError> {
+        let _denormals = flush_denormals();
+        self.check_inputs(inputs, rows, feature_masks)?;
+        let fm = Self::feature_masks(feature_masks);
+        self.exec.forward(inputs, &fm, rows, train)?;
+        Ok((0..self.num_outputs())
+            .map(|k| self.exec.output(k).to_vec())
+            .collect())
+    }
+
+    /// Every vertex's activation (configuration order; output layers activated), as the
+    /// reference's `feedForward` map without the inputs.
+    pub fn feed_forward(
+        &mut self,
+        inputs: &[&[T]],
+        rows: usize,
+        train: bool,
+        feature_masks: &[MaskArg<'_, T>],
+    ) -> Result<Vec<Vec<T>>, NnError> {
+        let _denormals = flush_denormals();
+        self.check_inputs(inputs, rows, feature_masks)?;
+        let fm = Self::feature_masks(feature_masks);
+        self.exec.forward(inputs, &fm, rows, train)?;
+        Ok((0..self.conf.vertices.len())
+            .map(|v| match self.plan.outputs.iter().position(|&o| o == v) {
+                Some(k) => self.exec.output(k).to_vec(),
+                None => self.exec.activation(self.node_of[v]).to_vec(),
+            })
+            .collect())
+    }
+
+    /// Score (sum of output losses + L1/L2) in inference mode, without changing the graph.
+    pub fn score(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+    ) -> Result<f64, NnError> {
+        let _denormals = flush_denormals();
+        self.check_inputs(inputs, rows, feature_masks)?;
+        self.check_labels(labels, rows, label_masks)?;
+        let fm = Self::feature_masks(feature_masks);
+        let lm = Self::label_masks(label_masks);
+        self.exec.forward(inputs, &fm, rows, false)?;
+        Ok(self.exec.data_score(labels, &lm) + self.exec.regularization_score())
+    }
+
+    /// Per-example scores in inference mode: the sum over outputs of each example's loss, plus
+    /// the whole L1/L2 term when `include_regularization`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn score_examples(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+        include_regularization: bool,
+    ) -> Result<Vec<f64>, NnError> {
+        let _denormals = flush_denormals();
+        self.check_inputs(inputs, rows, feature_masks)?;
+        self.check_labels(labels, rows, label_masks)?;
+        let fm = Self::feature_masks(feature_masks);
+        let lm = Self::label_masks(label_masks);
+        self.exec.forward(inputs, &fm, rows, false)?;
+        let mut per = self.exec.score_examples(labels, &lm);
+        if include_regularization {
+            let reg = self.exec.regularization_score();
+            per.iter_mut().for_each(|v| *v += reg);
+        }
+        Ok(per)
+    }
+}
