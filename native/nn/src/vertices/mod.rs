@@ -260,5 +260,3 @@ pub(crate) fn add_into<T: Scalar>(out: &mut [T], src: &[T]) {
     }
 }
 
-#[cfg(test)]
-mod tests;
