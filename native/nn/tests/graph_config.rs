@@ -48,7 +48,11 @@ fn residual() -> Value {
         vec![
             lv("d1", &["in"], layer("DenseLayer", 4, 5, "RELU")),
             lv("d2", &["d1"], layer("DenseLayer", 5, 5, "RELU")),
-            v("add", &["d1", "d2"], json!({"type": "ElementWiseVertex", "op": "Add"})),
+            v(
+                "add",
+                &["d1", "d2"],
+                json!({"type": "ElementWiseVertex", "op": "Add"}),
+            ),
             lv("out", &["add"], out_layer(5, 3)),
         ],
     )
@@ -58,7 +62,11 @@ fn residual() -> Value {
 fn a_residual_graph_plans_in_topological_order_with_its_shapes() {
     let conf = parse(&residual()).unwrap();
     let plan = conf.plan().unwrap();
-    let names: Vec<&str> = plan.order.iter().map(|&i| conf.vertices[i].name.as_str()).collect();
+    let names: Vec<&str> = plan
+        .order
+        .iter()
+        .map(|&i| conf.vertices[i].name.as_str())
+        .collect();
     assert_eq!(names, ["d1", "d2", "add", "out"]);
     assert_eq!(plan.input_shapes, vec![Shape::Flat(4)]);
     assert_eq!(plan.out_shapes[2], Shape::Flat(5));
@@ -84,7 +92,11 @@ fn insertion_order_breaks_ties_and_dependencies_win_over_it() {
     );
     let conf = parse(&g).unwrap();
     let plan = conf.plan().unwrap();
-    let names: Vec<&str> = plan.order.iter().map(|&i| conf.vertices[i].name.as_str()).collect();
+    let names: Vec<&str> = plan
+        .order
+        .iter()
+        .map(|&i| conf.vertices[i].name.as_str())
+        .collect();
     assert_eq!(names, ["early", "late", "side", "m", "out"]);
 }
 
@@ -262,26 +274,26 @@ fn bad_graphs_fail_with_a_message_naming_the_vertex() {
 #[test]
 fn every_vertex_has_its_shape_rule() {
     let g = json!({"formatVersion": 1, "seed": 1, "networkInputs": ["img", "vec"], "networkOutputs": ["out"],
-        "inputTypes": [{"type": "convolutional", "height": 4, "width": 4, "channels": 2},
-                       {"type": "feedForward", "size": 32}],
-        "vertices": [
-            v("sub", &["img"], json!({"type": "SubsetVertex", "from": 1, "to": 1})),
-            v("pre", &["vec"], json!({"type": "PreprocessorVertex", "preProcessor":
-                {"type": "FeedForwardToCnnPreProcessor", "inputHeight": 4, "inputWidth": 4, "numChannels": 2}})),
-            v("merge", &["img", "pre", "sub"], json!({"type": "MergeVertex"})),
-            v("scale", &["merge"], json!({"type": "ScaleVertex", "scaleFactor": 0.5})),
-            v("shift", &["scale"], json!({"type": "ShiftVertex", "shiftFactor": 1.0})),
-            v("norm", &["shift"], json!({"type": "L2NormalizeVertex", "dimension": [1], "eps": 1e-8})),
-            v("flat", &["norm"], json!({"type": "ReshapeVertex", "order": "c", "newShape": [-1, 80]})),
-            v("stack", &["flat", "flat"], json!({"type": "StackVertex"})),
-            v("u0", &["stack"], json!({"type": "UnstackVertex", "from": 0, "stackSize": 2})),
-            v("u1", &["stack"], json!({"type": "UnstackVertex", "from": 1, "stackSize": 2})),
-            v("dist", &["u0", "u1"], json!({"type": "L2Vertex"})),
-            v("max", &["u0", "u1"], json!({"type": "ElementWiseVertex", "op": "Max"})),
-            v("both", &["dist", "max"], json!({"type": "MergeVertex"})),
-            json!({"name": "out", "inputs": ["both"], "vertex": {"type": "FrozenVertex", "vertex":
-                {"type": "LayerVertex", "layer": out_layer(81, 3), "preProcessor": null}}}),
-        ]});
+    "inputTypes": [{"type": "convolutional", "height": 4, "width": 4, "channels": 2},
+                   {"type": "feedForward", "size": 32}],
+    "vertices": [
+        v("sub", &["img"], json!({"type": "SubsetVertex", "from": 1, "to": 1})),
+        v("pre", &["vec"], json!({"type": "PreprocessorVertex", "preProcessor":
+            {"type": "FeedForwardToCnnPreProcessor", "inputHeight": 4, "inputWidth": 4, "numChannels": 2}})),
+        v("merge", &["img", "pre", "sub"], json!({"type": "MergeVertex"})),
+        v("scale", &["merge"], json!({"type": "ScaleVertex", "scaleFactor": 0.5})),
+        v("shift", &["scale"], json!({"type": "ShiftVertex", "shiftFactor": 1.0})),
+        v("norm", &["shift"], json!({"type": "L2NormalizeVertex", "dimension": [1], "eps": 1e-8})),
+        v("flat", &["norm"], json!({"type": "ReshapeVertex", "order": "c", "newShape": [-1, 80]})),
+        v("stack", &["flat", "flat"], json!({"type": "StackVertex"})),
+        v("u0", &["stack"], json!({"type": "UnstackVertex", "from": 0, "stackSize": 2})),
+        v("u1", &["stack"], json!({"type": "UnstackVertex", "from": 1, "stackSize": 2})),
+        v("dist", &["u0", "u1"], json!({"type": "L2Vertex"})),
+        v("max", &["u0", "u1"], json!({"type": "ElementWiseVertex", "op": "Max"})),
+        v("both", &["dist", "max"], json!({"type": "MergeVertex"})),
+        json!({"name": "out", "inputs": ["both"], "vertex": {"type": "FrozenVertex", "vertex":
+            {"type": "LayerVertex", "layer": out_layer(81, 3), "preProcessor": null}}}),
+    ]});
     let conf = parse(&g).unwrap();
     let plan = conf.plan().unwrap();
     let shape = |name: &str| plan.out_shapes[conf.vertex_index(name).unwrap()];
@@ -298,23 +310,25 @@ fn every_vertex_has_its_shape_rule() {
     // The type report Java's summary uses.
     let types: Value = serde_json::from_str(&conf.vertex_types_json().unwrap()).unwrap();
     assert_eq!(types["vertices"][13]["numParams"], json!(81 * 3 + 3));
-    assert_eq!(types["vertices"][2]["outputType"],
-        json!({"type": "convolutional", "height": 4, "width": 4, "channels": 5}));
+    assert_eq!(
+        types["vertices"][2]["outputType"],
+        json!({"type": "convolutional", "height": 4, "width": 4, "channels": 5})
+    );
 }
 
 #[test]
 fn resolve_infers_n_in_through_vertices_and_names_the_vertex_on_error() {
     let g = json!({"formatVersion": 1, "seed": 1, "networkInputs": ["a", "b"], "networkOutputs": ["out"],
-        "inputTypes": [{"type": "convolutionalFlat", "height": 6, "width": 6, "depth": 1},
-                       {"type": "feedForward", "size": 3}],
-        "vertices": [
-            lv("conv", &["a"], json!({"type": "ConvolutionLayer", "nOut": 2, "kernelSize": [3, 3], "activation": "RELU"})),
-            lv("bn", &["conv"], json!({"type": "BatchNormalization"})),
-            lv("db", &["b"], json!({"type": "DenseLayer", "nIn": null, "nOut": 4, "activation": "RELU"})),
-            lv("flat", &["bn"], json!({"type": "DenseLayer", "nOut": 4, "activation": "RELU"})),
-            v("m", &["flat", "db"], json!({"type": "MergeVertex"})),
-            lv("out", &["m"], json!({"type": "OutputLayer", "nOut": 2, "activation": "SOFTMAX"})),
-        ]});
+    "inputTypes": [{"type": "convolutionalFlat", "height": 6, "width": 6, "depth": 1},
+                   {"type": "feedForward", "size": 3}],
+    "vertices": [
+        lv("conv", &["a"], json!({"type": "ConvolutionLayer", "nOut": 2, "kernelSize": [3, 3], "activation": "RELU"})),
+        lv("bn", &["conv"], json!({"type": "BatchNormalization"})),
+        lv("db", &["b"], json!({"type": "DenseLayer", "nIn": null, "nOut": 4, "activation": "RELU"})),
+        lv("flat", &["bn"], json!({"type": "DenseLayer", "nOut": 4, "activation": "RELU"})),
+        v("m", &["flat", "db"], json!({"type": "MergeVertex"})),
+        lv("out", &["m"], json!({"type": "OutputLayer", "nOut": 2, "activation": "SOFTMAX"})),
+    ]});
     let resolved = ComputationGraphConfiguration::resolve_json(&g.to_string()).unwrap();
     let r: Value = serde_json::from_str(&resolved).unwrap();
     let n_in = |i: usize| r["vertices"][i]["vertex"]["layer"]["nIn"].clone();
@@ -326,7 +340,10 @@ fn resolve_infers_n_in_through_vertices_and_names_the_vertex_on_error() {
     assert_eq!(n_in(5), json!(8));
     // Unresolved, the same JSON is refused with the vertex named.
     let msg = error_of(&g);
-    assert!(msg.starts_with("vertex \"conv\" (ConvolutionLayer): nIn is not set"), "{msg}");
+    assert!(
+        msg.starts_with("vertex \"conv\" (ConvolutionLayer): nIn is not set"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -342,7 +359,10 @@ fn multi_layer_resolve_infers_every_unset_n_in() {
     let resolved = MultiLayerConfiguration::resolve_json(&json.to_string()).unwrap();
     let conf = MultiLayerConfiguration::from_json(&resolved).unwrap();
     let n_ins: Vec<Option<usize>> = conf.layers.iter().map(|l| l.n_in()).collect();
-    assert_eq!(n_ins, vec![Some(3), None, Some(4), Some(4 * 3 * 3), Some(5)]);
+    assert_eq!(
+        n_ins,
+        vec![Some(3), None, Some(4), Some(4 * 3 * 3), Some(5)]
+    );
     // Without inputType the first nIn must be given.
     let bad = json!({"formatVersion": 1, "seed": 1, "layers": [
         {"type": "DenseLayer", "nOut": 5}, {"type": "OutputLayer", "nOut": 2}]});
@@ -355,5 +375,9 @@ fn multi_layer_resolve_infers_every_unset_n_in() {
     let ident = json!({"formatVersion": 1, "seed": 1, "layers": [
         {"type": "DenseLayer", "nIn": 3, "nOut": 5, "weightInit": "IDENTITY"}, {"type": "OutputLayer", "nOut": 2}]});
     let err = MultiLayerConfiguration::resolve_json(&ident.to_string()).unwrap_err();
-    assert!(err.message().contains("weightInit IDENTITY needs a square weight matrix"), "{err}");
+    assert!(
+        err.message()
+            .contains("weightInit IDENTITY needs a square weight matrix"),
+        "{err}"
+    );
 }
