@@ -3,7 +3,7 @@
 
 use crate::boundary::invalid;
 use crate::errors::FerroResult;
-use jni::objects::{JFloatArray, JLongArray};
+use jni::objects::{JFloatArray, JIntArray, JLongArray, JObject, JObjectArray};
 use jni::sys::{jint, jsize};
 use jni::JNIEnv;
 
@@ -142,4 +142,73 @@ impl Batch {
     pub fn mask(&self) -> Option<(&[f32], usize)> {
         self.mask.as_ref().map(|(m, c)| (m.as_slice(), *c))
     }
+}
+
+/// Reads a `float[][]` whose entries must all be non-null; `what` names the argument.
+pub fn read_float_arrays(
+    env: &mut JNIEnv<'_>,
+    arrays: &JObjectArray<'_>,
+    what: &str,
+) -> FerroResult<Vec<Vec<f32>>> {
+    if arrays.as_raw().is_null() {
+        return invalid(format!("{what} is null"));
+    }
+    let n = env.get_array_length(arrays)?;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let element = JFloatArray::from(env.get_object_array_element(arrays, i)?);
+        out.push(read_floats(env, &element, &format!("{what}[{i}]"))?);
+        env.delete_local_ref(element)?;
+    }
+    Ok(out)
+}
+
+/// Reads optional masks: a null `float[][]` is "no masks"; otherwise entry `i` is a
+/// `rows × cols[i]` mask or null. `cols` must have one entry per mask.
+pub fn read_masks(
+    env: &mut JNIEnv<'_>,
+    masks: &JObjectArray<'_>,
+    cols: &JIntArray<'_>,
+    rows: usize,
+    what: &str,
+) -> FerroResult<Vec<Option<(Vec<f32>, usize)>>> {
+    if masks.as_raw().is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(masks)?;
+    if cols.as_raw().is_null() || env.get_array_length(cols)? != n {
+        return invalid(format!(
+            "{what}: give one column count per mask ({n} masks)"
+        ));
+    }
+    let mut widths = vec![0i32; n as usize];
+    env.get_int_array_region(cols, 0, &mut widths)?;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let element = JFloatArray::from(env.get_object_array_element(masks, i)?);
+        let name = format!("{what}[{i}]");
+        match read_optional_floats(env, &element, &name)? {
+            Some(m) => {
+                let (_, c) = check_matrix(&m, rows as i32, widths[i as usize], &name)?;
+                out.push(Some((m, c)));
+            }
+            None => out.push(None),
+        }
+        env.delete_local_ref(element)?;
+    }
+    Ok(out)
+}
+
+/// A new `float[][]` holding copies of `rows`.
+pub fn new_float_arrays<'local>(
+    env: &mut JNIEnv<'local>,
+    rows: &[Vec<f32>],
+) -> FerroResult<JObjectArray<'local>> {
+    let array = env.new_object_array(java_len(rows.len())?, "[F", JObject::null())?;
+    for (i, r) in rows.iter().enumerate() {
+        let element = new_float_array(env, r)?;
+        env.set_object_array_element(&array, i as jsize, &element)?;
+        env.delete_local_ref(element)?;
+    }
+    Ok(array)
 }

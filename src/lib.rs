@@ -12,6 +12,7 @@ pub mod errors;
 pub mod handles;
 mod native_configuration;
 mod native_dataset_codec;
+mod native_graph;
 mod native_info;
 mod native_network;
 mod native_relay;

@@ -29,7 +29,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeConfiguration_resolveMultiLaye
     json: JString<'local>,
 ) -> jstring {
     guard(&mut env, |env| {
-        with_json(env, &json, |j| Ok(MultiLayerConfiguration::resolve_json(j)?))
+        with_json(env, &json, |j| {
+            Ok(MultiLayerConfiguration::resolve_json(j)?)
+        })
     })
 }
 
@@ -40,7 +42,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeConfiguration_resolveGraph<'lo
     json: JString<'local>,
 ) -> jstring {
     guard(&mut env, |env| {
-        with_json(env, &json, |j| Ok(ComputationGraphConfiguration::resolve_json(j)?))
+        with_json(env, &json, |j| {
+            Ok(ComputationGraphConfiguration::resolve_json(j)?)
+        })
     })
 }
 

@@ -539,6 +539,7 @@ impl ComputationGraphConfiguration {
         let mut shapes = Vec::with_capacity(self.network_inputs.len());
         for (k, name) in self.network_inputs.iter().enumerate() {
             let mut found: Option<(Shape, String)> = None;
+            let mut unsized_reader: Option<String> = None;
             for (v, src) in sources.iter().enumerate() {
                 if !src.contains(&GraphSource::Input(k)) {
                     continue;
@@ -553,12 +554,11 @@ impl ComputationGraphConfiguration {
                     }
                     _ => None,
                 };
+                // A reader without an nIn (a vertex, a preprocessed layer) says nothing here; its
+                // own shape rule checks what it gets.
                 let Some(s) = wants else {
-                    return invalid(format!(
-                        "network input \"{name}\": its size is unknown ({} reads it and has no \
-                         nIn to take it from): call setInputTypes(..)",
-                        vc.describe()
-                    ));
+                    unsized_reader.get_or_insert_with(|| vc.describe());
+                    continue;
                 };
                 match &found {
                     Some((s0, who0)) if *s0 != s => {
@@ -571,9 +571,15 @@ impl ComputationGraphConfiguration {
                     None => found = Some((s, vc.describe())),
                 }
             }
-            match found {
-                Some((s, _)) => shapes.push(s),
-                None => {
+            match (found, unsized_reader) {
+                (Some((s, _)), _) => shapes.push(s),
+                (None, Some(reader)) => {
+                    return invalid(format!(
+                        "network input \"{name}\": its size is unknown ({reader} reads it and has \
+                         no nIn to take it from): call setInputTypes(..)"
+                    ))
+                }
+                (None, None) => {
                     return invalid(format!(
                         "network input \"{name}\" is not used by any vertex"
                     ))

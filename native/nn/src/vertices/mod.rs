@@ -259,4 +259,3 @@ pub(crate) fn add_into<T: Scalar>(out: &mut [T], src: &[T]) {
         *o = *o + s;
     }
 }
-
