@@ -143,6 +143,23 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_finish<'local>(
     })
 }
 
+/// Reports to the driver that this node made no progress (the task's stall watchdog).
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_reportStall<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    node: jlong,
+    report: JString<'local>,
+) {
+    guard(&mut env, |env| {
+        if report.as_raw().is_null() {
+            return invalid("stall report is null");
+        }
+        let text: String = env.get_string(&report)?.into();
+        nodes().with(node, |n| Ok(n.report_stall(&text)?))
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_destroyNode<'local>(
     mut env: JNIEnv<'local>,

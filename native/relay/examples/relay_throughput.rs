@@ -2,7 +2,9 @@
 //! 127.0.0.1 (each applied by a trivial master state and forwarded to the other client), and the
 //! wall time until both have finished is printed as messages per second.
 //!
-//! `cargo run --release -p ferrodl-relay --example relay_throughput [size] [count] [repeats]`
+//! `cargo run --release -p ferrodl-relay --example relay_throughput [size] [count] [repeats] [plain|sealed]`
+//!
+//! `sealed` turns on frame encryption (ChaCha20-Poly1305) on the relay and both clients.
 
 use ferrodl_relay::{ClientConfig, MasterState, Relay, RelayClient, RelayConfig, WorkerId};
 use std::time::{Duration, Instant};
@@ -26,6 +28,11 @@ fn main() {
     let size: usize = args.get(1).map_or(1600, |a| a.parse().unwrap());
     let count: usize = args.get(2).map_or(5000, |a| a.parse().unwrap());
     let repeats: usize = args.get(3).map_or(5, |a| a.parse().unwrap());
+    let encrypt = match args.get(4).map(String::as_str) {
+        None | Some("plain") => false,
+        Some("sealed") => true,
+        Some(other) => panic!("mode must be plain or sealed, got {other}"),
+    };
     let mut rates = Vec::new();
     for _ in 0..repeats {
         let cfg = RelayConfig {
@@ -36,6 +43,7 @@ fn main() {
             io_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(5),
             log: None,
+            encrypt,
             ..RelayConfig::default()
         };
         let relay = Relay::start(cfg, Box::new(Count(0))).unwrap();
@@ -55,6 +63,7 @@ fn main() {
                         io_timeout: Duration::from_secs(30),
                         max_message_bytes: 1 << 24,
                         queue_limit_messages: 64,
+                        encrypt,
                     };
                     let (c, _) = RelayClient::connect(&addr, cc, Box::new(|_: &[u8]| {})).unwrap();
                     let msg = vec![(p as u8).wrapping_add(1); size];
@@ -71,7 +80,8 @@ fn main() {
     }
     rates.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
-        "size {size} B: median {:.0} messages/s through the relay (min {:.0}, max {:.0}, {repeats} runs)",
+        "size {size} B, {}: median {:.0} messages/s through the relay (min {:.0}, max {:.0}, {repeats} runs)",
+        if encrypt { "sealed" } else { "plain" },
         rates[rates.len() / 2],
         rates[0],
         rates[rates.len() - 1]

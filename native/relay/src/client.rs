@@ -13,6 +13,7 @@ use crossbeam::channel::{self, Receiver, Sender};
 
 use crate::error::RelayError;
 use crate::proto::{self, HeaderError, Side};
+use crate::seal::{self, Opener, Sealer};
 use crate::relay::lock;
 use crate::{ClientConfig, ClientStats};
 
@@ -21,6 +22,7 @@ pub type OnMessage = Box<dyn FnMut(&[u8]) + Send>;
 
 enum Out {
     Update(Vec<u8>),
+    Stall(Vec<u8>),
     Finish,
 }
 
@@ -111,6 +113,18 @@ fn io_err(addr: &str, what: &str, e: &io::Error, after: Duration) -> RelayError 
             what: what.into(),
             detail: e.to_string(),
         }
+    }
+}
+
+/// Like [`io_err`], but a sealed frame that failed authentication is a protocol error.
+fn body_err(addr: &str, what: &str, e: &io::Error, after: Duration) -> RelayError {
+    if e.kind() == io::ErrorKind::InvalidData {
+        RelayError::Protocol {
+            addr: addr.into(),
+            detail: format!("{what}: {e}"),
+        }
+    } else {
+        io_err(addr, what, e, after)
     }
 }
 
@@ -216,12 +230,21 @@ impl RelayClient {
             detail,
         })?;
         let w = config.worker;
-        let tag = proto::auth_tag(&config.secret, Side::Client, &relay_nonce, &client_nonce, w);
+        let flags = if config.encrypt { proto::FLAG_SEALED } else { 0 };
+        let tag = proto::auth_tag(
+            &config.secret,
+            Side::Client,
+            &relay_nonce,
+            &client_nonce,
+            w,
+            flags,
+        );
         let own_heartbeat = proto::heartbeat_for(io);
         let auth = proto::Auth {
             client_nonce,
             worker: w,
             heartbeat_ms: proto::to_ms(own_heartbeat),
+            flags,
             tag,
         };
         s.write_all(&proto::encode_auth(&auth))
@@ -255,7 +278,13 @@ impl RelayClient {
             proto::VERDICT_REJECT_PROTOCOL => {
                 return Err(RelayError::Protocol {
                     addr: addr.into(),
-                    detail: "the relay rejected our handshake (protocol version mismatch?)".into(),
+                    detail: format!(
+                        "the relay rejected our handshake (protocol version {} with frame \
+                         encryption {}: another version, or the relay's encryption setting \
+                         differs)",
+                        proto::VERSION,
+                        if config.encrypt { "on" } else { "off" }
+                    ),
                 })
             }
             v => {
@@ -275,6 +304,7 @@ impl RelayClient {
             &relay_nonce,
             &client_nonce,
             w,
+            flags,
             relay_tag,
         ) {
             return Err(RelayError::Impostor { addr: addr.into() });
@@ -295,6 +325,24 @@ impl RelayClient {
                 reason: format!("snapshot truncated ({got} of {len} bytes)"),
             });
         }
+        let mut keys = config
+            .encrypt
+            .then(|| seal::keys(&config.secret, false, &relay_nonce, &client_nonce, w));
+        if let Some((_, opener)) = keys.as_mut() {
+            let mut tag = [0u8; seal::TAG_LEN];
+            s.read_exact(&mut tag)
+                .map_err(|e| hs("reading the snapshot", e))?;
+            opener
+                .open(&len.to_be_bytes(), &mut snapshot, &tag)
+                .map_err(|detail| RelayError::Protocol {
+                    addr: addr.into(),
+                    detail: format!("snapshot: {detail}"),
+                })?;
+        }
+        let (sealer, opener) = match keys {
+            Some((s, o)) => (Some(s), Some(o)),
+            None => (None, None),
+        };
         // The writer blocks as long as the relay applies back-pressure; liveness is watched by
         // the reader (heartbeats), which closes the socket and so unblocks the writer.
         stream
@@ -330,7 +378,7 @@ impl RelayClient {
         let max = config.max_message_bytes;
         let reader = thread::Builder::new()
             .name(format!("ferrodl-relay-client-{p}-r"))
-            .spawn(move || reader_loop(&sh, stream2, max, io, on_message, ack_tx))
+            .spawn(move || reader_loop(&sh, stream2, max, io, on_message, ack_tx, opener))
             .map_err(|e| {
                 shared.close();
                 spawn_err(e)
@@ -338,7 +386,7 @@ impl RelayClient {
         let sh = shared.clone();
         let writer = thread::Builder::new()
             .name(format!("ferrodl-relay-client-{p}-w"))
-            .spawn(move || writer_loop(&sh, rx, wake_rx, io, heartbeat));
+            .spawn(move || writer_loop(&sh, rx, wake_rx, io, heartbeat, sealer));
         let writer = match writer {
             Ok(h) => h,
             Err(e) => {
@@ -380,6 +428,21 @@ impl RelayClient {
             .max_queued
             .fetch_max(tx.len() as u64, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Tells the relay that this worker made no progress (the stall watchdog), in `report`'s
+    /// words (cut to [`crate::MAX_STALL_REPORT_BYTES`]). Queued behind updates already queued.
+    pub fn report_stall(&self, report: &str) -> Result<(), RelayError> {
+        if self.shared.closed.load(Ordering::SeqCst) {
+            return Err(self.shared.error());
+        }
+        let mut end = report.len().min(crate::MAX_STALL_REPORT_BYTES);
+        while !report.is_char_boundary(end) {
+            end -= 1;
+        }
+        let tx = self.tx.as_ref().expect("sender lives until finish/drop");
+        tx.send(Out::Stall(report.as_bytes()[..end].to_vec()))
+            .map_err(|_| self.shared.error())
     }
 
     /// Sends everything queued, then waits until the relay confirms that every message this
@@ -438,6 +501,7 @@ fn writer_loop(
     wake_rx: Receiver<()>,
     io: Duration,
     ping: Duration,
+    mut sealer: Option<Sealer>,
 ) {
     let mut w = BufWriter::with_capacity(64 * 1024, &sh.stream);
     let (mut pend_msgs, mut pend_bytes, mut pend_wire) = (0u64, 0u64, 0u64);
@@ -445,22 +509,25 @@ fn writer_loop(
         if sh.closed.load(Ordering::SeqCst) {
             break;
         }
-        let item = channel::select! {
+        let mut item = channel::select! {
             recv(rx) -> m => match m { Ok(m) => Some(m), Err(_) => break },
             recv(wake_rx) -> _ => break,
             default(ping) => None,
         };
-        let res = match &item {
-            None => proto::write_frame(&mut w, proto::T_PING, &[]),
+        // Sealing encrypts the payload in place: the queued buffer is ours.
+        let res = match &mut item {
+            None => proto::write_frame_opt(&mut w, proto::T_PING, &mut [], sealer.as_mut()),
             Some(Out::Update(p)) => {
                 pend_msgs += 1;
                 pend_bytes += p.len() as u64;
-                pend_wire += p.len() as u64;
-                proto::write_frame(&mut w, proto::T_UPDATE, p)
+                proto::write_frame_opt(&mut w, proto::T_UPDATE, p, sealer.as_mut())
             }
-            Some(Out::Finish) => proto::write_frame(&mut w, proto::T_FINISH, &[]),
+            Some(Out::Stall(r)) => proto::write_frame_opt(&mut w, proto::T_STALL, r, sealer.as_mut()),
+            Some(Out::Finish) => {
+                proto::write_frame_opt(&mut w, proto::T_FINISH, &mut [], sealer.as_mut())
+            }
         };
-        pend_wire += proto::FRAME_HEADER_LEN as u64;
+        let res = res.map(|n| pend_wire += n);
         let last = matches!(item, Some(Out::Finish));
         let res = res.and_then(|_| {
             if last || rx.is_empty() {
@@ -505,6 +572,7 @@ fn reader_loop(
     io: Duration,
     mut on_message: OnMessage,
     ack_tx: Sender<Result<(), RelayError>>,
+    mut opener: Option<Opener>,
 ) {
     let addr = sh.addr.as_str();
     let mut r = BufReader::with_capacity(64 * 1024, &stream);
@@ -537,9 +605,8 @@ fn reader_loop(
                         max,
                     });
                 }
-                buf.resize(len, 0);
-                if let Err(e) = r.read_exact(&mut buf) {
-                    break Err(io_err(addr, "reading a relayed update", &e, io));
+                if let Err(e) = proto::read_body(&mut r, ty, len, &mut buf, opener.as_mut()) {
+                    break Err(body_err(addr, "reading a relayed update", &e, io));
                 }
                 sh.counters.messages_received.fetch_add(1, Ordering::SeqCst);
                 sh.counters
@@ -552,13 +619,18 @@ fn reader_loop(
                     });
                 }
             }
-            proto::T_PING if len == 0 => {}
-            proto::T_FINISH_ACK if len == 0 => break Ok(()),
+            proto::T_PING | proto::T_FINISH_ACK if len == 0 => {
+                if let Err(e) = proto::read_body(&mut r, ty, 0, &mut buf, opener.as_mut()) {
+                    break Err(body_err(addr, "waiting for data from the relay", &e, io));
+                }
+                if ty == proto::T_FINISH_ACK {
+                    break Ok(());
+                }
+            }
             proto::T_ERROR if len <= proto::MAX_ERROR_LEN => {
-                let mut reason = vec![0u8; len];
-                let reason = match r.read_exact(&mut reason) {
-                    Ok(()) => String::from_utf8_lossy(&reason).into_owned(),
-                    Err(_) => "(reason truncated)".into(),
+                let reason = match proto::read_body(&mut r, ty, len, &mut buf, opener.as_mut()) {
+                    Ok(()) => String::from_utf8_lossy(&buf).into_owned(),
+                    Err(e) => format!("(reason unreadable: {e})"),
                 };
                 break Err(RelayError::Closed {
                     addr: addr.into(),

@@ -6,7 +6,7 @@
 //! - A pending handshake is a socket and a ~100-byte record in this loop: no thread, no queue.
 //! - Its deadline is absolute (`handshake_timeout` from accept): trickling bytes does not extend it.
 //! - The first bytes a client sends are its AUTH: wrong magic is refused at the 8th byte, a wrong
-//!   version at the 10th, a wrong tag as soon as the 118 bytes are in; nothing is allocated for
+//!   tag as soon as its 87 bytes are in; nothing is allocated for
 //!   them and the HMAC check takes microseconds, so the loop never waits on one client.
 //! - At most `max_pending_handshakes` are pending; a new connection beyond that evicts the
 //!   *oldest* pending one (instead of being refused), so a flood can only push out connections
@@ -267,15 +267,20 @@ impl AcceptLoop {
         verdict: Option<u8>,
         reason: String,
     ) {
+        // Counted and logged before the peer can see the verdict: whoever observes the refusal
+        // also finds it in the statistics and the log.
+        sh.stats().connections_rejected += 1;
+        if !sh.stop.load(Ordering::SeqCst) {
+            self.log_rejection(sh, peer, &reason);
+        }
         if let Some(v) = verdict {
             // Non-blocking: the byte goes into the send buffer or is not sent at all.
             let _ = (&*stream).write(&[v]);
         }
         let _ = stream.shutdown(Shutdown::Both);
-        sh.stats().connections_rejected += 1;
-        if sh.stop.load(Ordering::SeqCst) {
-            return;
-        }
+    }
+
+    fn log_rejection(&mut self, sh: &Shared, peer: SocketAddr, reason: &str) {
         if self.rejected_logged < REJECT_LOG_LINES {
             self.rejected_logged += 1;
             sh.log(&format!("rejected connection from {peer}: {reason}"));
@@ -325,6 +330,7 @@ fn read_auth(sh: &Shared, p: &mut Pending) -> Step {
         &p.relay_nonce,
         &auth.client_nonce,
         w,
+        auth.flags,
         &auth.tag,
     ) {
         return Step::Reject(
@@ -332,6 +338,21 @@ fn read_auth(sh: &Shared, p: &mut Pending) -> Step {
             format!(
                 "authentication failed for partition {} attempt {} (wrong secret?)",
                 w.partition, w.attempt
+            ),
+        );
+    }
+    // Checked after the tag: only a holder of the secret learns which setting the relay has.
+    let want = if sh.cfg.encrypt { proto::FLAG_SEALED } else { 0 };
+    if auth.flags != want {
+        return Step::Reject(
+            Some(proto::VERDICT_REJECT_PROTOCOL),
+            format!(
+                "partition {} attempt {}: the client {} frame encryption but this relay {} it \
+                 (both sides must use the same spark.network.crypto.enabled)",
+                w.partition,
+                w.attempt,
+                if auth.flags & proto::FLAG_SEALED != 0 { "asks for" } else { "does not use" },
+                if sh.cfg.encrypt { "requires" } else { "does not use" },
             ),
         );
     }

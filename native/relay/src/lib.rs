@@ -5,7 +5,7 @@
 //! (1) applied by the relay to the driver's master copy through [`MasterState::apply`] and
 //! (2) forwarded to every *other* connected worker. Payloads are opaque bytes here.
 //!
-//! # Protocol (version 1; also `docs/RELAY_PROTOCOL.md`)
+//! # Protocol (version 2; also `docs/RELAY_PROTOCOL.md`, which is the reference)
 //!
 //! All integers are big-endian.
 //!
@@ -15,14 +15,16 @@
 //!
 //! 1. relay → client `HELLO`: `"FDLRELAY"`, version `u16`, 32-byte random relay nonce.
 //! 2. client → relay `AUTH`: `"FDLRAUTH"`, version `u16`, 32-byte random client nonce, partition
-//!    `u32`, attempt `u32`, heartbeat wish `u32` (ms), then `HMAC-SHA256(secret,
-//!    "ferrodl-relay/v1/client-auth\0" || relay_nonce || client_nonce || partition || attempt)`.
+//!    `u32`, attempt `u32`, heartbeat wish `u32` (ms), flags `u8` (`0x01`: sealed frames), then
+//!    `HMAC-SHA256(secret, "ferrodl-relay/v2/client-auth\0" || relay_nonce || client_nonce ||
+//!    partition || attempt || flags)`.
 //! 3. The relay verifies the tag in constant time. On failure it sends the verdict byte `0x00`
 //!    (`0x02` for a malformed/other-version AUTH, `0x03` when shutting down, `0x04` when a newer
 //!    attempt of the same partition is connected) and closes; the connection counts in
 //!    [`RelayStats::connections_rejected`].
 //! 4. On success: verdict `0x01`, then the relay's own proof `HMAC-SHA256(secret,
-//!    "ferrodl-relay/v1/relay-auth\0" || relay_nonce || client_nonce || partition || attempt)`
+//!    "ferrodl-relay/v2/relay-auth\0" || relay_nonce || client_nonce || partition || attempt ||
+//!    flags)`
 //!    (the client checks it in constant time: it reached the real relay, not an impostor), the
 //!    relay's heartbeat wish `u32` (ms), then the snapshot: length `u64` and the bytes of
 //!    [`MasterState::snapshot`].
@@ -45,6 +47,7 @@
 //! | `0x11` RELAYED | relay → worker | an update of another worker |
 //! | `0x12` FINISH_ACK | relay → worker | empty: every update of this worker is applied |
 //! | `0x13` ERROR | relay → worker | UTF-8 reason; the relay then closes |
+//! | `0x04` STALL | worker → relay | UTF-8 report of a worker that made no progress |
 //!
 //! **Relay, per connection**: a reader thread handles frames in order. For an UPDATE it reads
 //! the payload into one buffer, applies it under the state lock, and — under the same lock —
@@ -88,15 +91,19 @@
 //! joined by [`Relay::shutdown`] / drop and [`RelayClient::finish`] / drop. There is no global
 //! state: two relays in one process are independent.
 //!
-//! The handshake authenticates both ends, but frames are neither encrypted nor individually
-//! authenticated: the secret keeps strangers out, it does not protect against an attacker on
-//! the network path (use a private network or a TLS tunnel for that).
+//! The handshake authenticates both ends. With [`RelayConfig::encrypt`] every frame after it (and
+//! the snapshot) is sealed with ChaCha20-Poly1305 under per-connection, per-direction keys and
+//! sequence-number nonces (`seal.rs`): confidential, authenticated, and refused when replayed,
+//! reordered or dropped. Without it frames are neither encrypted nor individually
+//! authenticated: the secret keeps strangers out but not an attacker on the network path.
+//! A worker's STALL frame (`0x04`, a UTF-8 report) is recorded in [`RelayStats::stalls`].
 
 mod client;
 mod error;
 mod handshake;
 mod proto;
 mod relay;
+mod seal;
 
 #[cfg(test)]
 mod tests;
@@ -109,6 +116,9 @@ use std::time::Duration;
 pub use client::{OnMessage, RelayClient};
 pub use error::RelayError;
 pub use relay::Relay;
+
+/// Largest STALL report (longer ones are cut by the client).
+pub const MAX_STALL_REPORT_BYTES: usize = proto::MAX_ERROR_LEN;
 
 /// The driver's master copy, implemented by the caller (decodes the payload and subtracts it
 /// from the parameters). Calls are serialized by the relay.
@@ -156,6 +166,10 @@ pub struct RelayConfig {
     /// At most this many handshakes are pending at once (each is a socket in the accept loop's
     /// poll, no thread); a new connection beyond that evicts the oldest pending one.
     pub max_pending_handshakes: usize,
+    /// Seal every frame after the handshake (and the snapshot) with ChaCha20-Poly1305 under
+    /// per-connection keys derived from the secret (protocol v2, `seal.rs`). Clients must use the
+    /// same setting: one that differs is refused in the handshake.
+    pub encrypt: bool,
     /// Where log lines go; `None`: stderr.
     pub log: Option<LogSink>,
 }
@@ -173,6 +187,7 @@ impl Default for RelayConfig {
             io_timeout: Duration::from_secs(60),
             handshake_timeout: Duration::from_secs(5),
             max_pending_handshakes: 512,
+            encrypt: false,
             log: None,
         }
     }
@@ -192,6 +207,7 @@ impl fmt::Debug for RelayConfig {
             .field("io_timeout", &self.io_timeout)
             .field("handshake_timeout", &self.handshake_timeout)
             .field("max_pending_handshakes", &self.max_pending_handshakes)
+            .field("encrypt", &self.encrypt)
             .field("log", &self.log.as_ref().map(|_| "<sink>"))
             .finish()
     }
@@ -212,6 +228,8 @@ pub struct ClientConfig {
     pub max_message_bytes: usize,
     /// Bound of the outbound queue: [`RelayClient::send`] blocks when it is full.
     pub queue_limit_messages: usize,
+    /// Seal frames (the relay's [`RelayConfig::encrypt`]; a mismatch is refused).
+    pub encrypt: bool,
 }
 
 impl Default for ClientConfig {
@@ -225,6 +243,7 @@ impl Default for ClientConfig {
             io_timeout: Duration::from_secs(60),
             max_message_bytes: 64 << 20,
             queue_limit_messages: 64,
+            encrypt: false,
         }
     }
 }
@@ -241,8 +260,20 @@ impl fmt::Debug for ClientConfig {
             .field("io_timeout", &self.io_timeout)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("queue_limit_messages", &self.queue_limit_messages)
+            .field("encrypt", &self.encrypt)
             .finish()
     }
+}
+
+/// A worker's report that it made no progress (a STALL frame), as the relay received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StallReport {
+    pub partition: u32,
+    pub attempt: u32,
+    /// The connection's remote address (`host:port`).
+    pub peer: String,
+    /// The worker's own words: executor, host, what it did last (at most 4096 bytes).
+    pub report: String,
 }
 
 /// Counters of one partition (all its attempts together), as seen by the relay.
@@ -301,6 +332,8 @@ pub struct RelayStats {
     pub queued_messages: u64,
     /// High-water mark of any single outbound queue (never above `queue_limit_messages`).
     pub max_queued_per_connection: u64,
+    /// Stall reports received, in order (the driver fails the fit on the first).
+    pub stalls: Vec<StallReport>,
 }
 
 /// A client's counters.

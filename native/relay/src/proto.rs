@@ -7,20 +7,24 @@ use std::time::Duration;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::seal::{Opener, Sealer, TAG_LEN};
 use crate::WorkerId;
 
 type HmacSha256 = Hmac<Sha256>;
 
 pub(crate) const HELLO_MAGIC: &[u8; 8] = b"FDLRELAY";
 pub(crate) const AUTH_MAGIC: &[u8; 8] = b"FDLRAUTH";
-pub(crate) const VERSION: u16 = 1;
+pub(crate) const VERSION: u16 = 2;
 pub(crate) const NONCE_LEN: usize = 32;
 pub(crate) const MAC_LEN: usize = 32;
 /// HELLO (relay → client): magic, version, relay nonce.
 pub(crate) const HELLO_LEN: usize = 8 + 2 + NONCE_LEN;
 /// AUTH (client → relay): magic, version, client nonce, partition, attempt, heartbeat wish
-/// (ms), client tag.
-pub(crate) const AUTH_LEN: usize = 8 + 2 + NONCE_LEN + 4 + 4 + 4 + MAC_LEN;
+/// (ms), flags, client tag.
+pub(crate) const AUTH_LEN: usize = 8 + 2 + NONCE_LEN + 4 + 4 + 4 + 1 + MAC_LEN;
+/// AUTH flag: frames after the handshake are sealed (ChaCha20-Poly1305, `seal.rs`). Both sides
+/// must agree (a relay refuses a client whose flag differs with verdict `0x02`); both tags cover it.
+pub(crate) const FLAG_SEALED: u8 = 0x01;
 /// ACCEPT (relay → client) after the verdict byte: relay tag, heartbeat wish (ms), snapshot length.
 pub(crate) const ACCEPT_LEN: usize = 1 + MAC_LEN + 4 + 8;
 /// Heartbeat wishes are clamped to at least this (a peer cannot make us spin).
@@ -29,8 +33,8 @@ pub(crate) const MIN_HEARTBEAT: Duration = Duration::from_millis(5);
 pub(crate) const MIN_SECRET_LEN: usize = 16;
 
 /// Domain-separation tags: the client's and the relay's proofs can never be swapped (reflection).
-const CLIENT_TAG: &[u8] = b"ferrodl-relay/v1/client-auth\0";
-const RELAY_TAG: &[u8] = b"ferrodl-relay/v1/relay-auth\0";
+const CLIENT_TAG: &[u8] = b"ferrodl-relay/v2/client-auth\0";
+const RELAY_TAG: &[u8] = b"ferrodl-relay/v2/relay-auth\0";
 
 /// Handshake verdict byte sent by the relay after AUTH.
 pub(crate) const VERDICT_REJECT_AUTH: u8 = 0x00;
@@ -48,13 +52,15 @@ pub(crate) const T_UPDATE: u8 = 0x01;
 pub(crate) const T_FINISH: u8 = 0x02;
 /// both ways: heartbeat, empty.
 pub(crate) const T_PING: u8 = 0x03;
+/// worker → relay: UTF-8 report of a worker that made no progress (stall watchdog).
+pub(crate) const T_STALL: u8 = 0x04;
 /// relay → worker: an update of another worker.
 pub(crate) const T_RELAYED: u8 = 0x11;
 /// relay → worker: every update this worker sent has been applied.
 pub(crate) const T_FINISH_ACK: u8 = 0x12;
 /// relay → worker: UTF-8 reason, then the relay closes the connection.
 pub(crate) const T_ERROR: u8 = 0x13;
-/// Upper bound of an ERROR frame's reason.
+/// Upper bound of an ERROR frame's reason and of a STALL report.
 pub(crate) const MAX_ERROR_LEN: usize = 4096;
 
 /// Which side computes the tag.
@@ -64,15 +70,16 @@ pub(crate) enum Side {
     Relay,
 }
 
-/// HMAC-SHA256(secret, tag || relay_nonce || client_nonce || partition || attempt).
+/// HMAC-SHA256(secret, tag || relay_nonce || client_nonce || partition || attempt || flags).
 pub(crate) fn auth_tag(
     secret: &[u8],
     side: Side,
     relay_nonce: &[u8; NONCE_LEN],
     client_nonce: &[u8; NONCE_LEN],
     worker: WorkerId,
+    flags: u8,
 ) -> [u8; MAC_LEN] {
-    mac_for(secret, side, relay_nonce, client_nonce, worker)
+    mac_for(secret, side, relay_nonce, client_nonce, worker, flags)
         .finalize()
         .into_bytes()
         .into()
@@ -85,9 +92,10 @@ pub(crate) fn verify_tag(
     relay_nonce: &[u8; NONCE_LEN],
     client_nonce: &[u8; NONCE_LEN],
     worker: WorkerId,
+    flags: u8,
     tag: &[u8],
 ) -> bool {
-    mac_for(secret, side, relay_nonce, client_nonce, worker)
+    mac_for(secret, side, relay_nonce, client_nonce, worker, flags)
         .verify_slice(tag)
         .is_ok()
 }
@@ -98,6 +106,7 @@ fn mac_for(
     relay_nonce: &[u8; NONCE_LEN],
     client_nonce: &[u8; NONCE_LEN],
     worker: WorkerId,
+    flags: u8,
 ) -> HmacSha256 {
     // HMAC accepts keys of any length; this cannot fail.
     let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC takes any key length");
@@ -109,6 +118,7 @@ fn mac_for(
     mac.update(client_nonce);
     mac.update(&worker.partition.to_be_bytes());
     mac.update(&worker.attempt.to_be_bytes());
+    mac.update(&[flags]);
     mac
 }
 
@@ -147,6 +157,8 @@ pub(crate) struct Auth {
     pub worker: WorkerId,
     /// How often the client wants to hear from the relay when the relay is otherwise idle.
     pub heartbeat_ms: u32,
+    /// [`FLAG_SEALED`] or 0.
+    pub flags: u8,
     pub tag: [u8; MAC_LEN],
 }
 
@@ -175,7 +187,8 @@ pub(crate) fn encode_auth(a: &Auth) -> [u8; AUTH_LEN] {
     b[42..46].copy_from_slice(&a.worker.partition.to_be_bytes());
     b[46..50].copy_from_slice(&a.worker.attempt.to_be_bytes());
     b[50..54].copy_from_slice(&a.heartbeat_ms.to_be_bytes());
-    b[54..].copy_from_slice(&a.tag);
+    b[54] = a.flags;
+    b[55..].copy_from_slice(&a.tag);
     b
 }
 
@@ -194,12 +207,17 @@ pub(crate) fn parse_auth(b: &[u8; AUTH_LEN]) -> Result<Auth, String> {
     let partition = u32::from_be_bytes(b[42..46].try_into().expect("4 bytes"));
     let attempt = u32::from_be_bytes(b[46..50].try_into().expect("4 bytes"));
     let heartbeat_ms = u32::from_be_bytes(b[50..54].try_into().expect("4 bytes"));
+    let flags = b[54];
+    if flags & !FLAG_SEALED != 0 {
+        return Err(format!("unknown AUTH flags {flags:#04x}"));
+    }
     let mut tag = [0u8; MAC_LEN];
-    tag.copy_from_slice(&b[54..]);
+    tag.copy_from_slice(&b[55..]);
     Ok(Auth {
         client_nonce,
         worker: WorkerId { partition, attempt },
         heartbeat_ms,
+        flags,
         tag,
     })
 }
@@ -214,6 +232,59 @@ pub(crate) fn write_frame<W: Write>(w: &mut W, ty: u8, payload: &[u8]) -> io::Re
     h[1..].copy_from_slice(&len.to_be_bytes());
     w.write_all(&h)?;
     w.write_all(payload)
+}
+
+/// Writes one frame, sealing it when `seal` is given (the payload is then encrypted in place and
+/// followed by the 16-byte tag; the header is authenticated as AAD). Returns the bytes written.
+pub(crate) fn write_frame_opt<W: Write>(
+    w: &mut W,
+    ty: u8,
+    payload: &mut [u8],
+    seal: Option<&mut Sealer>,
+) -> io::Result<u64> {
+    let Some(s) = seal else {
+        write_frame(w, ty, payload)?;
+        return Ok((FRAME_HEADER_LEN + payload.len()) as u64);
+    };
+    let h = header(ty, payload.len())?;
+    let tag = s
+        .seal(&h, payload)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    w.write_all(&h)?;
+    w.write_all(payload)?;
+    w.write_all(&tag)?;
+    Ok((FRAME_HEADER_LEN + payload.len() + TAG_LEN) as u64)
+}
+
+fn header(ty: u8, len: usize) -> io::Result<[u8; FRAME_HEADER_LEN]> {
+    let len = u32::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than 4 GiB"))?;
+    let mut h = [0u8; FRAME_HEADER_LEN];
+    h[0] = ty;
+    h[1..].copy_from_slice(&len.to_be_bytes());
+    Ok(h)
+}
+
+/// Reads a frame's payload of `len` bytes into `buf` (resized) and, when `open` is given, its
+/// tag, and decrypts it. A frame that fails authentication is an `InvalidData` error.
+pub(crate) fn read_body<R: Read>(
+    r: &mut R,
+    ty: u8,
+    len: usize,
+    buf: &mut Vec<u8>,
+    open: Option<&mut Opener>,
+) -> io::Result<()> {
+    buf.clear();
+    buf.resize(len, 0);
+    r.read_exact(buf)?;
+    if let Some(o) = open {
+        let mut tag = [0u8; TAG_LEN];
+        r.read_exact(&mut tag)?;
+        let h = header(ty, len)?;
+        o.open(&h, buf, &tag)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    }
+    Ok(())
 }
 
 /// Why reading a frame header failed.
@@ -260,10 +331,11 @@ mod tests {
             partition: 3,
             attempt: 1,
         };
-        let t = auth_tag(s, Side::Client, &rn, &cn, w);
-        assert!(verify_tag(s, Side::Client, &rn, &cn, w, &t));
-        assert!(!verify_tag(s, Side::Relay, &rn, &cn, w, &t), "reflection");
-        assert!(!verify_tag(s, Side::Client, &cn, &rn, w, &t), "nonce order");
+        let t = auth_tag(s, Side::Client, &rn, &cn, w, 0);
+        assert!(verify_tag(s, Side::Client, &rn, &cn, w, 0, &t));
+        assert!(!verify_tag(s, Side::Client, &rn, &cn, w, FLAG_SEALED, &t), "flags");
+        assert!(!verify_tag(s, Side::Relay, &rn, &cn, w, 0, &t), "reflection");
+        assert!(!verify_tag(s, Side::Client, &cn, &rn, w, 0, &t), "nonce order");
         assert!(!verify_tag(
             s,
             Side::Client,
@@ -273,6 +345,7 @@ mod tests {
                 partition: 3,
                 attempt: 2
             },
+            0,
             &t
         ));
         assert!(!verify_tag(
@@ -281,23 +354,28 @@ mod tests {
             &rn,
             &cn,
             w,
+            0,
             &t
         ));
         assert!(
-            !verify_tag(s, Side::Client, &rn, &cn, w, &t[..31]),
+            !verify_tag(s, Side::Client, &rn, &cn, w, 0, &t[..31]),
             "truncated tag"
         );
         let a = Auth {
             client_nonce: cn,
             worker: w,
             heartbeat_ms: 777,
+            flags: FLAG_SEALED,
             tag: t,
         };
         let back = parse_auth(&encode_auth(&a)).unwrap();
         assert_eq!(
-            (back.client_nonce, back.worker, back.heartbeat_ms, back.tag),
-            (cn, w, 777, t)
+            (back.client_nonce, back.worker, back.heartbeat_ms, back.flags, back.tag),
+            (cn, w, 777, FLAG_SEALED, t)
         );
+        let mut odd = encode_auth(&a);
+        odd[54] = 0x80;
+        assert!(parse_auth(&odd).is_err(), "unknown flags");
         assert_eq!(
             heartbeat_with(Duration::from_secs(1), 200),
             Duration::from_millis(200)

@@ -1,7 +1,7 @@
 //! The hub: accept thread, per-connection handshake / reader / writer threads.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -16,6 +16,7 @@ use crossbeam::channel::{
 use crate::error::{human, RelayError};
 use crate::handshake::AcceptLoop;
 use crate::proto::{self, HeaderError, Side};
+use crate::seal::{self, Opener, Sealer};
 use crate::{LogSink, MasterState, RelayConfig, RelayStats, WorkerId};
 
 /// Buffer of the per-connection reader and writer (small frames are coalesced; larger payloads
@@ -440,7 +441,7 @@ fn admission_thread(
     auth: proto::Auth,
 ) {
     match register(sh, &sock, relay_nonce, auth) {
-        Ok(Some((conn, rx))) => start_conn(sh, conn, rx),
+        Ok(Some(r)) => start_conn(sh, r),
         Ok(None) => {
             // Authenticated and registered, but the snapshot could not be delivered.
             sock.close();
@@ -457,7 +458,13 @@ fn admission_thread(
     }
 }
 
-type Registered = (Arc<Conn>, Receiver<Out>);
+/// An admitted connection and what its writer and reader threads own.
+struct Registered {
+    conn: Arc<Conn>,
+    rx: Receiver<Out>,
+    sealer: Option<Sealer>,
+    opener: Option<Opener>,
+}
 
 /// Registers an authenticated connection for forwarding and sends the ACCEPT and the snapshot.
 /// `Err` = refused (shutting down, superseded; counted by the caller); `Ok(None)` = lost while
@@ -479,7 +486,11 @@ fn register(
         &relay_nonce,
         &auth.client_nonce,
         w,
+        auth.flags,
     );
+    let mut keys = cfg
+        .encrypt
+        .then(|| seal::keys(&cfg.secret, true, &relay_nonce, &auth.client_nonce, w));
     let (tx, rx) = channel::bounded(cfg.queue_limit_messages);
     let own_heartbeat = proto::heartbeat_for(cfg.io_timeout);
     let heartbeat = proto::heartbeat_with(own_heartbeat, auth.heartbeat_ms);
@@ -560,9 +571,23 @@ fn register(
     head.extend_from_slice(&relay_tag);
     head.extend_from_slice(&proto::to_ms(own_heartbeat).to_be_bytes());
     head.extend_from_slice(&(snapshot.len() as u64).to_be_bytes());
+    let mut snapshot = snapshot;
+    // Sealed: the snapshot is the relay's first sealed message (sequence 0), its length the AAD.
+    let tag = match keys.as_mut() {
+        Some((sealer, _)) => Some(
+            sealer
+                .seal(&(snapshot.len() as u64).to_be_bytes(), &mut snapshot)
+                .map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
     let sent = s
         .write_all(&head)
-        .and_then(|_| s.write_all(&snapshot));
+        .and_then(|_| s.write_all(&snapshot))
+        .and_then(|_| match &tag {
+            Some(t) => s.write_all(t),
+            None => Ok(()),
+        });
     drop(snapshot);
     if let Err(e) = sent {
         sh.log(&format!(
@@ -574,16 +599,31 @@ fn register(
         teardown(sh, &conn, &rx);
         return Ok(None);
     }
-    Ok(Some((conn, rx)))
+    let (sealer, opener) = match keys {
+        Some((s, o)) => (Some(s), Some(o)),
+        None => (None, None),
+    };
+    Ok(Some(Registered {
+        conn,
+        rx,
+        sealer,
+        opener,
+    }))
 }
 
-fn start_conn(sh: &Arc<Shared>, conn: Arc<Conn>, rx: Receiver<Out>) {
+fn start_conn(sh: &Arc<Shared>, r: Registered) {
+    let Registered {
+        conn,
+        rx,
+        sealer,
+        opener,
+    } = r;
     let p = conn.worker.partition;
     // The reader waits for the writer to finish sending an ERROR frame before closing.
     let (done_tx, done_rx) = channel::bounded::<()>(0);
     let (sh_w, conn_w) = (sh.clone(), conn.clone());
     let writer = sh.spawn(format!("ferrodl-relay-conn-{p}-w"), move || {
-        writer_loop(&sh_w, &conn_w, rx);
+        writer_loop(&sh_w, &conn_w, rx, sealer);
         drop(done_tx);
     });
     if let Err(e) = writer {
@@ -597,7 +637,7 @@ fn start_conn(sh: &Arc<Shared>, conn: Arc<Conn>, rx: Receiver<Out>) {
     }
     let (sh_r, conn_r) = (sh.clone(), conn.clone());
     if let Err(e) = sh.spawn(format!("ferrodl-relay-conn-{p}-r"), move || {
-        reader_loop(&sh_r, &conn_r, done_rx)
+        reader_loop(&sh_r, &conn_r, done_rx, opener)
     }) {
         sh.log(&format!("partition {p}: cannot spawn reader thread: {e}"));
         sh.stats().connections_aborted += 1;
@@ -625,10 +665,13 @@ fn teardown(sh: &Shared, conn: &Conn, rx: &Receiver<Out>) {
     }
 }
 
-fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>) {
+fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>, mut sealer: Option<Sealer>) {
     let p = conn.worker.partition;
     let ping = conn.heartbeat;
     let mut w = BufWriter::with_capacity(IO_BUF, &conn.sock.stream);
+    // Sealing encrypts in place: a relayed payload is shared with other destinations, so it is
+    // copied into this buffer first (reused, grows to the largest message).
+    let mut scratch: Vec<u8> = Vec::new();
     // Messages handed to the BufWriter but not yet flushed: committed as relayed on flush.
     let (mut pend_msgs, mut pend_bytes) = (0u64, 0u64);
     let mut clean = false;
@@ -642,12 +685,20 @@ fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>) {
             recv(conn.sock.wake_rx) -> _ => break,
             default(ping) => None,
         };
+        let mut frame = |w: &mut BufWriter<&TcpStream>, ty: u8, body: &[u8]| match sealer.as_mut() {
+            None => proto::write_frame(w, ty, body),
+            Some(s) => {
+                scratch.clear();
+                scratch.extend_from_slice(body);
+                proto::write_frame_opt(w, ty, &mut scratch, Some(s)).map(|_| ())
+            }
+        };
         let res = match &item {
-            None => proto::write_frame(&mut w, proto::T_PING, &[]),
+            None => frame(&mut w, proto::T_PING, &[]),
             Some(Out::Update(msg)) => {
                 pend_msgs += 1;
                 pend_bytes += msg.len() as u64;
-                proto::write_frame(&mut w, proto::T_RELAYED, msg)
+                frame(&mut w, proto::T_RELAYED, msg)
             }
             Some(Out::FinishAck) => {
                 // The worker may read its stats as soon as it sees the ack: count first,
@@ -659,15 +710,11 @@ fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>) {
                     c.finished += 1;
                 });
                 conn.acked.store(true, Ordering::SeqCst);
-                proto::write_frame(&mut w, proto::T_FINISH_ACK, &[])
+                frame(&mut w, proto::T_FINISH_ACK, &[])
             }
             Some(Out::Error(reason)) => {
                 let r = reason.as_bytes();
-                proto::write_frame(
-                    &mut w,
-                    proto::T_ERROR,
-                    &r[..r.len().min(proto::MAX_ERROR_LEN)],
-                )
+                frame(&mut w, proto::T_ERROR, &r[..r.len().min(proto::MAX_ERROR_LEN)])
             }
         };
         let last = matches!(item, Some(Out::FinishAck) | Some(Out::Error(_)));
@@ -810,7 +857,12 @@ enum ReadEnd {
     Abort { reason: String, tell: bool },
 }
 
-fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
+fn reader_loop(
+    sh: &Arc<Shared>,
+    conn: &Arc<Conn>,
+    writer_done: Receiver<()>,
+    mut opener: Option<Opener>,
+) {
     let w = conn.worker;
     let p = w.partition;
     let max = sh.cfg.max_message_bytes;
@@ -818,6 +870,7 @@ fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
     let _ = conn.sock.stream.set_read_timeout(Some(io_timeout));
     let mut r = BufReader::with_capacity(IO_BUF, &conn.sock.stream);
     let mut finished = false;
+    let mut small: Vec<u8> = Vec::new();
     let dropped = |why: &str| {
         sh.bump(p, |c| c.messages_dropped += 1);
         why.to_string()
@@ -853,6 +906,9 @@ fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
                 };
             }
         };
+        // A sealed frame that fails authentication ends the connection without a word: the
+        // stream was altered, so nothing more from it can be trusted.
+        let tampered = |e: &io::Error| e.kind() == io::ErrorKind::InvalidData;
         match ty {
             proto::T_UPDATE if !finished => {
                 if len > max {
@@ -862,10 +918,13 @@ fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
                     ));
                     break ReadEnd::Abort { reason, tell: true };
                 }
-                let mut payload = vec![0u8; len];
-                if let Err(e) = r.read_exact(&mut payload) {
+                let mut payload = Vec::new();
+                if let Err(e) = proto::read_body(&mut r, ty, len, &mut payload, opener.as_mut()) {
+                    if tampered(&e) {
+                        sh.stats().protocol_errors += 1;
+                    }
                     break ReadEnd::Abort {
-                        reason: dropped(&format!("partial update of {len} bytes discarded ({e})")),
+                        reason: dropped(&format!("update of {len} bytes discarded ({e})")),
                         tell: false,
                     };
                 }
@@ -877,19 +936,45 @@ fn reader_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, writer_done: Receiver<()>) {
                     break ReadEnd::Abort { reason, tell: true };
                 }
             }
-            proto::T_PING if len == 0 => {}
-            proto::T_FINISH if len == 0 && !finished => {
-                // Frames are handled in order: every earlier update is applied. Stop forwarding
-                // to this worker, let forwards already aimed at it land in its queue, then ack.
-                sh.unregister(conn);
-                conn.wait_inflight_zero(|| {});
-                if conn.tx.send(Out::FinishAck).is_err() {
+            proto::T_PING | proto::T_FINISH | proto::T_STALL
+                if (ty == proto::T_STALL && len <= proto::MAX_ERROR_LEN)
+                    || (len == 0 && !(ty == proto::T_FINISH && finished)) =>
+            {
+                if let Err(e) = proto::read_body(&mut r, ty, len, &mut small, opener.as_mut()) {
+                    if tampered(&e) {
+                        sh.stats().protocol_errors += 1;
+                    }
                     break ReadEnd::Abort {
-                        reason: "connection lost before FINISH_ACK".into(),
+                        reason: format!("reading a frame of type {ty:#04x}: {e}"),
                         tell: false,
                     };
                 }
-                finished = true;
+                if ty == proto::T_STALL {
+                    let report = String::from_utf8_lossy(&small).into_owned();
+                    sh.log(&format!(
+                        "partition {p} attempt {} ({}) reports a stall: {report}",
+                        w.attempt, conn.sock.peer
+                    ));
+                    sh.stats().stalls.push(crate::StallReport {
+                        partition: p,
+                        attempt: w.attempt,
+                        peer: conn.sock.peer.to_string(),
+                        report,
+                    });
+                } else if ty == proto::T_FINISH {
+                    // Frames are handled in order: every earlier update is applied. Stop
+                    // forwarding to this worker, let forwards already aimed at it land in its
+                    // queue, then ack.
+                    sh.unregister(conn);
+                    conn.wait_inflight_zero(|| {});
+                    if conn.tx.send(Out::FinishAck).is_err() {
+                        break ReadEnd::Abort {
+                            reason: "connection lost before FINISH_ACK".into(),
+                            tell: false,
+                        };
+                    }
+                    finished = true;
+                }
             }
             _ => {
                 sh.stats().protocol_errors += 1;

@@ -162,6 +162,7 @@ fn client_cfg(secret: &[u8], partition: u32, attempt: u32) -> ClientConfig {
         io_timeout: Duration::from_secs(3),
         max_message_bytes: 1 << 20,
         queue_limit_messages: 16,
+        encrypt: false,
     }
 }
 
@@ -203,11 +204,12 @@ fn raw_handshake(addr: &str, secret: &[u8], w: WorkerId) -> (TcpStream, Vec<u8>)
     s.read_exact(&mut hello).unwrap();
     let rn = proto::parse_hello(&hello).unwrap();
     let cn = [7u8; 32];
-    let tag = proto::auth_tag(secret, Side::Client, &rn, &cn, w);
+    let tag = proto::auth_tag(secret, Side::Client, &rn, &cn, w, 0);
     let auth = proto::Auth {
         client_nonce: cn,
         worker: w,
         heartbeat_ms: 60_000,
+        flags: 0,
         tag,
     };
     s.write_all(&proto::encode_auth(&auth)).unwrap();
@@ -220,6 +222,7 @@ fn raw_handshake(addr: &str, secret: &[u8], w: WorkerId) -> (TcpStream, Vec<u8>)
         &rn,
         &cn,
         w,
+        0,
         &v[1..33]
     ));
     let len = u64::from_be_bytes(v[37..].try_into().unwrap()) as usize;
@@ -321,9 +324,9 @@ fn three_clients_exchange_exactly() {
         );
         let bytes: u64 = (0..N).map(|s| len(s) as u64).sum();
         assert_eq!((st.messages_sent, st.bytes_sent), (N as u64, bytes));
-        // On the wire: the 86-byte AUTH, a 5-byte header per update and the FINISH frame, plus
+        // On the wire: the 87-byte AUTH, a 5-byte header per update and the FINISH frame, plus
         // any number of empty 5-byte heartbeats.
-        let framed = 86 + bytes + 5 * N as u64 + 5;
+        let framed = 87 + bytes + 5 * N as u64 + 5;
         assert!(
             st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed).is_multiple_of(5),
             "{} wire bytes, {framed} without heartbeats",
@@ -623,6 +626,7 @@ fn strangers_are_rejected_and_a_concurrent_fit_is_unaffected() {
                 client_nonce: [1; 32],
                 worker,
                 heartbeat_ms: 1000,
+                flags: 0,
                 tag: [0; 32],
             };
             st.write_all(&proto::encode_auth(&auth)).unwrap();
@@ -754,7 +758,7 @@ fn strangers_are_rejected_and_a_concurrent_fit_is_unaffected() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("partial update of 1000 bytes")),
+            .any(|l| l.contains("update of 1000 bytes discarded")),
         "{lines:?}"
     );
 }
@@ -1437,4 +1441,204 @@ fn past_the_pending_cap_the_oldest_stranger_is_evicted_not_the_newcomer() {
             .any(|l| l.contains("evicted: 8 handshakes were pending and this one was the oldest")),
         "{lines:?}"
     );
+}
+
+// --- sealed frames (RelayConfig::encrypt): an attacker on the path ------------------------------
+
+/// A TCP proxy between one client and the relay that records what the client sends and lets a
+/// hook rewrite that stream (offsets count from the client's first byte).
+struct Proxy {
+    addr: String,
+    seen: Arc<Mutex<Vec<u8>>>,
+}
+
+fn proxy(relay: &str, mut hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static) -> Proxy {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let relay = relay.to_string();
+    thread::spawn(move || {
+        let (mut c, _) = l.accept().unwrap();
+        let mut r = TcpStream::connect(relay).unwrap();
+        let (mut c2, mut r2) = (c.try_clone().unwrap(), r.try_clone().unwrap());
+        thread::spawn(move || {
+            let _ = std::io::copy(&mut r2, &mut c2);
+            let _ = c2.shutdown(std::net::Shutdown::Write);
+        });
+        let mut b = vec![0u8; 65536];
+        let mut off = 0;
+        loop {
+            let n = match c.read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let mut chunk = b[..n].to_vec();
+            seen2.lock().unwrap().extend_from_slice(&chunk);
+            hook(&mut chunk, off);
+            off += n;
+            if r.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = r.shutdown(std::net::Shutdown::Write);
+    });
+    Proxy { addr, seen }
+}
+
+const MARKER: &[u8] = b"plaintext-update-marker";
+
+fn marked(seq: u8) -> Vec<u8> {
+    let mut v = MARKER.to_vec();
+    v.extend_from_slice(&[seq; 40]);
+    v
+}
+
+fn sealed_relay() -> (Relay, Arc<Mutex<Vec<String>>>) {
+    let (mut cfg, lines) = relay_cfg(SECRET);
+    cfg.encrypt = true;
+    (Relay::start(cfg, SumState::boxed()).unwrap(), lines)
+}
+
+fn sealed_client(p: u32) -> ClientConfig {
+    ClientConfig {
+        encrypt: true,
+        ..client_cfg(SECRET, p, 0)
+    }
+}
+
+#[test]
+fn sealed_frames_are_unreadable_on_the_path_and_cost_16_bytes_each() {
+    const N: u32 = 200;
+    let (relay, lines) = sealed_relay();
+    let addr = relay.local_addr().to_string();
+    let px = proxy(&addr, |_, _| {});
+    let inboxes: Vec<Arc<Inbox>> = (0..3).map(|_| Arc::new(Inbox::default())).collect();
+    let (c0, snap) =
+        RelayClient::connect(&px.addr, sealed_client(0), inboxes[0].handler(Duration::ZERO))
+            .unwrap();
+    assert_eq!(parse_snap(&snap).0, 0, "the sealed snapshot opens");
+    let c1 = connect(&relay, sealed_client(1), &inboxes[1], Duration::ZERO).0;
+    let c2 = connect(&relay, sealed_client(2), &inboxes[2], Duration::ZERO).0;
+    c0.send(marked(1)).unwrap();
+    thread::scope(|s| {
+        for (p, c) in [&c0, &c1, &c2].into_iter().enumerate() {
+            s.spawn(move || send_all(c, p as u32, N, |q| 8 + (q as usize * 37) % 300, None));
+        }
+    });
+    let all = [(1, N), (2, N)];
+    wait_until("deliveries", WAIT, || inboxes[0].count() >= 2 * N as usize);
+    for (p, c) in [c0, c1, c2].into_iter().enumerate() {
+        let st = c.finish().unwrap();
+        // 87-byte AUTH; per frame a 5-byte header and a 16-byte tag; FINISH; heartbeats.
+        let sent = N as u64 + u64::from(p == 0);
+        let framed = 87 + st.bytes_sent + 21 * sent + 21;
+        assert!(
+            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed).is_multiple_of(21),
+            "{} wire bytes, {framed} without heartbeats",
+            st.wire_bytes_sent
+        );
+    }
+    assert_eq!(inboxes[0].set(), expected_from(&all, 0));
+    assert_eq!(inboxes[1].bad.load(Ordering::SeqCst), 1, "the marked message");
+    let seen = px.seen.lock().unwrap();
+    assert!(seen.len() > 87 + 200 * 8);
+    assert!(
+        !seen.windows(MARKER.len()).any(|w| w == MARKER),
+        "the update travelled in the clear"
+    );
+    let st = relay.shutdown().1;
+    assert_eq!((st.connections_accepted, st.connections_aborted), (3, 0));
+    assert!(lines.lock().unwrap().is_empty(), "{:?}", lines.lock().unwrap());
+}
+
+#[test]
+fn altered_or_replayed_sealed_frames_end_the_connection_and_are_not_applied() {
+    // The first frame after the 87-byte AUTH is a 63-byte marked update: header 5, body 63, tag 16.
+    const FRAME: usize = 5 + 63 + 16;
+    for attack in ["flip", "replay", "drop"] {
+        let (relay, lines) = sealed_relay();
+        let addr = relay.local_addr().to_string();
+        let mut kept: Vec<u8> = Vec::new();
+        let px = proxy(&addr, move |chunk, off| {
+            // Rewrite the stream byte by byte relative to its absolute offset.
+            let mut out = Vec::with_capacity(chunk.len() + FRAME);
+            for (i, &b) in chunk.iter().enumerate() {
+                let at = off + i;
+                let in_first = (87..87 + FRAME).contains(&at);
+                match attack {
+                    "flip" if at == 87 + 5 + 30 => out.push(b ^ 0x20),
+                    "drop" if in_first => {}
+                    _ => out.push(b),
+                }
+                if attack == "replay" && in_first {
+                    kept.push(b);
+                    if kept.len() == FRAME {
+                        out.extend_from_slice(&kept);
+                    }
+                }
+            }
+            *chunk = out;
+        });
+        let (c, _) = RelayClient::connect(&px.addr, sealed_client(0), Box::new(|_: &[u8]| {}))
+            .unwrap();
+        c.send(marked(1)).unwrap();
+        c.send(marked(2)).unwrap();
+        let e = c.finish().unwrap_err();
+        assert!(matches!(e, RelayError::Closed { .. } | RelayError::Io { .. }), "{attack}: {e}");
+        // The relay's reader logs (and counts) the drop once its writer is done: wait for it.
+        wait_until("the drop to be logged", WAIT, || {
+            lines.lock().unwrap().iter().any(|l| l.contains("connection dropped"))
+        });
+        let st = relay.shutdown().1;
+        let applied = st.per_worker[&0].messages_applied;
+        // Replay: the original is applied once, its copy refused; otherwise nothing is applied.
+        assert_eq!(applied, u64::from(attack == "replay"), "{attack}");
+        assert_eq!((st.protocol_errors, st.connections_aborted), (1, 1), "{attack}");
+        let lines = lines.lock().unwrap().join("\n");
+        assert!(lines.contains("failed authentication (altered, replayed, reordered or injected)"), "{attack}: {lines}");
+    }
+}
+
+#[test]
+fn a_client_without_the_relays_encryption_setting_is_refused() {
+    let (relay, lines) = sealed_relay();
+    let addr = relay.local_addr().to_string();
+    let e = RelayClient::connect(&addr, client_cfg(SECRET, 0, 0), Box::new(|_: &[u8]| {}))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&e, RelayError::Protocol { detail, .. } if detail.contains("frame encryption off")),
+        "{e}"
+    );
+    let st = relay.shutdown().1;
+    assert_eq!((st.connections_accepted, st.connections_rejected), (0, 1));
+    let lines = lines.lock().unwrap().join("\n");
+    assert!(lines.contains("does not use frame encryption but this relay requires it"), "{lines}");
+}
+
+#[test]
+fn a_stall_report_reaches_the_relay_with_its_sender_and_the_connection_stays() {
+    let (relay, lines) = sealed_relay();
+    let (c, _) = RelayClient::connect(
+        &relay.local_addr().to_string(),
+        sealed_client(3),
+        Box::new(|_: &[u8]| {}),
+    )
+    .unwrap();
+    let long = format!("executor 7 on host h: waiting for minibatch 12 {}", "é".repeat(3000));
+    c.report_stall(&long).unwrap();
+    wait_until("the report", WAIT, || !relay.stats().stalls.is_empty());
+    c.send(payload(3, 0, 16)).unwrap();
+    c.finish().unwrap();
+    let st = relay.shutdown().1;
+    assert_eq!(st.stalls.len(), 1);
+    let r = &st.stalls[0];
+    assert_eq!((r.partition, r.attempt), (3, 0));
+    assert!(r.peer.starts_with("127.0.0.1:"), "{}", r.peer);
+    // Cut to 4096 bytes at a character boundary.
+    assert!(r.report.starts_with("executor 7 on host h: waiting for minibatch 12 é"));
+    assert!(r.report.len() <= MAX_STALL_REPORT_BYTES && r.report.len() > 4000, "{}", r.report.len());
+    assert_eq!(st.per_worker[&3].messages_applied, 1);
+    assert!(lines.lock().unwrap()[0].contains("partition 3 attempt 0"));
 }

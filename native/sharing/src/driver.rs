@@ -22,6 +22,9 @@ pub struct RelaySettings {
     pub queue_limit: usize,
     pub io_timeout_ms: u64,
     pub handshake_timeout_ms: u64,
+    /// Seal frames (ChaCha20-Poly1305); the driver sets it from `spark.network.crypto.enabled`.
+    #[serde(default)]
+    pub encrypt: bool,
 }
 
 impl RelaySettings {
@@ -49,6 +52,7 @@ impl RelaySettings {
             queue_limit_messages: self.queue_limit,
             io_timeout: Duration::from_millis(self.io_timeout_ms),
             handshake_timeout: Duration::from_millis(self.handshake_timeout_ms),
+            encrypt: self.encrypt,
             log: Some(Arc::new(|line: &str| eprintln!("ferrodl-relay: {line}"))),
             ..RelayConfig::default()
         })
@@ -175,5 +179,11 @@ pub fn relay_stats_json(s: &RelayStats) -> Value {
         "messagesRelayedOut": sum(|w| w.messages_relayed_out),
         "bytesRelayedOut": sum(|w| w.bytes_relayed_out),
         "perWorker": per_worker,
+        "stalls": s.stalls.iter().map(|r| json!({
+            "partition": r.partition,
+            "attempt": r.attempt,
+            "peer": r.peer,
+            "report": r.report,
+        })).collect::<Vec<_>>(),
     })
 }

@@ -47,6 +47,9 @@ pub struct WorkerConfig {
     /// Sleep this long after every step (the reference's debugLongerIterations).
     #[serde(default)]
     pub debug_longer_iterations_ms: u64,
+    /// Seal relay frames (the driver sets it from `spark.network.crypto.enabled`).
+    #[serde(default)]
+    pub encrypt: bool,
 }
 
 /// Decodes a hex string (the secret).
@@ -229,6 +232,7 @@ impl WorkerNode {
             io_timeout: Duration::from_millis(config.io_timeout_ms),
             max_message_bytes: config.max_message_bytes,
             queue_limit_messages: config.queue_limit,
+            encrypt: config.encrypt,
         };
         let reader_shared = Arc::clone(&shared);
         let (client, snapshot) = RelayClient::connect(
@@ -305,6 +309,17 @@ impl WorkerNode {
             },
         };
         Ok((node, replicas))
+    }
+
+    /// Tells the driver that this worker made no progress (the stall watchdog of the Java task),
+    /// in the task's words; the driver fails the fit with it.
+    pub fn report_stall(&self, report: &str) -> Result<(), SharingError> {
+        match lock(&self.shared.client).as_ref() {
+            Some(client) => Ok(client.report_stall(report)?),
+            None => Err(SharingError::Message(
+                "this worker node has already finished".into(),
+            )),
+        }
     }
 
     /// Flushes everything sent and waits until the driver has applied all of it, then closes the

@@ -54,6 +54,13 @@ public final class NativeSharedWorker {
      */
     public static native String finish(long node);
 
+    /**
+     * Tells the driver that this node's task made no progress (its stall watchdog); the driver
+     * fails the fit with {@code report}, which should name the executor, host, partition and the
+     * last thing the task did. Cut to 4096 bytes.
+     */
+    public static native void reportStall(long node, String report);
+
     /** @param node handle to release */
     public static native void destroyNode(long node);
 

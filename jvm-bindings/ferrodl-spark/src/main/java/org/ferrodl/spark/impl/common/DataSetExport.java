@@ -12,6 +12,7 @@ import java.util.NoSuchElementException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.ferrodl.exception.DL4JInvalidConfigException;
@@ -23,11 +24,21 @@ import org.ferrodl.linalg.dataset.DataSet;
  * file:// all work), and workers then stream them back from their paths. This keeps the
  * training stage's input small and lets Spark re-run a failed task without recomputing the data.
  *
+ * <p>The fit's directory is created owner-only ({@code rwx------}) and every file in it
+ * {@code rw-------}: the data may be private and the default base lies under the shared temporary
+ * directory. (The permission is set explicitly after creation, so a permissive umask cannot widen
+ * it; file systems without POSIX permissions ignore it.)
+ *
  * <p>A base directory that executors and the driver do not share (a local path on a multi-host
  * cluster) is detected after the export, when the driver cannot see the files the executors wrote,
  * and refused with a message that says what to configure instead.
  */
 public final class DataSetExport {
+    /** {@code rwx------} for the fit's directory. */
+    public static final short DIRECTORY_PERMISSION = 0700;
+    /** {@code rw-------} for each exported file. */
+    public static final short FILE_PERMISSION = 0600;
+
     private DataSetExport() {}
 
     /** The base directory used when none is configured: {@code ${hadoop.tmp.dir}/ferrodl}. */
@@ -46,13 +57,20 @@ public final class DataSetExport {
             List<String> written = new ArrayList<>();
             Path folder = new Path(dir);
             FileSystem fs = folder.getFileSystem(new Configuration());
+            FsPermission dirPermission = new FsPermission(DIRECTORY_PERMISSION);
+            FsPermission filePermission = new FsPermission(FILE_PERMISSION);
+            fs.mkdirs(folder, dirPermission);
+            fs.setPermission(folder, dirPermission);
             int i = 0;
             while (it.hasNext()) {
                 DataSet ds = it.next();
                 Path file = new Path(folder, "dataset_" + partition + "_" + (i++) + ".bin");
-                try (OutputStream out = fs.create(file, true)) {
+                try (OutputStream out = fs.create(file, filePermission, true,
+                        fs.getConf().getInt("io.file.buffer.size", 4096), fs.getDefaultReplication(file),
+                        fs.getDefaultBlockSize(file), null)) {
                     ds.save(out);
                 }
+                fs.setPermission(file, filePermission);
                 written.add(file.toString());
             }
             return Collections.singletonList(written).iterator();

@@ -27,12 +27,15 @@ final class SharedFitSpec implements Serializable {
     final boolean collectStats;
     final boolean encodingDebugMode;
     final long debugLongerIterationsMs;
+    /** Seal relay frames (spark.network.crypto.enabled). */
+    final boolean encrypt;
+    final long stallTimeoutMs;
 
     SharedFitSpec(String networkJson, float[] params, float[] updaterState, String relayAddress, String secretHex,
                   String thresholdAlgorithmJson, String residualPostProcessorJson, String thresholdStateJson,
                   int batchSizePerWorker, int replicasPerWorker, int prefetchNumBatches, long connectTimeoutMs,
                   long ioTimeoutMs, int queueLimit, long maxMessageBytes, boolean collectStats,
-                  boolean encodingDebugMode, long debugLongerIterationsMs) {
+                  boolean encodingDebugMode, long debugLongerIterationsMs, boolean encrypt, long stallTimeoutMs) {
         this.networkJson = networkJson;
         this.params = params;
         this.updaterState = updaterState;
@@ -51,5 +54,7 @@ final class SharedFitSpec implements Serializable {
         this.collectStats = collectStats;
         this.encodingDebugMode = encodingDebugMode;
         this.debugLongerIterationsMs = debugLongerIterationsMs;
+        this.encrypt = encrypt;
+        this.stallTimeoutMs = stallTimeoutMs;
     }
 }

@@ -77,7 +77,10 @@ final class SharedTrainingDriver {
 
         JavaRDD<DataSet> input = data;
         StorageLevel level = master.getStorageLevel();
-        boolean persisted = level != null && !level.equals(StorageLevel.NONE());
+        // An RDD the user already persisted is used as it is (Spark cannot change its level, and
+        // it is the user's to unpersist); otherwise it is persisted for the fit and released after.
+        boolean userPersisted = !data.getStorageLevel().equals(StorageLevel.NONE());
+        boolean persisted = !userPersisted && level != null && !level.equals(StorageLevel.NONE());
         if (persisted) {
             input = input.persist(level);
         }
@@ -97,16 +100,23 @@ final class SharedTrainingDriver {
 
     private static SparkTrainingStats train(SharedTrainingMaster master, SparkDl4jMultiLayer sparkNetwork,
                                             MultiLayerNetwork network, JavaSparkContext sc, JavaRDD<DataSet> data) {
+        RelayTrust trust = RelayTrust.check(sc.getConf(), sc.master(), master.isRelayAllowWithoutSparkAuthentication());
+        if (trust.warning() != null) {
+            LOG.warn(trust.warning());
+        }
         byte[] secret = new byte[32];
         RANDOM.nextBytes(secret);
         String secretHex = HexFormat.of().formatHex(secret);
         float[] params = network.params().toFloatVector();
         long maxMessageBytes = 64L + 4L * ((params.length + 15) / 16) + 64L;
+        // In local mode every worker runs in this JVM: the relay listens on the loopback only.
+        String bindHost = master.getRelayBindAddress() != null ? master.getRelayBindAddress()
+                : trust.localMaster() ? "127.0.0.1" : "0.0.0.0";
         String advertisedHost = master.getRelayBindAddress() != null ? master.getRelayBindAddress()
-                : sc.getConf().get("spark.driver.host", "127.0.0.1");
+                : trust.localMaster() ? "127.0.0.1" : sc.getConf().get("spark.driver.host", "127.0.0.1");
 
-        long relay = NativeRelay.start(relaySettings(master, secretHex, maxMessageBytes), params,
-                network.getIterationCount(), network.getEpochCount());
+        long relay = NativeRelay.start(relaySettings(master, bindHost, secretHex, maxMessageBytes, trust.encrypt()),
+                params, network.getIterationCount(), network.getEpochCount());
         Broadcast<SharedFitSpec> spec = null;
         try {
             String address = advertisedHost + ":" + NativeRelay.port(relay);
@@ -119,11 +129,11 @@ final class SharedTrainingDriver {
                     replicas, master.getWorkerPrefetchNumBatches(), master.getRelayTimeoutMs(),
                     master.getRelayTimeoutMs(), master.getRelayQueueLimit(), maxMessageBytes,
                     master.getIsCollectTrainingStats(), master.isEncodingDebugMode(),
-                    master.getDebugLongerIterations()));
+                    master.getDebugLongerIterations(), trust.encrypt(), master.getWorkerStallTimeoutMs()));
 
             JobDescriptions.part(sc, "gradient-sharing workers");
-            List<SharedWorkerResult> results = data.mapPartitionsWithIndex(new SharedTrainingWorker(spec), false)
-                    .collect();
+            List<SharedWorkerResult> results = StallWatch.collect(sc,
+                    data.mapPartitionsWithIndex(new SharedTrainingWorker(spec), false), relay);
 
             // Every worker waited for its messages to be applied: the master copy is final.
             NativeRelay.shutdown(relay);
@@ -217,9 +227,11 @@ final class SharedTrainingDriver {
         return stats;
     }
 
-    private static String relaySettings(SharedTrainingMaster master, String secretHex, long maxMessageBytes) {
+    private static String relaySettings(SharedTrainingMaster master, String bindHost, String secretHex,
+                                        long maxMessageBytes, boolean encrypt) {
         ObjectNode s = JSON.createObjectNode();
-        s.put("bindHost", master.getRelayBindAddress() != null ? master.getRelayBindAddress() : "0.0.0.0");
+        s.put("bindHost", bindHost);
+        s.put("encrypt", encrypt);
         if (master.getRelayPortRange() != null) {
             s.put("portFrom", master.getRelayPortRange()[0]);
             s.put("portTo", master.getRelayPortRange()[1]);

@@ -65,6 +65,11 @@ public class SharedTrainingMaster implements TrainingMaster {
     private String relayBindAddress;
     private int relayQueueLimit = 64;
     private long relayTimeoutMs = 60_000;
+    private boolean relayAllowWithoutSparkAuthentication;
+    private long workerStallTimeoutMs = DEFAULT_WORKER_STALL_TIMEOUT_MS;
+
+    /** Default of {@link Builder#workerStallTimeoutMs(long)}: 5 minutes. */
+    public static final long DEFAULT_WORKER_STALL_TIMEOUT_MS = 300_000;
 
     @JsonIgnore
     private transient SparkTrainingStats lastStats;
@@ -96,6 +101,8 @@ public class SharedTrainingMaster implements TrainingMaster {
         this.relayBindAddress = b.relayBindAddress;
         this.relayQueueLimit = b.relayQueueLimit;
         this.relayTimeoutMs = b.relayTimeoutMs;
+        this.relayAllowWithoutSparkAuthentication = b.relayAllowWithoutSparkAuthentication;
+        this.workerStallTimeoutMs = b.workerStallTimeoutMs;
     }
 
     @Override
@@ -202,6 +209,16 @@ public class SharedTrainingMaster implements TrainingMaster {
         return relayTimeoutMs;
     }
 
+    /** See {@link Builder#relayAllowWithoutSparkAuthentication(boolean)}. */
+    public boolean isRelayAllowWithoutSparkAuthentication() {
+        return relayAllowWithoutSparkAuthentication;
+    }
+
+    /** See {@link Builder#workerStallTimeoutMs(long)}. */
+    public long getWorkerStallTimeoutMs() {
+        return workerStallTimeoutMs;
+    }
+
     @Override
     public void setCollectTrainingStats(boolean collectTrainingStats) {
         this.collectTrainingStats = collectTrainingStats;
@@ -264,7 +281,9 @@ public class SharedTrainingMaster implements TrainingMaster {
                     .workerPeriodicGCFrequency(workerPeriodicGCFrequency)
                     .relayBindAddress(relayBindAddress)
                     .relayQueueLimit(relayQueueLimit)
-                    .relayTimeoutMs(relayTimeoutMs);
+                    .relayTimeoutMs(relayTimeoutMs)
+                    .relayAllowWithoutSparkAuthentication(relayAllowWithoutSparkAuthentication)
+                    .workerStallTimeoutMs(workerStallTimeoutMs);
             Builder.check(residualPostProcessor != null, "residualPostProcessor", null,
                     "not null; use {type: noop} for no post-processing");
             if (relayPortRange != null) {
@@ -295,7 +314,9 @@ public class SharedTrainingMaster implements TrainingMaster {
                 && workerTogglePeriodicGC == m.workerTogglePeriodicGC
                 && workerPeriodicGCFrequency == m.workerPeriodicGCFrequency
                 && Arrays.equals(relayPortRange, m.relayPortRange) && Objects.equals(relayBindAddress, m.relayBindAddress)
-                && relayQueueLimit == m.relayQueueLimit && relayTimeoutMs == m.relayTimeoutMs;
+                && relayQueueLimit == m.relayQueueLimit && relayTimeoutMs == m.relayTimeoutMs
+                && relayAllowWithoutSparkAuthentication == m.relayAllowWithoutSparkAuthentication
+                && workerStallTimeoutMs == m.workerStallTimeoutMs;
     }
 
     @Override
@@ -304,7 +325,8 @@ public class SharedTrainingMaster implements TrainingMaster {
                 thresholdAlgorithm, residualPostProcessor, repartitioner, repartition, repartitionStrategy,
                 storageLevel, rddTrainingApproach, exportDirectory, rngSeed, collectTrainingStats, encodingDebugMode,
                 debugLongerIterations, workerTogglePeriodicGC, workerPeriodicGCFrequency,
-                Arrays.hashCode(relayPortRange), relayBindAddress, relayQueueLimit, relayTimeoutMs);
+                Arrays.hashCode(relayPortRange), relayBindAddress, relayQueueLimit, relayTimeoutMs,
+                relayAllowWithoutSparkAuthentication, workerStallTimeoutMs);
     }
 
     @Override
@@ -343,6 +365,8 @@ public class SharedTrainingMaster implements TrainingMaster {
         private String relayBindAddress;
         private int relayQueueLimit = 64;
         private long relayTimeoutMs = 60_000;
+        private boolean relayAllowWithoutSparkAuthentication;
+        private long workerStallTimeoutMs = DEFAULT_WORKER_STALL_TIMEOUT_MS;
 
         /**
          * A master with every default but the number of examples per DataSet object.
@@ -488,7 +512,8 @@ public class SharedTrainingMaster implements TrainingMaster {
 
         /**
          * Storage level of the training RDD with {@link RDDTrainingApproach#Direct}. Default
-         * {@code MEMORY_ONLY_SER}; null: no persistence. Only Spark's named levels
+         * {@code MEMORY_ONLY_SER}; null: no persistence. An RDD that is already persisted is used
+         * as it is, at its own level, and left persisted after the fit. Only Spark's named levels
          * ({@code StorageLevel.MEMORY_AND_DISK()} etc.) are accepted, so that the master can be
          * written as JSON.
          */
@@ -608,6 +633,34 @@ public class SharedTrainingMaster implements TrainingMaster {
         public Builder relayTimeoutMs(long timeoutMs) {
             check(timeoutMs >= 100, "relayTimeoutMs", timeoutMs, ">= 100 ms");
             this.relayTimeoutMs = timeoutMs;
+            return this;
+        }
+
+        /**
+         * Lets a fit run on a cluster whose Spark authentication is off. Default false: with
+         * {@code spark.authenticate=false} and a master other than {@code local[...]}, a fit is
+         * refused, because Spark's block manager then serves the broadcast that carries the
+         * relay's per-fit secret to anyone who can reach it, and with the secret a stranger can
+         * join the relay, read the parameters and poison the model. Set it only where every
+         * process that can reach the driver and executors is trusted (an isolated network); the
+         * fit then logs a warning. See the README's security section.
+         */
+        public Builder relayAllowWithoutSparkAuthentication(boolean allow) {
+            this.relayAllowWithoutSparkAuthentication = allow;
+            return this;
+        }
+
+        /**
+         * A worker task that makes no progress (no minibatch fetched or trained) for this long
+         * while connected to the relay fails the fit, with a message naming its executor, host,
+         * partition and the last thing it did (a data source that blocks, a hung task). The fit
+         * fails rather than Spark re-running the task: a re-run would most likely block on the
+         * same data again. Default 300 000 ms (5 minutes); it must be longer than the slowest
+         * minibatch step.
+         */
+        public Builder workerStallTimeoutMs(long timeoutMs) {
+            check(timeoutMs >= 100, "workerStallTimeoutMs", timeoutMs, ">= 100 ms");
+            this.workerStallTimeoutMs = timeoutMs;
             return this;
         }
 

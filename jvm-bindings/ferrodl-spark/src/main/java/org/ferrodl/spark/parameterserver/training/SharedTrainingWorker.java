@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.ferrodl.spark.impl.common.TaskThreads;
@@ -62,11 +63,15 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         TaskThreads.configure(handles.length - 1);
         LOG.info("ferrodl-worker-start executor={} partition={} attempt={} relay={}", executor, partition, attempt,
                 s.relayAddress);
+        Progress progress = new Progress();
+        Thread watchdog = watchdog(progress, handles[0], s.stallTimeoutMs,
+                "executor " + executor + " on host " + host() + " (partition " + partition + ", attempt " + attempt
+                        + (task == null ? "" : ", Spark task " + task.taskAttemptId()) + ")");
         try {
             int replicas = handles.length - 1;
             long[] minibatches = new long[replicas];
             if (replicas == 1) {
-                minibatches[0] = trainReplica(handles[1], source, partition, 0, s.encodingDebugMode);
+                minibatches[0] = trainReplica(handles[1], source, partition, 0, s.encodingDebugMode, progress);
             } else {
                 ExecutorService pool = Executors.newFixedThreadPool(replicas, r -> {
                     Thread t = new Thread(r, "ferrodl-replica-p" + partition);
@@ -78,7 +83,7 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
                     for (int i = 0; i < replicas; i++) {
                         final int replica = i;
                         done.add(pool.submit(() -> trainReplica(handles[1 + replica], source, partition, replica,
-                                s.encodingDebugMode)));
+                                s.encodingDebugMode, progress)));
                     }
                     for (int i = 0; i < replicas; i++) {
                         minibatches[i] = done.get(i).get();
@@ -87,6 +92,7 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
                     pool.shutdownNow();
                 }
             }
+            progress.set("waiting for the driver to apply this task's last updates");
             String nodeReport = NativeSharedWorker.finish(handles[0]);
             List<String> reports = new ArrayList<>(replicas);
             List<float[]> updaterStates = new ArrayList<>(replicas);
@@ -102,6 +108,7 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
             return Collections.singletonList(new SharedWorkerResult(partition, attempt, executor, millis,
                     nodeReport, reports, updaterStates)).iterator();
         } finally {
+            watchdog.interrupt();
             if (prefetch != null) {
                 prefetch.close();
             }
@@ -112,18 +119,82 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         }
     }
 
+    /** What the task did last and when it last changed (read by the watchdog). */
+    static final class Progress {
+        private volatile String activity = "connected to the relay";
+        private volatile long sinceNanos = System.nanoTime();
+        private final AtomicLong trained = new AtomicLong();
+
+        void set(String what) {
+            activity = what;
+            sinceNanos = System.nanoTime();
+        }
+
+        long trained() {
+            return trained.get();
+        }
+    }
+
+    /**
+     * Reports a stall to the driver (through the relay) once the task has made no progress for
+     * {@code timeoutMs}; reports again only after progress resumed and stalled anew.
+     */
+    private static Thread watchdog(Progress progress, long node, long timeoutMs, String who) {
+        Thread t = new Thread(() -> {
+            long reportedFor = -1;
+            long tick = Math.max(10, Math.min(1000, timeoutMs / 4));
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(tick);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                long since = progress.sinceNanos;
+                long idleMs = (System.nanoTime() - since) / 1_000_000;
+                if (idleMs >= timeoutMs && since != reportedFor) {
+                    reportedFor = since;
+                    String report = who + ": no progress for " + idleMs + " ms (workerStallTimeoutMs " + timeoutMs
+                            + "); last: " + progress.activity + " (" + progress.trained() + " minibatches trained)";
+                    LOG.error("ferrodl-worker-stall {}", report);
+                    try {
+                        NativeSharedWorker.reportStall(node, report);
+                    } catch (RuntimeException e) {
+                        LOG.warn("ferrodl-worker-stall could not be reported to the driver: {}", e.getMessage());
+                    }
+                }
+            }
+        }, "ferrodl-watchdog-" + who.replaceAll("[^A-Za-z0-9]+", "-"));
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static String host() {
+        SparkEnv env = SparkEnv.get();
+        if (env != null && env.blockManager() != null && env.blockManager().blockManagerId() != null) {
+            return env.blockManager().blockManagerId().host();
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
     /** Fits minibatches taken from the shared source until it is exhausted; returns how many. */
     private static long trainReplica(long replica, Iterator<DataSet> source, int partition, int index,
-                                     boolean debug) {
+                                     boolean debug, Progress progress) {
         long n = 0;
         while (true) {
             DataSet batch;
             synchronized (source) {
+                progress.set("waiting for minibatch " + (progress.trained() + 1) + " from the data source");
                 if (!source.hasNext()) {
                     return n;
                 }
                 batch = source.next();
             }
+            progress.set("training minibatch " + (progress.trained() + 1) + " (replica " + index + ")");
             INDArray f = batch.getFeatures();
             INDArray l = batch.getLabels();
             if (f == null || l == null || f.rank() != 2 || l.rank() != 2) {
@@ -135,6 +206,8 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
                     m == null ? null : NDArray.internalData(m),
                     m == null ? 0 : (m.rank() == 1 ? 1 : Math.toIntExact(m.size(1))));
             n++;
+            progress.trained.incrementAndGet();
+            progress.set("trained minibatch " + progress.trained() + " (replica " + index + ")");
             if (debug) {
                 LOG.info("ferrodl-encoding partition={} replica={} minibatch={} {}", partition, index, n,
                         NativeSharedWorker.debugStats(replica));
@@ -159,6 +232,7 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         c.put("maxMessageBytes", s.maxMessageBytes);
         c.put("collectStats", s.collectStats);
         c.put("debugLongerIterationsMs", s.debugLongerIterationsMs);
+        c.put("encrypt", s.encrypt);
         return JSON.writeValueAsString(c);
     }
 

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Random;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.evaluation.classification.Evaluation;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.linalg.dataset.DataSet;
@@ -31,11 +32,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Gradient sharing on a local[4] Spark: real relay, real workers, real sockets. */
-class SharedTrainingMasterTest {
+public class SharedTrainingMasterTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A learnable problem: the class is the argmax of a fixed linear map of the features. */
-    static List<DataSet> separable(int count, int size, long seed) {
+    public static List<DataSet> separable(int count, int size, long seed) {
         Random r = new Random(seed);
         int nIn = SparkTestSupport.N_IN;
         int nOut = SparkTestSupport.N_OUT;
@@ -152,6 +153,21 @@ class SharedTrainingMasterTest {
         b.fit(train);
         float fresh = tm.getTrainingStats().getSharingWorkerStats().get(0).replicaSteps().get(0).get(0).threshold();
         assertEquals(0.1f, fresh, 1e-9f, "a different network starts from the configured threshold");
+    }
+
+    @Test
+    void directUsesAnRddTheUserAlreadyPersistedAsItIs() {
+        JavaSparkContext sc = SparkTestSupport.sc();
+        // the master's level (MEMORY_ONLY_SER) differs from the user's: Spark refuses to change it
+        SharedTrainingMaster tm = master(RDDTrainingApproach.Direct).build();
+        SparkDl4jMultiLayer net = new SparkDl4jMultiLayer(sc, SparkTestSupport.conf(new Adam(0.02), 0), tm);
+        JavaRDD<DataSet> train = sc.parallelize(separable(64, 8, 13), 2).persist(StorageLevel.MEMORY_AND_DISK());
+        net.fit(train);
+        net.fit(train);
+        assertEquals(2 * 64 * 8, tm.getTrainingStats().getSharingWorkerStats().stream()
+                .mapToLong(SharingWorkerStats::examples).sum() * 2);
+        assertEquals(StorageLevel.MEMORY_AND_DISK(), train.getStorageLevel(), "the user's RDD stays as it was");
+        train.unpersist(true);
     }
 
     @Test
