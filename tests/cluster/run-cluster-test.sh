@@ -9,6 +9,9 @@
 #   shared-kill  gradient sharing while one executor JVM is killed (kill -9) in the middle of a fit:
 #                the fit completes, the accuracy is within KILL_TOLERANCE of the fault-free run, and
 #                the relay's counters report the aborted connection and the re-run task
+# The cluster runs with Spark's security on, as a gradient-sharing fit requires on a real cluster:
+# spark.authenticate with a random per-run secret and spark.network.crypto.enabled (so the relay's
+# frames are sealed too), through a private SPARK_CONF_DIR read by the daemons and spark-submit.
 # Every process the script starts is stopped at the end.
 #
 # Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: all three)
@@ -162,6 +165,16 @@ for s in socks:
 EOF
 ) || fail "could not pick free ports"
 MASTER_URL="spark://127.0.0.1:$MASTER_PORT"
+
+# Spark's security for the daemons, the driver and (passed on by the workers) the executors.
+export SPARK_CONF_DIR="$TMP/conf"
+mkdir -p "$SPARK_CONF_DIR"
+chmod 700 "$SPARK_CONF_DIR"
+{
+  echo "spark.authenticate true"
+  echo "spark.authenticate.secret $("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')"
+  echo "spark.network.crypto.enabled true"
+} >"$SPARK_CONF_DIR/spark-defaults.conf"
 log "master $MASTER_URL (ui $MASTER_UI_PORT), temp dir $TMP"
 
 start_daemon() { # name, then the spark-class arguments

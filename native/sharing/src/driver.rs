@@ -63,6 +63,8 @@ impl RelaySettings {
 pub struct DriverRelay {
     relay: Option<Relay>,
     port: u16,
+    /// Frames sealed (reported in the statistics).
+    sealed: bool,
     /// Master state and counters once stopped.
     stopped: Option<(Snapshot, RelayStats)>,
 }
@@ -84,6 +86,7 @@ impl DriverRelay {
         Ok(DriverRelay {
             relay: Some(relay),
             port,
+            sealed: settings.encrypt,
             stopped: None,
         })
     }
@@ -119,7 +122,9 @@ impl DriverRelay {
     }
 
     pub fn stats_json(&self) -> String {
-        relay_stats_json(&self.stats()).to_string()
+        let mut v = relay_stats_json(&self.stats());
+        v["sealed"] = Value::Bool(self.sealed);
+        v.to_string()
     }
 
     /// Stops the relay and joins its threads; idempotent.

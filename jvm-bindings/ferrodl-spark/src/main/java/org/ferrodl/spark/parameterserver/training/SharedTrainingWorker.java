@@ -215,7 +215,7 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         }
     }
 
-    private static String configJson(SharedFitSpec s, int partition, int attempt) throws Exception {
+    static String configJson(SharedFitSpec s, int partition, int attempt) throws Exception {
         ObjectNode c = JSON.createObjectNode();
         c.put("network", s.networkJson);
         c.put("relayAddress", s.relayAddress);
