@@ -23,7 +23,9 @@ import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.jni.NativeLoader;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
 import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.graph.ComputationGraph;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 
 /**
@@ -139,8 +141,15 @@ public final class ModelSerializer {
             float[] upd = saveUpdater ? NDArray.internalData(net.getUpdaterState()) : null;
             return new ModelParts(TYPE_MULTI_LAYER_NETWORK, json, params, upd);
         }
+        if (model instanceof ComputationGraph) {
+            ComputationGraph net = (ComputationGraph) model;
+            String json = net.getConfiguration().toJson();
+            float[] params = NDArray.internalData(net.params());
+            float[] upd = saveUpdater ? NDArray.internalData(net.getUpdaterState()) : null;
+            return new ModelParts(TYPE_COMPUTATION_GRAPH, json, params, upd);
+        }
         throw new IllegalArgumentException("cannot save a " + model.getClass().getName()
-                + ": ModelSerializer saves MultiLayerNetwork models");
+                + ": ModelSerializer saves MultiLayerNetwork and ComputationGraph models");
     }
 
     private static void write(ModelParts parts, OutputStream stream) throws IOException {
@@ -255,16 +264,100 @@ public final class ModelSerializer {
         MultiLayerNetwork net = new MultiLayerNetwork(conf);
         try {
             net.init();
-            if (parts.params.length != net.numParams()) {
-                throw new IOException(label + ": " + COEFFICIENTS_BIN + " has " + parts.params.length
-                        + " values but the configuration needs " + net.numParams());
-            }
-            net.setParams(new NDArray(parts.params, 1, parts.params.length));
+            restoreState(parts, label, net, net::setUpdaterState);
             net.setIterationCount(conf.getIterationCount());
             net.setEpochCount(conf.getEpochCount());
-            if (parts.updaterState != null) {
-                net.setUpdaterState(new NDArray(parts.updaterState, 1, parts.updaterState.length));
-            }
+            return net;
+        } catch (IOException | RuntimeException e) {
+            net.close();
+            throw e;
+        }
+    }
+
+    /** Parameters (length checked) and, when read, the updater state of a freshly initialized model. */
+    private static void restoreState(ModelParts parts, String label, Model net,
+            java.util.function.Consumer<NDArray> setUpdaterState) throws IOException {
+        if (parts.params.length != net.numParams()) {
+            throw new IOException(label + ": " + COEFFICIENTS_BIN + " has " + parts.params.length
+                    + " values but the configuration needs " + net.numParams());
+        }
+        net.setParams(new NDArray(parts.params, 1, parts.params.length));
+        if (parts.updaterState != null) {
+            setUpdaterState.accept(new NDArray(parts.updaterState, 1, parts.updaterState.length));
+        }
+    }
+
+    /**
+     * @param file a graph written by {@link #writeModel}
+     * @return the initialized graph, with its updater state when the file has one
+     * @throws IOException when the file is missing or not a valid ComputationGraph model (a
+     *     MultiLayerNetwork file says so and names {@code restoreMultiLayerNetwork})
+     */
+    public static ComputationGraph restoreComputationGraph(File file) throws IOException {
+        return restoreComputationGraph(file, true);
+    }
+
+    /**
+     * @param file a graph written by {@link #writeModel}
+     * @param loadUpdater whether to restore the updater state (when the file has one)
+     * @return the initialized graph
+     * @throws IOException when the file is missing or not a valid ComputationGraph model
+     */
+    public static ComputationGraph restoreComputationGraph(File file, boolean loadUpdater) throws IOException {
+        return toComputationGraph(read(file, file.toString(), TYPE_COMPUTATION_GRAPH, loadUpdater), file.toString());
+    }
+
+    /**
+     * @param path path of a graph file
+     * @return the initialized graph
+     * @throws IOException when the file is missing or invalid
+     */
+    public static ComputationGraph restoreComputationGraph(String path) throws IOException {
+        return restoreComputationGraph(new File(path), true);
+    }
+
+    /**
+     * @param path path of a graph file
+     * @param loadUpdater whether to restore the updater state
+     * @return the initialized graph
+     * @throws IOException when the file is missing or invalid
+     */
+    public static ComputationGraph restoreComputationGraph(String path, boolean loadUpdater) throws IOException {
+        return restoreComputationGraph(new File(path), loadUpdater);
+    }
+
+    /**
+     * @param stream a graph as {@link #writeModel(Model, OutputStream, boolean)} wrote it (read to
+     *     its end, not closed)
+     * @return the initialized graph
+     * @throws IOException when the bytes are not a valid ComputationGraph model
+     */
+    public static ComputationGraph restoreComputationGraph(InputStream stream) throws IOException {
+        return restoreComputationGraph(stream, true);
+    }
+
+    /**
+     * @param stream a graph (read to its end, not closed)
+     * @param loadUpdater whether to restore the updater state
+     * @return the initialized graph
+     * @throws IOException when the bytes are not a valid ComputationGraph model
+     */
+    public static ComputationGraph restoreComputationGraph(InputStream stream, boolean loadUpdater)
+            throws IOException {
+        return toComputationGraph(readStream(stream, TYPE_COMPUTATION_GRAPH, loadUpdater), STREAM);
+    }
+
+    private static ComputationGraph toComputationGraph(ModelParts parts, String label) throws IOException {
+        ComputationGraphConfiguration conf;
+        try {
+            conf = ComputationGraphConfiguration.fromJson(parts.configurationJson);
+        } catch (DL4JInvalidConfigException e) {
+            throw new IOException(label + ": invalid " + CONFIGURATION_JSON + ": " + e.getMessage(), e);
+        }
+        ComputationGraph net = new ComputationGraph(conf);
+        try {
+            net.init(); // counters come from the configuration
+            restoreState(parts, label, net, net::setUpdaterState);
             return net;
         } catch (IOException | RuntimeException e) {
             net.close();

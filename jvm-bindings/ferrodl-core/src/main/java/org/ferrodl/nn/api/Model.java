@@ -7,7 +7,7 @@ import org.ferrodl.optimize.api.TrainingListener;
 /**
  * What a trainable model offers to {@link TrainingListener}s and other generic code: its score,
  * parameters, the size of the last minibatch and its listeners. Implemented by
- * {@link org.ferrodl.nn.multilayer.MultiLayerNetwork}.
+ * {@link org.ferrodl.nn.multilayer.MultiLayerNetwork} and {@link org.ferrodl.nn.graph.ComputationGraph}.
  */
 public interface Model {
 

@@ -15,9 +15,10 @@ import org.ferrodl.linalg.cpu.nativecpu.NDArray;
 
 /**
  * The engine's description of one native network, parsed once per handle: its layers (the
- * {@code layerInfo} JSON) and its parameter blocks (the {@code paramTable} JSON), with each block
- * attached to the layer that owns it. Shared by the network types for {@code paramTable()},
- * {@code getLayer(..)} and {@code summary()}; an internal class, not a user API.
+ * {@code layerInfo} JSON of a MultiLayerNetwork, or the vertices of a graph's {@code vertexInfo}
+ * JSON) and its parameter blocks (the {@code paramTable} JSON), with each block attached to the
+ * layer that owns it. Shared by the network types for {@code paramTable()}, {@code getLayer(..)}
+ * and {@code summary()}; an internal class, not a user API.
  */
 public final class NetworkInfo {
     /** The layers in engine order. */
@@ -26,6 +27,23 @@ public final class NetworkInfo {
     public final List<ParamEntry> params;
     /** The parameter blocks by key. */
     public final Map<String, ParamEntry> byKey;
+    /** A graph's network inputs (name and values per example), in order; empty for a MultiLayerNetwork. */
+    public final List<GraphPort> graphInputs;
+    /** A graph's network outputs (name and values per example), in order; empty for a MultiLayerNetwork. */
+    public final List<GraphPort> graphOutputs;
+    /** A graph's vertex names in execution (topological) order; empty for a MultiLayerNetwork. */
+    public final List<String> executionOrder;
+
+    /** A graph's network input or output: its name and its number of values per example. */
+    public static final class GraphPort {
+        public final String name;
+        public final long width;
+
+        GraphPort(String name, long width) {
+            this.name = name;
+            this.width = width;
+        }
+    }
 
     /** One parameter block: key {@code "<owner>_<name>"}, position in the flat vector, shape. */
     public static final class ParamEntry {
@@ -84,6 +102,10 @@ public final class NetworkInfo {
         public final String activation;
         public final String lossFunction;
         public final String outputActivation;
+        /** A graph vertex's input names (network inputs or vertices), in order; null in a MultiLayerNetwork. */
+        public final List<String> inputs;
+        /** A graph vertex's kind ({@code LayerVertex}, {@code MergeVertex}, ...); null in a MultiLayerNetwork. */
+        public final String vertexType;
         private final List<ParamEntry> paramList = new ArrayList<>();
         /** This layer's parameter blocks, in layout order (read-only). */
         public final List<ParamEntry> params = Collections.unmodifiableList(paramList);
@@ -102,6 +124,36 @@ public final class NetworkInfo {
             activation = text(n.get("activation"));
             lossFunction = text(n.get("lossFunction"));
             outputActivation = text(n.get("outputActivation"));
+            inputs = null;
+            vertexType = null;
+        }
+
+        /**
+         * A graph vertex ({@code vertexInfo}'s {@code vertices} entry); {@code out} is its entry in
+         * {@code outputs} when the vertex is a network output, else null. The input shape is the
+         * first input's (all of them are listed by {@link #inputs}).
+         */
+        LayerEntry(int index, JsonNode n, JsonNode out) {
+            this.index = index;
+            vertexType = n.get("vertexType").asText();
+            frozen = n.get("frozen").asBoolean();
+            innerType = n.get("type").asText();
+            type = frozen ? "FrozenVertex" : innerType;
+            name = n.get("name").asText();
+            nIn = n.get("nIn").isNull() ? null : n.get("nIn").asLong();
+            nOut = n.get("nOut").isNull() ? null : n.get("nOut").asLong();
+            JsonNode ins = n.get("inputShapes");
+            inputShape = ins.size() == 0 ? new long[0] : longs(ins.get(0));
+            outputShape = n.get("outputShape").isNull() ? new long[0] : longs(n.get("outputShape"));
+            numParams = n.get("numParams").asLong();
+            activation = text(n.get("activation"));
+            lossFunction = out == null ? null : text(out.get("lossFunction"));
+            outputActivation = out == null ? null : text(out.get("activation"));
+            List<String> in = new ArrayList<>();
+            for (JsonNode i : n.get("inputs")) {
+                in.add(i.asText());
+            }
+            inputs = Collections.unmodifiableList(in);
         }
 
         /** @return the configured name, or {@code "layer" + index} */
@@ -128,20 +180,55 @@ public final class NetworkInfo {
      * @throws NativeStateException when either cannot be read
      */
     public NetworkInfo(String layerJson, String paramJson) {
+        this(layerJson, paramJson, false);
+    }
+
+    /**
+     * @param graphJson a graph's {@code vertexInfo} JSON (inputs, outputs, order, vertices)
+     * @param paramJson its parameter table
+     * @return the graph's description: one {@link LayerEntry} per vertex in configuration order
+     * @throws NativeStateException when either cannot be read
+     */
+    public static NetworkInfo ofGraph(String graphJson, String paramJson) {
+        return new NetworkInfo(graphJson, paramJson, true);
+    }
+
+    private NetworkInfo(String json, String paramJson, boolean graph) {
         List<LayerEntry> ls = new ArrayList<>();
         List<ParamEntry> ps = new ArrayList<>();
         Map<String, ParamEntry> keys = new LinkedHashMap<>();
+        List<GraphPort> ins = new ArrayList<>();
+        List<GraphPort> outs = new ArrayList<>();
+        List<String> order = new ArrayList<>();
         ObjectMapper m = new ObjectMapper();
         try {
-            for (JsonNode n : m.readTree(layerJson)) {
-                ls.add(new LayerEntry(n));
+            JsonNode root = m.readTree(json);
+            if (graph) {
+                Map<String, JsonNode> outputByName = new LinkedHashMap<>();
+                for (JsonNode o : root.get("outputs")) {
+                    outputByName.put(o.get("name").asText(), o);
+                    outs.add(new GraphPort(o.get("name").asText(), o.get("nOut").asLong()));
+                }
+                for (JsonNode i : root.get("inputs")) {
+                    ins.add(new GraphPort(i.get("name").asText(), i.get("width").asLong()));
+                }
+                for (JsonNode v : root.get("order")) {
+                    order.add(v.asText());
+                }
+                for (JsonNode n : root.get("vertices")) {
+                    ls.add(new LayerEntry(ls.size(), n, outputByName.get(n.get("name").asText())));
+                }
+            } else {
+                for (JsonNode n : root) {
+                    ls.add(new LayerEntry(n));
+                }
             }
             for (JsonNode n : m.readTree(paramJson)) {
                 ParamEntry e = new ParamEntry(n.get("key").asText(), n.get("offset").asInt(), n.get("length").asInt(),
                         longs(n.get("shape")));
                 ps.add(e);
                 keys.put(e.key, e);
-                ownerOf(ls, e).paramList.add(e);
+                ownerOf(ls, e, graph).paramList.add(e);
             }
         } catch (JsonProcessingException | RuntimeException e) {
             throw new NativeStateException("cannot read the native layer/parameter tables: " + e.getMessage());
@@ -149,11 +236,14 @@ public final class NetworkInfo {
         this.layers = Collections.unmodifiableList(ls);
         this.params = Collections.unmodifiableList(ps);
         this.byKey = Collections.unmodifiableMap(keys);
+        this.graphInputs = Collections.unmodifiableList(ins);
+        this.graphOutputs = Collections.unmodifiableList(outs);
+        this.executionOrder = Collections.unmodifiableList(order);
     }
 
-    /** The layer a block belongs to: by index (a MultiLayerNetwork's keys), else by name. */
-    private static LayerEntry ownerOf(List<LayerEntry> ls, ParamEntry e) {
-        if (e.owner.chars().allMatch(Character::isDigit)) {
+    /** The layer a block belongs to: by index (a MultiLayerNetwork's keys), else (and always in a graph) by name. */
+    private static LayerEntry ownerOf(List<LayerEntry> ls, ParamEntry e, boolean graph) {
+        if (!graph && e.owner.chars().allMatch(Character::isDigit)) {
             int i = Integer.parseInt(e.owner);
             if (i < ls.size() && ls.get(i).index == i) {
                 return ls.get(i);

@@ -1,6 +1,7 @@
 package org.ferrodl.nn.info;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -20,14 +21,45 @@ public final class SummaryTable {
      * @return the table
      */
     public static String layers(NetworkInfo ni) {
-        String[] head = {"#", "LayerName (LayerType)", "nIn -> nOut", "Activation", "Params", "ParamShapes",
-            "Input -> Output"};
+        return table(ni, false);
+    }
+
+    /**
+     * The graph table: the layer table's columns with the vertex index in configuration order,
+     * non-layer vertices included ({@code "add (ElementWiseVertex)"}), and a "Vertex Inputs" column
+     * naming each vertex's inputs; network inputs are listed first with their widths.
+     *
+     * @param ni the engine's description of a graph ({@link NetworkInfo#ofGraph})
+     * @return the table
+     */
+    public static String graph(NetworkInfo ni) {
+        return table(ni, true);
+    }
+
+    private static String table(NetworkInfo ni, boolean graph) {
+        String[] head = graph
+                ? new String[] {"#", "VertexName (VertexType)", "nIn -> nOut", "Activation", "Params", "ParamShapes",
+                    "Vertex Inputs", "Input -> Output"}
+                : new String[] {"#", "LayerName (LayerType)", "nIn -> nOut", "Activation", "Params", "ParamShapes",
+                    "Input -> Output"};
         List<String[]> rows = new ArrayList<>();
+        if (graph) {
+            for (NetworkInfo.GraphPort in : ni.graphInputs) {
+                rows.add(new String[] {"-", in.name + " (InputVertex)", "-", "-", "0", "-", "-",
+                    "[" + in.width + "]"});
+            }
+        }
         long total = 0;
         long frozen = 0;
         for (NetworkInfo.LayerEntry e : ni.layers) {
-            rows.add(new String[] {Integer.toString(e.index), nameAndType(e), inOut(e), activation(e),
-                Long.toString(e.numParams), paramShapes(e), ioShapes(e)});
+            String[] common = {Integer.toString(e.index), nameAndType(e), inOut(e), activation(e),
+                Long.toString(e.numParams), paramShapes(e)};
+            String[] row = Arrays.copyOf(common, head.length);
+            if (graph) {
+                row[6] = String.join(", ", e.inputs);
+            }
+            row[head.length - 1] = ioShapes(e);
+            rows.add(row);
             total += e.numParams;
             if (e.frozen) {
                 frozen += e.numParams;
