@@ -9,7 +9,7 @@ SPARK_VERSION := 4.2.0
 SPARK_DIST := $(ROOT)/.build/spark-dist
 export SPARK_HOME := $(SPARK_DIST)/pyspark
 
-.PHONY: all native stage jvm example example-lenet test test-rust test-jvm test-cluster spark-dist clean bench
+.PHONY: all native stage jvm example example-lenet test test-rust test-valgrind test-valgrind-relay test-jvm test-cluster spark-dist clean bench
 
 all: jvm
 
@@ -42,6 +42,16 @@ jvm: stage
 
 test-rust:
 	cargo test --workspace --all-targets
+
+# every native crate's tests under valgrind's memcheck: all pass, no memory error, 0 bytes
+# definitely lost (installs valgrind if missing; about 10 minutes on 2 cores, see README "Testing
+# under valgrind"), so not part of `make test`
+test-valgrind:
+	tests/valgrind/run-valgrind.sh
+
+# the relay's tests under valgrind (about 15 s): the crate of threads, sockets and timeouts
+test-valgrind-relay:
+	tests/valgrind/run-valgrind.sh ferrodl-relay
 
 test-jvm: stage
 	$(MVN) -f jvm-bindings/pom.xml install
@@ -92,7 +102,7 @@ example-lenet: jvm
 test-cluster: jvm
 	tests/cluster/run-cluster-test.sh
 
-test: test-rust test-jvm test-cluster
+test: test-rust test-valgrind-relay test-jvm test-cluster
 
 # every benchmark of issue 5 in one session, not a test (never part of `make test`): GEMM and
 # engine-level training vs numpy/JAX, training through the Java API vs DL4J and JAX with JNI

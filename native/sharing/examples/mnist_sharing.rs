@@ -10,7 +10,7 @@
 //! ```text
 //! RAYON_NUM_THREADS=1 cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
 //!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
-//!     [--lr 1e-3] [--lr-gamma 1] [--carry-residual] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345]
+//!     [--lr 1e-3] [--lr-gamma 1] [--carry-residual] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345] [--encrypt]
 //! ```
 //!
 //! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
@@ -141,6 +141,8 @@ fn main() {
     let threshold = get("--threshold", r#"{"type":"adaptive"}"#);
     // Carry each worker's residual into its next fit instead of dropping it (as Spark does).
     let carry = args.iter().any(|a| a == "--carry-residual");
+    // Seal relay frames (ChaCha20-Poly1305), as a fit with spark.network.crypto.enabled does.
+    let encrypt = args.iter().any(|a| a == "--encrypt");
     let mut residuals: Vec<Option<Vec<f32>>> = vec![None; workers];
     let post = get(
         "--post",
@@ -174,7 +176,8 @@ fn main() {
         let per_worker = batches.len().div_ceil(workers);
         let settings = format!(
             r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
-                "maxMessageBytes":67108864,"queueLimit":64,"ioTimeoutMs":60000,"handshakeTimeoutMs":10000}}"#
+                "maxMessageBytes":67108864,"queueLimit":64,"ioTimeoutMs":60000,"handshakeTimeoutMs":10000,
+                "encrypt":{encrypt}}}"#
         );
         let net_json = network_json(&updater, lr, gamma, seed, iteration, epoch_count);
         let mut relay =
@@ -204,7 +207,8 @@ fn main() {
                             "ioTimeoutMs": 60000,
                             "queueLimit": 64,
                             "maxMessageBytes": 67108864,
-                            "collectStats": false
+                            "collectStats": false,
+                            "encrypt": encrypt
                         }))
                         .unwrap();
                         let (mut node, mut replicas) =
