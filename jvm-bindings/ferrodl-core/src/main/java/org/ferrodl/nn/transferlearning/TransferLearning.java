@@ -10,15 +10,18 @@ import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.exception.FerroIllegalArgumentException;
 import org.ferrodl.linalg.api.ndarray.INDArray;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
+import org.ferrodl.nn.conf.InputPreProcessor;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.distribution.Distribution;
+import org.ferrodl.nn.conf.graph.GraphVertex;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.BaseLayer;
 import org.ferrodl.nn.conf.layers.BatchNormalization;
 import org.ferrodl.nn.conf.layers.FeedForwardLayer;
 import org.ferrodl.nn.conf.layers.Layer;
 import org.ferrodl.nn.conf.layers.misc.FrozenLayer;
+import org.ferrodl.nn.graph.ComputationGraph;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 import org.ferrodl.nn.weights.WeightInit;
 
@@ -534,6 +537,273 @@ public final class TransferLearning {
                         + " values but the network has " + flat.length);
             }
             net.setParams(new NDArray(flat, 1, flat.length));
+        }
+    }
+
+    /**
+     * Builds a new {@link ComputationGraph} from an initialized one, editing by vertex name. Edits
+     * apply in call order; {@link #build()}
+     * <ol>
+     *   <li>wraps the layers of the vertices named in {@link #setFeatureExtractor(String...)}, and of
+     *       every vertex they depend on, in {@link FrozenLayer}s;</li>
+     *   <li>applies the {@link FineTuneConfiguration} to every other layer kept from the original,
+     *       then the weight initializations of nOutReplace/nInReplace;</li>
+     *   <li>builds the configuration (added layers take the fine-tune settings as global values; the
+     *       engine re-infers every cleared {@code nIn} and validates; counters start at 0);</li>
+     *   <li>creates and initializes the new graph, then copies the parameters of every kept,
+     *       unchanged layer vertex from the original by key ({@code "<vertex>_<param>"}). The updater
+     *       state starts fresh.</li>
+     * </ol>
+     * The original graph is never modified; each {@code build()} returns a new graph to close.
+     */
+    public static class GraphBuilder {
+        private final ComputationGraph origGraph;
+        private final GraphEdit edit;
+
+        /**
+         * @param origGraph an initialized graph (read, never modified)
+         * @throws FerroIllegalArgumentException when it is closed or not initialized
+         */
+        public GraphBuilder(ComputationGraph origGraph) {
+            this.origGraph = checkUsable(Objects.requireNonNull(origGraph, "origGraph"));
+            this.edit = new GraphEdit(origGraph.getConfiguration());
+        }
+
+        private static ComputationGraph checkUsable(ComputationGraph g) {
+            if (g.isClosed()) {
+                throw new FerroIllegalArgumentException("TransferLearning: the original graph is closed");
+            }
+            if (!g.isInitCalled()) {
+                throw new FerroIllegalArgumentException("TransferLearning: the original graph is not initialized "
+                        + "(call init() first; its parameters are copied into the new graph)");
+            }
+            return g;
+        }
+
+        /**
+         * @param fineTuneConfiguration settings imposed on every kept, trainable layer and used as the
+         *     global values of added layers
+         * @return this builder
+         */
+        public GraphBuilder fineTuneConfiguration(FineTuneConfiguration fineTuneConfiguration) {
+            edit.fineTuneConfiguration(Objects.requireNonNull(fineTuneConfiguration, "fineTuneConfiguration").clone());
+            return this;
+        }
+
+        /**
+         * Freezes the named layer vertices and every vertex they depend on.
+         *
+         * @param layerNames vertex names
+         * @return this builder
+         */
+        public GraphBuilder setFeatureExtractor(String... layerNames) {
+            edit.setFeatureExtractor(layerNames);
+            return this;
+        }
+
+        /**
+         * @param layerName a layer vertex
+         * @param nOut its new size
+         * @param scheme weight initialization of this layer and of the layers it feeds
+         * @return this builder
+         */
+        public GraphBuilder nOutReplace(String layerName, int nOut, WeightInit scheme) {
+            return nOutReplace(layerName, nOut, scheme, scheme);
+        }
+
+        /**
+         * @param layerName a layer vertex
+         * @param nOut its new size
+         * @param dist weight distribution of this layer and of the layers it feeds
+         * @return this builder
+         */
+        public GraphBuilder nOutReplace(String layerName, int nOut, Distribution dist) {
+            return nOutReplace(layerName, nOut, dist, dist);
+        }
+
+        /**
+         * Sets a layer's nOut and re-initializes it; the layers it feeds (directly, or through vertices
+         * and layers without weights) get their nIn re-inferred and are re-initialized.
+         *
+         * @param layerName a layer vertex
+         * @param nOut its new size
+         * @param scheme weight initialization of this layer
+         * @param schemeNext weight initialization of the layers it feeds
+         * @return this builder
+         */
+        public GraphBuilder nOutReplace(String layerName, int nOut, WeightInit scheme, WeightInit schemeNext) {
+            edit.nOutReplace(layerName, nOut, Init.of(scheme, "scheme"), Init.of(schemeNext, "schemeNext"));
+            return this;
+        }
+
+        /**
+         * @param layerName a layer vertex
+         * @param nOut its new size
+         * @param dist weight distribution of this layer
+         * @param distNext weight distribution of the layers it feeds
+         * @return this builder
+         */
+        public GraphBuilder nOutReplace(String layerName, int nOut, Distribution dist, Distribution distNext) {
+            edit.nOutReplace(layerName, nOut, Init.of(dist, "dist"), Init.of(distNext, "distNext"));
+            return this;
+        }
+
+        /**
+         * @param layerName a layer vertex
+         * @param nOut its new size
+         * @param scheme weight initialization of this layer
+         * @param distNext weight distribution of the layers it feeds
+         * @return this builder
+         */
+        public GraphBuilder nOutReplace(String layerName, int nOut, WeightInit scheme, Distribution distNext) {
+            edit.nOutReplace(layerName, nOut, Init.of(scheme, "scheme"), Init.of(distNext, "distNext"));
+            return this;
+        }
+
+        /**
+         * @param layerName a layer vertex
+         * @param nOut its new size
+         * @param dist weight distribution of this layer
+         * @param schemeNext weight initialization of the layers it feeds
+         * @return this builder
+         */
+        public GraphBuilder nOutReplace(String layerName, int nOut, Distribution dist, WeightInit schemeNext) {
+            edit.nOutReplace(layerName, nOut, Init.of(dist, "dist"), Init.of(schemeNext, "schemeNext"));
+            return this;
+        }
+
+        /**
+         * Sets a layer's nIn and re-initializes it.
+         *
+         * @param layerName a layer vertex
+         * @param nIn its new input size
+         * @param scheme its weight initialization
+         * @return this builder
+         */
+        public GraphBuilder nInReplace(String layerName, int nIn, WeightInit scheme) {
+            edit.nInReplace(layerName, nIn, Init.of(scheme, "scheme"));
+            return this;
+        }
+
+        /**
+         * @param layerName a layer vertex
+         * @param nIn its new input size
+         * @param dist its weight distribution
+         * @return this builder
+         */
+        public GraphBuilder nInReplace(String layerName, int nIn, Distribution dist) {
+            edit.nInReplace(layerName, nIn, Init.of(dist, "dist"));
+            return this;
+        }
+
+        /**
+         * Removes a vertex but keeps its connections: other vertices (and the outputs) still name it,
+         * so a replacement must be added under the same name.
+         *
+         * @param vertexName the vertex
+         * @return this builder
+         */
+        public GraphBuilder removeVertexKeepConnections(String vertexName) {
+            edit.removeVertexKeepConnections(vertexName);
+            return this;
+        }
+
+        /**
+         * Removes a vertex and every reference to it (other vertices' inputs, the outputs).
+         *
+         * @param vertexName the vertex
+         * @return this builder
+         */
+        public GraphBuilder removeVertexAndConnections(String vertexName) {
+            edit.removeVertexAndConnections(vertexName);
+            return this;
+        }
+
+        /**
+         * Adds a layer with fresh parameters (several inputs: merged first, as in the graph builder).
+         *
+         * @param layerName the vertex name
+         * @param layer the layer
+         * @param layerInputs input names
+         * @return this builder
+         */
+        public GraphBuilder addLayer(String layerName, Layer layer, String... layerInputs) {
+            return addLayer(layerName, layer, null, layerInputs);
+        }
+
+        /**
+         * @param layerName the vertex name
+         * @param layer the layer
+         * @param preProcessor applied to its input, or null
+         * @param layerInputs input names
+         * @return this builder
+         */
+        public GraphBuilder addLayer(String layerName, Layer layer, InputPreProcessor preProcessor,
+                                     String... layerInputs) {
+            if (layerInputs != null && layerInputs.length > 1) {
+                edit.addVertex(layerName + "-merge", new org.ferrodl.nn.conf.graph.MergeVertex(), layerInputs);
+                layerInputs = new String[] {layerName + "-merge"};
+            }
+            edit.addLayer(layerName, layer, preProcessor, layerInputs);
+            return this;
+        }
+
+        /**
+         * @param vertexName the vertex name
+         * @param vertex the vertex
+         * @param vertexInputs input names
+         * @return this builder
+         */
+        public GraphBuilder addVertex(String vertexName, GraphVertex vertex, String... vertexInputs) {
+            edit.addVertex(vertexName, vertex, vertexInputs);
+            return this;
+        }
+
+        /**
+         * @param inputNames network inputs to add
+         * @return this builder
+         */
+        public GraphBuilder addInputs(String... inputNames) {
+            edit.addInputs(inputNames);
+            return this;
+        }
+
+        /**
+         * @param inputTypes one input type per network input
+         * @return this builder
+         */
+        public GraphBuilder setInputTypes(InputType... inputTypes) {
+            edit.setInputTypes(inputTypes);
+            return this;
+        }
+
+        /**
+         * @param outputNames the network outputs, replacing the original ones
+         * @return this builder
+         */
+        public GraphBuilder setOutputs(String... outputNames) {
+            edit.setOutputs(outputNames);
+            return this;
+        }
+
+        /**
+         * @return the new graph: initialized, with every kept layer's parameters copied from the
+         *     original; close it when done
+         * @throws DL4JInvalidConfigException when the edited graph is invalid (naming the vertex)
+         * @throws FerroIllegalArgumentException when the original graph was closed meanwhile
+         */
+        public ComputationGraph build() {
+            checkUsable(origGraph);
+            GraphEdit.Result r = edit.build();
+            ComputationGraph net = new ComputationGraph(r.conf);
+            try {
+                net.init();
+                net.setParams(GraphEdit.copyKeptParameters(origGraph.paramTable(), net.paramTable(), r.keptParameters));
+                return net;
+            } catch (RuntimeException e) {
+                net.close();
+                throw e;
+            }
         }
     }
 }
