@@ -11,7 +11,7 @@ use crate::vertices::{RowFactor, VertexConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
-use super::layers::default_true;
+use super::defaults::default_true;
 
 /// A whole graph configuration plus its training counters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -6,10 +6,11 @@
 //! may be omitted in hand-written JSON and take the reference's default; `nIn`/`nOut` and the layer
 //! `type` are always required. Java always writes every field.
 
+pub(crate) mod defaults;
 mod enums;
 mod graph;
 mod info;
-mod layers;
+pub(crate) mod layers;
 mod shapes;
 mod validate;
 
@@ -18,10 +19,10 @@ pub use ferrodl_optim::UpdaterConfig;
 pub use graph::{ComputationGraphConfiguration, GraphPlan, GraphSource, GraphVertexConfig};
 pub use layers::*;
 pub use shapes::{window, InputType, Shape, Window};
-pub use validate::{check_layer, infer_n_in, layer_num_params, LayerShapes};
+pub use validate::{check_layer, infer_n_in, layer_num_params, LayerShapes, ShapeCx};
 
 use crate::error::NnError;
-use layers::default_true;
+use defaults::default_true;
 use serde::{Deserialize, Serialize};
 
 /// The only configuration format version this build reads and writes.

@@ -114,6 +114,136 @@ fn positive(who: &str, field: &str, v: usize) -> Result<(), NnError> {
     }
 }
 
+/// What a layer's shape rule knows about where it sits: how messages name it (`who`), its input
+/// shape, the layer or vertex producing it (`prev`, None for a network input) and a phrase for
+/// where the input comes from (`from`). Its methods are the checks several layer types share,
+/// with the wording every message uses.
+pub struct ShapeCx<'a> {
+    pub who: &'a str,
+    pub input: Shape,
+    pub prev: Option<&'a str>,
+    pub from: &'a str,
+}
+
+impl ShapeCx<'_> {
+    /// An InvalidConfig error naming the layer.
+    pub fn err(&self, m: impl std::fmt::Display) -> NnError {
+        NnError::InvalidConfig(format!("{}: {m}", self.who))
+    }
+
+    /// `field` must be at least 1 (`nIn` 0 means "not set").
+    pub fn positive(&self, field: &str, v: usize) -> Result<(), NnError> {
+        positive(self.who, field, v)
+    }
+
+    /// `lossWeights`: none, or `n` finite values >= 0.
+    pub fn loss_weights(&self, w: &Option<Vec<f64>>, n: usize) -> Result<(), NnError> {
+        check_loss_weights(self.who, w, n)
+    }
+
+    /// `nIn` against the flat width of the input (dense-like layers flatten images implicitly).
+    pub fn flat_n_in(&self, n_in: usize) -> Result<(), NnError> {
+        let (who, input) = (self.who, self.input);
+        self.positive("nIn", n_in)?;
+        let width = match input {
+            Shape::Seq { .. } => {
+                return err(format!(
+                    "{who}: its input is {input} ({}); a feed-forward layer cannot take a \
+                     recurrent input here — add a GlobalPoolingLayer first",
+                    self.from
+                ))
+            }
+            other => other.len(),
+        };
+        if width != n_in {
+            return match (input, self.prev) {
+                (Shape::Flat(_), Some(p)) => err(format!(
+                    "{who}: nIn={n_in} does not match nOut={width} of {p}"
+                )),
+                _ => err(format!(
+                    "{who}: nIn={n_in} does not match its input, {input} = {width} values ({})",
+                    self.from
+                )),
+            };
+        }
+        Ok(())
+    }
+
+    /// The `[C, H, W]` of a convolutional input; `what` is the layer type.
+    pub fn image(&self, what: &str) -> Result<(usize, usize, usize), NnError> {
+        match self.input {
+            Shape::Image { c, h, w } => Ok((c, h, w)),
+            input => err(format!(
+                "{}: {what} needs a convolutional input but gets {input} ({}); call \
+                 setInputType(InputType.convolutional(..)) or convolutionalFlat(..)",
+                self.who, self.from
+            )),
+        }
+    }
+
+    /// The `[C, L]` of a recurrent input; `what` is the layer type.
+    pub fn seq(&self, what: &str) -> Result<(usize, usize), NnError> {
+        match self.input {
+            Shape::Seq { c, len } => Ok((c, len)),
+            input => err(format!(
+                "{}: {what} needs a recurrent input [C, L] but gets {input} ({}); call \
+                 setInputType(InputType.recurrent(..))",
+                self.who, self.from
+            )),
+        }
+    }
+
+    /// `nIn` against the channels of the input.
+    pub fn channels_match(&self, n_in: usize, c: usize) -> Result<(), NnError> {
+        self.positive("nIn", n_in)?;
+        if n_in != c {
+            return err(format!(
+                "{}: nIn={n_in} does not match the {c} channels of its input, {} ({})",
+                self.who, self.input, self.from
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses `Causal` for 2-D layers.
+    pub fn no_causal(&self, mode: ConvolutionMode) -> Result<(), NnError> {
+        if mode == ConvolutionMode::Causal {
+            return err(format!(
+                "{}: ConvolutionMode.Causal is only defined for 1-D layers (Convolution1DLayer, \
+                 Subsampling1DLayer)",
+                self.who
+            ));
+        }
+        Ok(())
+    }
+
+    /// Output size and padding of one spatial dimension ([`window`]), errors naming the layer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn window(
+        &self,
+        dim: &str,
+        input: usize,
+        k: usize,
+        s: usize,
+        p: usize,
+        d: usize,
+        mode: ConvolutionMode,
+    ) -> Result<Window, NnError> {
+        window(dim, input, k, s, p, d, mode).map_err(|m| self.err(m))
+    }
+
+    /// `pnorm` must be at least 1 for PNORM pooling.
+    pub fn pnorm(&self, pooling: PoolingType, pnorm: u32) -> Result<(), NnError> {
+        if pooling == PoolingType::Pnorm && pnorm == 0 {
+            return err(format!(
+                "{}: pnorm=0 is invalid (must be at least 1)",
+                self.who
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl MultiLayerConfiguration {
     /// Checks everything serde cannot: value ranges, layer ordering and shapes.
     pub fn validate(&self) -> Result<(), NnError> {
@@ -211,38 +341,9 @@ impl MultiLayerConfiguration {
     }
 }
 
-/// Sets an unset (0) `nIn` from the input shape: the flat width for dense-like layers (images
-/// flatten implicitly), the channels for convolutions and batch normalization (whose `nOut`
-/// follows). An embedding's `nIn` is its vocabulary size and is never inferred.
+/// Sets an unset (0) `nIn` from the input shape (each layer type's own rule).
 pub fn infer_n_in(layer: &mut LayerConfig, input: Shape) {
-    let flat = match input {
-        Shape::Seq { .. } => None,
-        other => Some(other.len()),
-    };
-    match layer {
-        LayerConfig::FrozenLayer(f) => infer_n_in(&mut f.layer, input),
-        LayerConfig::DenseLayer(c) if c.n_in == 0 => c.n_in = flat.unwrap_or(0),
-        LayerConfig::OutputLayer(c) if c.n_in == 0 => c.n_in = flat.unwrap_or(0),
-        LayerConfig::ConvolutionLayer(c) if c.n_in == 0 => {
-            if let Shape::Image { c: ch, .. } = input {
-                c.n_in = ch;
-            }
-        }
-        LayerConfig::Convolution1DLayer(c) if c.n_in == 0 => {
-            if let Shape::Seq { c: ch, .. } = input {
-                c.n_in = ch;
-            }
-        }
-        LayerConfig::BatchNormalization(c) => {
-            if c.n_in == 0 {
-                c.n_in = input.channels();
-            }
-            if c.n_out == 0 {
-                c.n_out = c.n_in;
-            }
-        }
-        _ => {}
-    }
+    layer.infer_n_in(input);
 }
 
 /// Validates one layer whose input has shape `input` and returns its output shape. `who` names
@@ -272,13 +373,6 @@ pub fn check_layer(
     if let Some(b) = layer.base() {
         check_base(who, &b)?;
     }
-    if let LayerConfig::FrozenLayer(f) = layer {
-        if f.layer.is_frozen() {
-            return err(format!(
-                "{who}: a FrozenLayer cannot wrap another FrozenLayer"
-            ));
-        }
-    }
     if let Some(b) = layer.base() {
         let square = match layer.unfrozen() {
             LayerConfig::DenseLayer(c) => Some((c.n_in, c.n_out)),
@@ -295,7 +389,13 @@ pub fn check_layer(
             }
         }
     }
-    let output = layer_output_shape(layer, who, input, prev, from)?;
+    let cx = ShapeCx {
+        who,
+        input,
+        prev,
+        from,
+    };
+    let output = layer.output_shape(&cx)?;
     if let Some(a) = layer.activation() {
         if a == Activation::Softmax && output.len() == 1 {
             return err(format!(
@@ -305,287 +405,6 @@ pub fn check_layer(
         }
     }
     Ok(output)
-}
-
-/// The output shape of a layer given its input shape; checks the layer's own fields.
-fn layer_output_shape(
-    layer: &LayerConfig,
-    who: &str,
-    input: Shape,
-    prev: Option<&str>,
-    from: &str,
-) -> Result<Shape, NnError> {
-    let from = || from.to_string();
-    // nIn against the flat width of the input (dense-like layers flatten images implicitly).
-    let flat_n_in = |n_in: usize| -> Result<(), NnError> {
-        positive(who, "nIn", n_in)?;
-        let width = match input {
-            Shape::Seq { .. } => {
-                return err(format!(
-                    "{who}: its input is {input} ({}); a feed-forward layer cannot take a \
-                         recurrent input here — add a GlobalPoolingLayer first",
-                    from()
-                ))
-            }
-            other => other.len(),
-        };
-        if width != n_in {
-            return match (input, prev) {
-                (Shape::Flat(_), Some(p)) => err(format!(
-                    "{who}: nIn={n_in} does not match nOut={width} of {p}"
-                )),
-                _ => err(format!(
-                    "{who}: nIn={n_in} does not match its input, {input} = {width} values \
-                         ({})",
-                    from()
-                )),
-            };
-        }
-        Ok(())
-    };
-    let image = |what: &str| -> Result<(usize, usize, usize), NnError> {
-        match input {
-            Shape::Image { c, h, w } => Ok((c, h, w)),
-            _ => Err(NnError::InvalidConfig(format!(
-                "{who}: {what} needs a convolutional input but gets {input} ({}); call \
-                     setInputType(InputType.convolutional(..)) or convolutionalFlat(..)",
-                from()
-            ))),
-        }
-    };
-    let seq = |what: &str| -> Result<(usize, usize), NnError> {
-        match input {
-            Shape::Seq { c, len } => Ok((c, len)),
-            _ => Err(NnError::InvalidConfig(format!(
-                "{who}: {what} needs a recurrent input [C, L] but gets {input} ({}); call \
-                     setInputType(InputType.recurrent(..))",
-                from()
-            ))),
-        }
-    };
-    let channels_match = |n_in: usize, c: usize| -> Result<(), NnError> {
-        positive(who, "nIn", n_in)?;
-        if n_in != c {
-            return err(format!(
-                "{who}: nIn={n_in} does not match the {c} channels of its input, {input} ({})",
-                from()
-            ));
-        }
-        Ok(())
-    };
-    let no_causal = |mode: ConvolutionMode| -> Result<(), NnError> {
-        if mode == ConvolutionMode::Causal {
-            return err(format!(
-                    "{who}: ConvolutionMode.Causal is only defined for 1-D layers (Convolution1DLayer, \
-                     Subsampling1DLayer)"
-                ));
-        }
-        Ok(())
-    };
-    let wrap =
-        |r: Result<Window, String>| r.map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")));
-    Ok(match layer.unfrozen() {
-        LayerConfig::DenseLayer(c) => {
-            flat_n_in(c.n_in)?;
-            positive(who, "nOut", c.n_out)?;
-            Shape::Flat(c.n_out)
-        }
-        LayerConfig::OutputLayer(c) => {
-            flat_n_in(c.n_in)?;
-            positive(who, "nOut", c.n_out)?;
-            check_loss_weights(who, &c.loss_weights, c.n_out)?;
-            Shape::Flat(c.n_out)
-        }
-        LayerConfig::LossLayer(c) => {
-            check_loss_weights(who, &c.loss_weights, input.len())?;
-            input
-        }
-        LayerConfig::ActivationLayer(_) | LayerConfig::DropoutLayer(_) => input,
-        LayerConfig::BatchNormalization(c) => {
-            positive(who, "nIn", c.n_in)?;
-            if c.n_out != c.n_in {
-                return err(format!(
-                    "{who}: nOut={} must equal nIn={} (batch normalization keeps the shape)",
-                    c.n_out, c.n_in
-                ));
-            }
-            let features = input.channels();
-            if c.n_in != features {
-                return err(format!(
-                    "{who}: nIn={} does not match its input, {input} ({}), which has {features} \
-                         {}",
-                    c.n_in,
-                    from(),
-                    if matches!(input, Shape::Flat(_)) {
-                        "features"
-                    } else {
-                        "channels"
-                    }
-                ));
-            }
-            if !(c.decay.is_finite() && (0.0..=1.0).contains(&c.decay)) {
-                return err(format!(
-                    "{who}: decay={} is invalid (must be in [0, 1])",
-                    c.decay
-                ));
-            }
-            if !(c.eps.is_finite() && c.eps > 0.0) {
-                return err(format!(
-                    "{who}: eps={} is invalid (must be a finite number > 0)",
-                    c.eps
-                ));
-            }
-            if !(c.gamma.is_finite() && c.beta.is_finite()) {
-                return err(format!("{who}: gamma and beta must be finite"));
-            }
-            input
-        }
-        LayerConfig::ConvolutionLayer(c) => {
-            let (ch, h, w) = image("ConvolutionLayer")?;
-            no_causal(c.convolution_mode)?;
-            channels_match(c.n_in, ch)?;
-            positive(who, "nOut", c.n_out)?;
-            let wh = wrap(window(
-                "height",
-                h,
-                c.kernel_size[0],
-                c.stride[0],
-                c.padding[0],
-                c.dilation[0],
-                c.convolution_mode,
-            ))?;
-            let ww = wrap(window(
-                "width",
-                w,
-                c.kernel_size[1],
-                c.stride[1],
-                c.padding[1],
-                c.dilation[1],
-                c.convolution_mode,
-            ))?;
-            Shape::Image {
-                c: c.n_out,
-                h: wh.out,
-                w: ww.out,
-            }
-        }
-        LayerConfig::Convolution1DLayer(c) => {
-            let (ch, len) = seq("Convolution1DLayer")?;
-            channels_match(c.n_in, ch)?;
-            positive(who, "nOut", c.n_out)?;
-            let wl = wrap(window(
-                "length",
-                len,
-                c.kernel_size,
-                c.stride,
-                c.padding,
-                c.dilation,
-                c.convolution_mode,
-            ))?;
-            Shape::Seq {
-                c: c.n_out,
-                len: wl.out,
-            }
-        }
-        LayerConfig::SubsamplingLayer(c) => {
-            let (ch, h, w) = image("SubsamplingLayer")?;
-            no_causal(c.convolution_mode)?;
-            if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
-                return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
-            }
-            let wh = wrap(window(
-                "height",
-                h,
-                c.kernel_size[0],
-                c.stride[0],
-                c.padding[0],
-                c.dilation[0],
-                c.convolution_mode,
-            ))?;
-            let ww = wrap(window(
-                "width",
-                w,
-                c.kernel_size[1],
-                c.stride[1],
-                c.padding[1],
-                c.dilation[1],
-                c.convolution_mode,
-            ))?;
-            Shape::Image {
-                c: ch,
-                h: wh.out,
-                w: ww.out,
-            }
-        }
-        LayerConfig::Subsampling1DLayer(c) => {
-            let (ch, len) = seq("Subsampling1DLayer")?;
-            if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
-                return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
-            }
-            let wl = wrap(window(
-                "length",
-                len,
-                c.kernel_size,
-                c.stride,
-                c.padding,
-                c.dilation,
-                c.convolution_mode,
-            ))?;
-            Shape::Seq { c: ch, len: wl.out }
-        }
-        LayerConfig::Upsampling2D(c) => {
-            let (ch, h, w) = image("Upsampling2D")?;
-            positive(who, "size[0]", c.size[0])?;
-            positive(who, "size[1]", c.size[1])?;
-            Shape::Image {
-                c: ch,
-                h: h * c.size[0],
-                w: w * c.size[1],
-            }
-        }
-        LayerConfig::ZeroPaddingLayer(c) => {
-            let (ch, h, w) = image("ZeroPaddingLayer")?;
-            let [t, b, l, r] = c.padding;
-            Shape::Image {
-                c: ch,
-                h: h + t + b,
-                w: w + l + r,
-            }
-        }
-        LayerConfig::GlobalPoolingLayer(c) => {
-            if c.pooling_type == PoolingType::Pnorm && c.pnorm == 0 {
-                return err(format!("{who}: pnorm=0 is invalid (must be at least 1)"));
-            }
-            match input {
-                Shape::Image { c: ch, .. } if !c.collapse_dimensions => {
-                    Shape::Image { c: ch, h: 1, w: 1 }
-                }
-                Shape::Seq { c: ch, .. } if !c.collapse_dimensions => Shape::Seq { c: ch, len: 1 },
-                Shape::Image { c: ch, .. } | Shape::Seq { c: ch, .. } => Shape::Flat(ch),
-                Shape::Flat(_) => {
-                    return err(format!(
-                        "{who}: global pooling needs a convolutional or recurrent input but \
-                             gets {input} ({})",
-                        from()
-                    ))
-                }
-            }
-        }
-        LayerConfig::EmbeddingLayer(c) => {
-            positive(who, "nIn", c.n_in)?;
-            positive(who, "nOut", c.n_out)?;
-            if input != Shape::Flat(1) {
-                return err(format!(
-                    "{who}: the input must be one column of indices in [0, nIn={}), but it is \
-                         {input} ({})",
-                    c.n_in,
-                    from()
-                ));
-            }
-            Shape::Flat(c.n_out)
-        }
-        LayerConfig::FrozenLayer(_) => unreachable!("unfrozen() removed the wrapper"),
-    })
 }
 
 impl MultiLayerConfiguration {
@@ -602,27 +421,8 @@ impl MultiLayerConfiguration {
     }
 }
 
-/// Parameters of one layer given its shapes (the layouts of ARCHITECTURE.md §2.2).
+/// Parameters of one layer given its shapes: what the built layer's parameter blocks hold (0
+/// for shapes its rule refuses).
 pub fn layer_num_params(layer: &LayerConfig, s: &LayerShapes) -> usize {
-    let bias = |has: bool, n: usize| if has { n } else { 0 };
-    match layer.unfrozen() {
-        LayerConfig::DenseLayer(c) => c.n_in * c.n_out + bias(c.has_bias, c.n_out),
-        LayerConfig::OutputLayer(c) => c.n_in * c.n_out + bias(c.has_bias, c.n_out),
-        LayerConfig::EmbeddingLayer(c) => c.n_in * c.n_out + bias(c.has_bias, c.n_out),
-        LayerConfig::ConvolutionLayer(c) => {
-            c.n_out * c.n_in * c.kernel_size[0] * c.kernel_size[1] + bias(c.has_bias, c.n_out)
-        }
-        LayerConfig::Convolution1DLayer(c) => {
-            c.n_out * c.n_in * c.kernel_size + bias(c.has_bias, c.n_out)
-        }
-        LayerConfig::BatchNormalization(c) => {
-            let n = s.input.channels();
-            if c.lock_gamma_beta {
-                2 * n
-            } else {
-                4 * n
-            }
-        }
-        _ => 0,
-    }
+    layer.build::<f32>(*s).map_or(0, |l| l.num_params())
 }

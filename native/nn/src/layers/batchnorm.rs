@@ -9,7 +9,11 @@
 
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
-use crate::config::{BatchNormalizationConfig, Shape};
+use crate::config::defaults::*;
+use crate::config::Shape;
+use crate::config::{LayerShapes, ShapeCx};
+use crate::layers::LayerKind;
+use crate::NnError;
 use ferrodl_tensor::{Rng, Scalar};
 
 /// Trained gamma and beta, absent with `lockGammaBeta`.
@@ -252,5 +256,77 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
         }
         self.sum_dy = sum_dy;
         self.sum_dy_xhat = sum_dy_xhat;
+    }
+}
+
+crate::config::layers::base_layer!(
+    /// Batch normalization over features (dense input) or channels (convolutional input).
+    BatchNormalizationConfig, default_activation = "crate::config::defaults::identity_activation", {
+        #[serde(default = "default_decay")]
+        decay: f64,
+        #[serde(default = "default_bn_eps")]
+        eps: f64,
+        #[serde(default)]
+        lock_gamma_beta: bool,
+        #[serde(default = "default_one")]
+        gamma: f64,
+        #[serde(default)]
+        beta: f64,
+    }
+);
+
+impl LayerKind for BatchNormalizationConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        let input = cx.input;
+        cx.positive("nIn", self.n_in)?;
+        if self.n_out != self.n_in {
+            return Err(cx.err(format!(
+                "nOut={} must equal nIn={} (batch normalization keeps the shape)",
+                self.n_out, self.n_in
+            )));
+        }
+        let features = input.channels();
+        if self.n_in != features {
+            return Err(cx.err(format!(
+                "nIn={} does not match its input, {input} ({}), which has {features} {}",
+                self.n_in,
+                cx.from,
+                if matches!(input, Shape::Flat(_)) {
+                    "features"
+                } else {
+                    "channels"
+                }
+            )));
+        }
+        if !(self.decay.is_finite() && (0.0..=1.0).contains(&self.decay)) {
+            return Err(cx.err(format!(
+                "decay={} is invalid (must be in [0, 1])",
+                self.decay
+            )));
+        }
+        if !(self.eps.is_finite() && self.eps > 0.0) {
+            return Err(cx.err(format!(
+                "eps={} is invalid (must be a finite number > 0)",
+                self.eps
+            )));
+        }
+        if !(self.gamma.is_finite() && self.beta.is_finite()) {
+            return Err(cx.err("gamma and beta must be finite"));
+        }
+        Ok(input)
+    }
+
+    /// nIn is the features or channels of the input; nOut follows it.
+    fn infer_n_in(&mut self, input: Shape) {
+        if self.n_in == 0 {
+            self.n_in = input.channels();
+        }
+        if self.n_out == 0 {
+            self.n_out = self.n_in;
+        }
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(BatchNormLayer::new(self, shapes.input)))
     }
 }

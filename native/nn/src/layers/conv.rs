@@ -35,12 +35,12 @@
 
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
-use crate::config::{
-    window, BaseConfig, Convolution1DLayerConfig, ConvolutionLayerConfig, ConvolutionMode,
-    Distribution, Shape, WeightInit,
-};
+use crate::config::defaults::*;
+use crate::config::{window, BaseConfig, ConvolutionMode, Distribution, Shape, WeightInit};
+use crate::config::{LayerShapes, ShapeCx};
 use crate::error::NnError;
 use crate::init::init_weights;
+use crate::layers::LayerKind;
 use ferrodl_tensor::{gemm, parallel_for_each, Op, Rng, Scalar};
 
 /// Largest column matrix (elements) built at once; bigger batches are processed in chunks.
@@ -827,6 +827,116 @@ macro_rules! delegate_layer {
 
 delegate_layer!(Conv2dLayer);
 delegate_layer!(Conv1dLayer);
+
+crate::config::layers::base_layer!(
+    /// 2-D convolution over NCHW input; weights `[nOut, nIn, kH, kW]`.
+    ConvolutionLayerConfig, default_activation = "crate::config::Activation::default", {
+        #[serde(default = "default_kernel_2d")]
+        kernel_size: [usize; 2],
+        #[serde(default = "ones_2d")]
+        stride: [usize; 2],
+        #[serde(default)]
+        padding: [usize; 2],
+        #[serde(default = "ones_2d")]
+        dilation: [usize; 2],
+        #[serde(default)]
+        convolution_mode: ConvolutionMode,
+        #[serde(default = "default_true")]
+        has_bias: bool,
+    }
+);
+
+impl LayerKind for ConvolutionLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        let (ch, h, w) = cx.image("ConvolutionLayer")?;
+        cx.no_causal(self.convolution_mode)?;
+        cx.channels_match(self.n_in, ch)?;
+        cx.positive("nOut", self.n_out)?;
+        let (k, s, p, d, m) = (
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.convolution_mode,
+        );
+        let wh = cx.window("height", h, k[0], s[0], p[0], d[0], m)?;
+        let ww = cx.window("width", w, k[1], s[1], p[1], d[1], m)?;
+        Ok(Shape::Image {
+            c: self.n_out,
+            h: wh.out,
+            w: ww.out,
+        })
+    }
+
+    /// nIn is the channels of an image input.
+    fn infer_n_in(&mut self, input: Shape) {
+        if let (0, Shape::Image { c, .. }) = (self.n_in, input) {
+            self.n_in = c;
+        }
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(Conv2dLayer::new(
+            self,
+            shapes.input,
+            shapes.output,
+        )?))
+    }
+}
+
+crate::config::layers::base_layer!(
+    /// 1-D convolution over `[C, L]` input; weights `[nOut, nIn, k]`.
+    Convolution1DLayerConfig, default_activation = "crate::config::Activation::default", {
+        #[serde(default = "default_kernel_1d")]
+        kernel_size: usize,
+        #[serde(default = "one_usize")]
+        stride: usize,
+        #[serde(default)]
+        padding: usize,
+        #[serde(default = "one_usize")]
+        dilation: usize,
+        #[serde(default)]
+        convolution_mode: ConvolutionMode,
+        #[serde(default = "default_true")]
+        has_bias: bool,
+    }
+);
+
+impl LayerKind for Convolution1DLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        let (ch, len) = cx.seq("Convolution1DLayer")?;
+        cx.channels_match(self.n_in, ch)?;
+        cx.positive("nOut", self.n_out)?;
+        let wl = cx.window(
+            "length",
+            len,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.convolution_mode,
+        )?;
+        Ok(Shape::Seq {
+            c: self.n_out,
+            len: wl.out,
+        })
+    }
+
+    /// nIn is the channels of a `[C, L]` input.
+    fn infer_n_in(&mut self, input: Shape) {
+        if let (0, Shape::Seq { c, .. }) = (self.n_in, input) {
+            self.n_in = c;
+        }
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(Conv1dLayer::new(
+            self,
+            shapes.input,
+            shapes.output,
+        )?))
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,12 @@
 
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
+use crate::config::defaults::*;
 use crate::config::{Activation, BaseConfig, Distribution, Shape, WeightInit};
+use crate::config::{LayerShapes, ShapeCx};
 use crate::init::init_weights;
+use crate::layers::LayerKind;
+use crate::NnError;
 use ferrodl_tensor::{column_sums, gemm, Op, Rng, Scalar};
 
 /// `a = act(x·W + b)` with `W` (`nIn × nOut`, row-major) followed by `b` (`nOut`, when `hasBias`)
@@ -178,5 +182,38 @@ impl<T: Scalar> Layer<T> for DenseLayer<T> {
         let rows = batch.rows;
         self.act.backward(output, delta, self.n_out);
         self.backward_from_preactivation(params, input, rows, delta, grads, grad_input);
+    }
+}
+
+crate::config::layers::base_layer!(
+    /// A fully connected layer: `a = act(x·W + b)`.
+    DenseLayerConfig, default_activation = "crate::config::Activation::default", {
+        #[serde(default = "default_true")]
+        has_bias: bool,
+    }
+);
+
+impl LayerKind for DenseLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        cx.flat_n_in(self.n_in)?;
+        cx.positive("nOut", self.n_out)?;
+        Ok(Shape::Flat(self.n_out))
+    }
+
+    /// nIn is the flat width of a feed-forward or convolutional input.
+    fn infer_n_in(&mut self, input: Shape) {
+        if self.n_in == 0 && !matches!(input, Shape::Seq { .. }) {
+            self.n_in = input.len();
+        }
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(DenseLayer::new(
+            "DenseLayer",
+            shapes.input,
+            self.n_out,
+            self.has_bias,
+            self.base(),
+        )))
     }
 }

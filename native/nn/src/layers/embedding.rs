@@ -2,8 +2,11 @@
 
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
-use crate::config::{Distribution, EmbeddingLayerConfig, Shape, WeightInit};
+use crate::config::{Distribution, Shape, WeightInit};
+use crate::config::{LayerShapes, ShapeCx};
 use crate::init::init_weights;
+use crate::layers::LayerKind;
+use crate::NnError;
 use ferrodl_tensor::{column_sums, Rng, Scalar};
 
 /// Input: one column of indices in `[0, nIn)` (as floats, the reference's convention); output row
@@ -142,5 +145,33 @@ impl<T: Scalar> Layer<T> for EmbeddingLayer<T> {
         if let Some(gx) = grad_input {
             gx.fill(T::zero());
         }
+    }
+}
+
+crate::config::layers::base_layer!(
+    /// A lookup table: the input is one column of indices in `[0, nIn)`, the output row `i` is
+    /// `act(W[index_i] + b)`.
+    EmbeddingLayerConfig, default_activation = "crate::config::Activation::default", {
+        #[serde(default)]
+        has_bias: bool,
+    }
+);
+
+impl LayerKind for EmbeddingLayerConfig {
+    /// The input is one column of indices; nIn is the vocabulary size (never inferred).
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        cx.positive("nIn", self.n_in)?;
+        cx.positive("nOut", self.n_out)?;
+        if cx.input != Shape::Flat(1) {
+            return Err(cx.err(format!(
+                "the input must be one column of indices in [0, nIn={}), but it is {} ({})",
+                self.n_in, cx.input, cx.from
+            )));
+        }
+        Ok(Shape::Flat(self.n_out))
+    }
+
+    fn build<T: Scalar>(&self, _shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(EmbeddingLayer::new(self)))
     }
 }

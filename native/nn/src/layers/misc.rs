@@ -4,8 +4,14 @@
 
 use super::{Batch, Ctx, Layer};
 use crate::activation::ActivationCache;
+use crate::config::defaults::*;
+use crate::config::layers::plain_layer_fields;
 use crate::config::{Activation, Shape};
+use crate::config::{LayerShapes, ShapeCx};
+use crate::layers::LayerKind;
+use crate::NnError;
 use ferrodl_tensor::{Rng, Scalar};
+use serde::{Deserialize, Serialize};
 
 /// Inverted dropout: in training each value is kept with probability `p` and scaled by `1/p`
 /// (so inference needs no rescaling); outside training it is the identity.
@@ -193,6 +199,65 @@ impl<T: Scalar> Layer<T> for DropoutLayer<T> {
             gx.copy_from_slice(delta);
             self.mask.backward_in_place(gx);
         }
+    }
+}
+
+/// An activation function as a layer of its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActivationLayerConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub drop_out: f64,
+    #[serde(default = "identity_activation")]
+    pub activation: Activation,
+}
+
+impl crate::config::LayerFields for ActivationLayerConfig {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    fn drop_out(&self) -> f64 {
+        self.drop_out
+    }
+    fn activation(&self) -> Option<Activation> {
+        Some(self.activation)
+    }
+}
+
+impl LayerKind for ActivationLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        Ok(cx.input)
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(ActivationLayer::new(
+            shapes.input,
+            self.activation,
+        )))
+    }
+}
+
+/// Dropout as a layer of its own (`dropOut` is its retain probability).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DropoutLayerConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub drop_out: f64,
+}
+
+plain_layer_fields!(DropoutLayerConfig);
+
+impl LayerKind for DropoutLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        Ok(cx.input)
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(DropoutLayer::new(shapes.input, self.drop_out)))
     }
 }
 

@@ -10,13 +10,15 @@
 //! Regularization, gradient normalization, updaters and frozen layers are handled by the network
 //! from the configuration and the parameter kinds, so each layer only does forward/backward.
 
-mod batchnorm;
-mod conv;
-mod dense;
-mod embedding;
+pub(crate) mod batchnorm;
+pub(crate) mod conv;
+pub(crate) mod dense;
+pub(crate) mod embedding;
+pub(crate) mod frozen;
 pub mod misc;
-mod pooling;
-mod reshape;
+pub(crate) mod output;
+pub(crate) mod pooling;
+pub(crate) mod reshape;
 
 pub use batchnorm::BatchNormLayer;
 pub use conv::{Conv1dLayer, Conv2dLayer};
@@ -27,7 +29,7 @@ pub use pooling::{GlobalPoolingLayer, Pooling1dLayer, Pooling2dLayer};
 pub use reshape::{Upsampling2dLayer, ZeroPaddingLayer};
 
 pub use crate::batch::{Batch, Mask, MaskRule};
-use crate::config::{Activation, LayerConfig, LayerShapes, Shape};
+use crate::config::{LayerConfig, LayerShapes, Shape, ShapeCx};
 use crate::error::NnError;
 use ferrodl_tensor::{Rng, Scalar};
 use std::fmt::Debug;
@@ -148,45 +150,26 @@ pub trait Layer<T: Scalar>: Send + Debug {
     );
 }
 
+/// What a layer type knows before it exists, implemented by its configuration in the layer's own
+/// file: its shape rule, how it infers an unset `nIn`, and how it is built. The network's
+/// validation, construction, parameter counts and the Java builders' `nIn` inference all go
+/// through it (ARCHITECTURE.md §8).
+pub trait LayerKind {
+    /// The output shape for the input `cx.input`, checking the layer's own fields; errors name the
+    /// layer through `cx`.
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError>;
+
+    /// Sets unset sizes (0) from the input shape; layers without inferable sizes do nothing.
+    fn infer_n_in(&mut self, _input: Shape) {}
+
+    /// Builds the layer for shapes [`output_shape`](Self::output_shape) accepted.
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError>;
+}
+
 /// Builds the layer for configuration `conf` (validated) with the shapes the validation computed.
-/// Output and loss layers become their parameterised part (a DenseLayer with identity activation,
-/// or an identity layer): the network applies their activation and loss itself.
 pub fn build_layer<T: Scalar>(
     conf: &LayerConfig,
     shapes: LayerShapes,
 ) -> Result<Box<dyn Layer<T>>, NnError> {
-    let LayerShapes { input, output } = shapes;
-    Ok(match conf.unfrozen() {
-        LayerConfig::DenseLayer(c) => Box::new(DenseLayer::new(
-            "DenseLayer",
-            input,
-            c.n_out,
-            c.has_bias,
-            c.base(),
-        )),
-        LayerConfig::OutputLayer(c) => {
-            let mut base = c.base();
-            base.activation = Activation::Identity;
-            Box::new(DenseLayer::new(
-                "OutputLayer",
-                input,
-                c.n_out,
-                c.has_bias,
-                base,
-            ))
-        }
-        LayerConfig::LossLayer(_) => Box::new(IdentityLayer::new("LossLayer", input)),
-        LayerConfig::ActivationLayer(c) => Box::new(ActivationLayer::new(input, c.activation)),
-        LayerConfig::DropoutLayer(c) => Box::new(DropoutLayer::new(input, c.drop_out)),
-        LayerConfig::BatchNormalization(c) => Box::new(BatchNormLayer::new(c, input)),
-        LayerConfig::ConvolutionLayer(c) => Box::new(Conv2dLayer::new(c, input, output)?),
-        LayerConfig::Convolution1DLayer(c) => Box::new(Conv1dLayer::new(c, input, output)?),
-        LayerConfig::SubsamplingLayer(c) => Box::new(Pooling2dLayer::new(c, input, output)?),
-        LayerConfig::Subsampling1DLayer(c) => Box::new(Pooling1dLayer::new(c, input, output)?),
-        LayerConfig::Upsampling2D(c) => Box::new(Upsampling2dLayer::new(c, input, output)),
-        LayerConfig::ZeroPaddingLayer(c) => Box::new(ZeroPaddingLayer::new(c, input, output)),
-        LayerConfig::GlobalPoolingLayer(c) => Box::new(GlobalPoolingLayer::new(c, input, output)),
-        LayerConfig::EmbeddingLayer(c) => Box::new(EmbeddingLayer::new(c)),
-        LayerConfig::FrozenLayer(_) => unreachable!("unfrozen() removed the wrapper"),
-    })
+    conf.build::<T>(shapes)
 }

@@ -20,11 +20,15 @@
 
 use super::conv::{describe, Dim};
 use super::{Batch, Ctx, Layer};
-use crate::config::{
-    GlobalPoolingLayerConfig, PoolingType, Shape, Subsampling1DLayerConfig, SubsamplingLayerConfig,
-};
+use crate::config::defaults::*;
+use crate::config::layers::plain_layer_fields;
+use crate::config::ConvolutionMode;
+use crate::config::{LayerShapes, ShapeCx};
+use crate::config::{PoolingType, Shape};
 use crate::error::NnError;
+use crate::layers::LayerKind;
 use ferrodl_tensor::{chunk_len, parallel_for_each, Scalar};
+use serde::{Deserialize, Serialize};
 
 /// The arg-max of a window that covers only padding.
 const NO_CELL: u32 = u32::MAX;
@@ -634,6 +638,160 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
                 }
             }
         }
+    }
+}
+
+/// 2-D pooling.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubsamplingLayerConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub drop_out: f64,
+    #[serde(default)]
+    pub pooling_type: PoolingType,
+    #[serde(default = "ones_2d")]
+    pub kernel_size: [usize; 2],
+    #[serde(default = "twos_2d")]
+    pub stride: [usize; 2],
+    #[serde(default)]
+    pub padding: [usize; 2],
+    #[serde(default = "ones_2d")]
+    pub dilation: [usize; 2],
+    #[serde(default)]
+    pub convolution_mode: ConvolutionMode,
+    #[serde(default = "default_pnorm")]
+    pub pnorm: u32,
+    #[serde(default = "default_pool_eps")]
+    pub eps: f64,
+}
+
+plain_layer_fields!(SubsamplingLayerConfig);
+
+impl LayerKind for SubsamplingLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        let (ch, h, w) = cx.image("SubsamplingLayer")?;
+        cx.no_causal(self.convolution_mode)?;
+        cx.pnorm(self.pooling_type, self.pnorm)?;
+        let (k, s, p, d, m) = (
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.convolution_mode,
+        );
+        let wh = cx.window("height", h, k[0], s[0], p[0], d[0], m)?;
+        let ww = cx.window("width", w, k[1], s[1], p[1], d[1], m)?;
+        Ok(Shape::Image {
+            c: ch,
+            h: wh.out,
+            w: ww.out,
+        })
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(Pooling2dLayer::new(
+            self,
+            shapes.input,
+            shapes.output,
+        )?))
+    }
+}
+
+/// 1-D pooling over `[C, L]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Subsampling1DLayerConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub drop_out: f64,
+    #[serde(default)]
+    pub pooling_type: PoolingType,
+    #[serde(default = "two_usize")]
+    pub kernel_size: usize,
+    #[serde(default = "one_usize")]
+    pub stride: usize,
+    #[serde(default)]
+    pub padding: usize,
+    #[serde(default = "one_usize")]
+    pub dilation: usize,
+    #[serde(default)]
+    pub convolution_mode: ConvolutionMode,
+    #[serde(default = "default_pnorm")]
+    pub pnorm: u32,
+    #[serde(default = "default_pool_eps")]
+    pub eps: f64,
+}
+
+plain_layer_fields!(Subsampling1DLayerConfig);
+
+impl LayerKind for Subsampling1DLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        let (ch, len) = cx.seq("Subsampling1DLayer")?;
+        cx.pnorm(self.pooling_type, self.pnorm)?;
+        let wl = cx.window(
+            "length",
+            len,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.convolution_mode,
+        )?;
+        Ok(Shape::Seq { c: ch, len: wl.out })
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(Pooling1dLayer::new(
+            self,
+            shapes.input,
+            shapes.output,
+        )?))
+    }
+}
+
+/// Pooling over all spatial positions (or time steps): `[C,H,W]`/`[C,L]` -> `[C]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GlobalPoolingLayerConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub drop_out: f64,
+    #[serde(default)]
+    pub pooling_type: PoolingType,
+    #[serde(default = "default_pnorm")]
+    pub pnorm: u32,
+    #[serde(default = "default_true")]
+    pub collapse_dimensions: bool,
+}
+
+plain_layer_fields!(GlobalPoolingLayerConfig);
+
+impl LayerKind for GlobalPoolingLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        cx.pnorm(self.pooling_type, self.pnorm)?;
+        Ok(match cx.input {
+            Shape::Image { c, .. } if !self.collapse_dimensions => Shape::Image { c, h: 1, w: 1 },
+            Shape::Seq { c, .. } if !self.collapse_dimensions => Shape::Seq { c, len: 1 },
+            Shape::Image { c, .. } | Shape::Seq { c, .. } => Shape::Flat(c),
+            Shape::Flat(_) => {
+                return Err(cx.err(format!(
+                    "global pooling needs a convolutional or recurrent input but gets {} ({})",
+                    cx.input, cx.from
+                )))
+            }
+        })
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(GlobalPoolingLayer::new(
+            self,
+            shapes.input,
+            shapes.output,
+        )))
     }
 }
 

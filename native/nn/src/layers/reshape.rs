@@ -2,8 +2,14 @@
 //! ([`Upsampling2dLayer`]) and zero padding ([`ZeroPaddingLayer`]) of NCHW images.
 
 use super::{Batch, Ctx, Layer};
-use crate::config::{Shape, Upsampling2DConfig, ZeroPaddingLayerConfig};
+use crate::config::defaults::*;
+use crate::config::layers::plain_layer_fields;
+use crate::config::Shape;
+use crate::config::{LayerShapes, ShapeCx};
+use crate::layers::LayerKind;
+use crate::NnError;
 use ferrodl_tensor::Scalar;
+use serde::{Deserialize, Serialize};
 
 /// `(C, H, W)` of an activation shape; a sequence is a one-row image, a flat shape one pixel.
 fn chw(s: Shape) -> (usize, usize, usize) {
@@ -251,6 +257,75 @@ impl<T: Scalar> Layer<T> for ZeroPaddingLayer {
                 dst.copy_from_slice(&src[self.left..self.left + w]);
             }
         }
+    }
+}
+
+/// Nearest-neighbour upsampling: each pixel repeated `size[0] × size[1]` times.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Upsampling2DConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub drop_out: f64,
+    #[serde(default = "ones_2d")]
+    pub size: [usize; 2],
+}
+
+plain_layer_fields!(Upsampling2DConfig);
+
+impl LayerKind for Upsampling2DConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        let (c, h, w) = cx.image("Upsampling2D")?;
+        cx.positive("size[0]", self.size[0])?;
+        cx.positive("size[1]", self.size[1])?;
+        Ok(Shape::Image {
+            c,
+            h: h * self.size[0],
+            w: w * self.size[1],
+        })
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(Upsampling2dLayer::new(
+            self,
+            shapes.input,
+            shapes.output,
+        )))
+    }
+}
+
+/// Zeros around the image: `[top, bottom, left, right]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ZeroPaddingLayerConfig {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub drop_out: f64,
+    #[serde(default)]
+    pub padding: [usize; 4],
+}
+
+plain_layer_fields!(ZeroPaddingLayerConfig);
+
+impl LayerKind for ZeroPaddingLayerConfig {
+    fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        let (c, h, w) = cx.image("ZeroPaddingLayer")?;
+        let [t, b, l, r] = self.padding;
+        Ok(Shape::Image {
+            c,
+            h: h + t + b,
+            w: w + l + r,
+        })
+    }
+
+    fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+        Ok(Box::new(ZeroPaddingLayer::new(
+            self,
+            shapes.input,
+            shapes.output,
+        )))
     }
 }
 
