@@ -1,5 +1,5 @@
 //! `ComputationGraph`: any directed acyclic graph of layers and vertices with several inputs and
-//! outputs, on the shared executor (ARCHITECTURE.md §2.4, §8).
+//! outputs, on the shared executor (ARCHITECTURE.md §2.4, §13).
 //!
 //! Parameters are laid out vertex by vertex in execution order and keyed `<vertex>_<param>`
 //! (`dense1_W`), as the reference's graph parameter table. The score of a minibatch is the sum

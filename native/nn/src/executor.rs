@@ -1,6 +1,6 @@
 //! The one executor behind every network: nodes (layers and vertices) with numbered inputs, run
 //! forward in topological order and backward in reverse, with gradients accumulated where an
-//! activation feeds several consumers and one loss head per output (ARCHITECTURE.md §8).
+//! activation feeds several consumers and one loss head per output (ARCHITECTURE.md §13).
 //!
 //! `MultiLayerNetwork` is the chain case (node i reads node i−1) and `ComputationGraph` the
 //! general one; both keep their own API, input checks and configuration and hand the executor a

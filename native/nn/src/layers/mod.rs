@@ -153,7 +153,7 @@ pub trait Layer<T: Scalar>: Send + Debug {
 /// What a layer type knows before it exists, implemented by its configuration in the layer's own
 /// file: its shape rule, how it infers an unset `nIn`, and how it is built. The network's
 /// validation, construction, parameter counts and the Java builders' `nIn` inference all go
-/// through it (ARCHITECTURE.md §8).
+/// through it (ARCHITECTURE.md §13).
 pub trait LayerKind {
     /// The output shape for the input `cx.input`, checking the layer's own fields; errors name the
     /// layer through `cx`.
