@@ -248,7 +248,7 @@ JVM_LABEL = {
     "dl4j-passive": "DL4J, + OMP_WAIT_POLICY=PASSIVE",
     "jax": "JAX on CPU (jit)",
 }
-MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN"}
+MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN", "rescnn": "Residual CNN (graph)"}
 VARIANT_ORDER = ("ferrodl", "jax", "dl4j-passive", "dl4j")
 
 
@@ -282,7 +282,7 @@ def jvm_section(j, charts, out):
     ]
     ratios = {(r["model"], r["denominator"]): r for r in j["ratios"]}
     meas = {(m["model"], m["variant"]): m for m in j["measurements"]}
-    for model in ("mlp", "cnn"):
+    for model in ("mlp", "cnn", "rescnn"):
         for var in VARIANT_ORDER:
             m = meas.get((model, var))
             if not m:
@@ -342,7 +342,7 @@ def jvm_section(j, charts, out):
 
 def jvm_chart(j, png):
     meas = {(m["model"], m["variant"]): m for m in j["measurements"]}
-    models = [m for m in ("mlp", "cnn") if any(k[0] == m for k in meas)]
+    models = [m for m in ("mlp", "cnn", "rescnn") if any(k[0] == m for k in meas)]
     if not models:
         return False
     plt = pyplot()

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Single-node training throughput through the public Java APIs, ferrodl vs Deeplearning4j
 # 1.0.0-M2.1, with JAX on CPU (jit, same networks, data and protocol: bench/jvm/jax/jax_bench.py) as
-# the third system (MLP and LeNet-style CNN on the MNIST digits of spark-example, batch 64), plus
-# ferrodl's JNI overhead per step and the resident memory of every system.
+# the third system (MLP and LeNet-style CNN on the MNIST digits of spark-example, batch 64), the
+# graph row (a small residual CNN, two residual blocks joined by ElementWiseVertex Add: ferrodl's
+# ComputationGraph vs JAX with the same architecture, bench/python/peers.py rescnn), plus ferrodl's
+# JNI overhead per step and the resident memory of every system.
 #
 # Builds ferrodl-core (`make jvm`, which installs it into ~/.m2) and the two standalone bench
 # modules, runs every measurement in its own JVM, the systems interleaved (the order alternates
@@ -17,6 +19,7 @@
 #                                  bounds a slow configuration
 #   JVM_BENCH_CNN_MAX_S [30]       the same for the CNN (31-iteration windows, at least 3; 4 epochs
 #                                  otherwise)
+#   JVM_BENCH_MODELS [mlp cnn rescnn jni]  which rows to run (rescnn: ferrodl and JAX only)
 #   JVM_BENCH_PASSIVE_CNN [0]      1: also run the CNN under DL4J with OMP_WAIT_POLICY=PASSIVE
 #   JVM_BENCH_JAVA_OPTS [-Xmx2g]   JVM options, the same for every run
 #   JVM_BENCH_JAX_PYTHON [.build/bench-venv/bin/python]  a python with jax[cpu] (make bench makes
@@ -36,6 +39,7 @@ DATA="$ROOT/spark-example/src/main/resources/mnist10k"
 RUN_TIMEOUT_S=420
 JAX_PY=${JVM_BENCH_JAX_PYTHON:-$ROOT/.build/bench-venv/bin/python}
 JAX=${JVM_BENCH_JAX:-1}
+MODELS=" ${JVM_BENCH_MODELS:-mlp cnn rescnn jni} "
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -72,6 +76,7 @@ T0=$(date +%s)
   echo "reps=$REPS"
   echo "mlp_max_s=$MLP_MAX_S"
   echo "cnn_max_s=$CNN_MAX_S"
+  echo "models=$(echo $MODELS)"
 } > "$OUT/env.txt"
 
 # ---- builds
@@ -95,11 +100,13 @@ if [ $FERRODL_OK = 1 ]; then
     FERRODL_OK=0
   fi
 fi
-mvn -B -q -f "$HERE/dl4j/pom.xml" package > "$OUT/build-dl4j.log" 2>&1
-rc=$?
-if [ $rc != 0 ]; then
-  record_error build dl4j $rc "$OUT/build-dl4j.log"
-  DL4J_OK=0
+if [[ $MODELS == *" mlp "* || $MODELS == *" cnn "* ]]; then # the only rows DL4J runs
+  mvn -B -q -f "$HERE/dl4j/pom.xml" package > "$OUT/build-dl4j.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    record_error build dl4j $rc "$OUT/build-dl4j.log"
+    DL4J_OK=0
+  fi
 fi
 JAX_OK=0
 if [ "$JAX" = 1 ]; then
@@ -137,7 +144,7 @@ run() {
   esac
   case $model in
     mlp) args=(--epochs 20 --warmup-epochs 1 --window 62 --min-windows 2 --max-seconds "$MLP_MAX_S") ;;
-    cnn) args=(--epochs 4 --warmup-iters 31 --window 31 --min-windows 3 --max-seconds "$CNN_MAX_S") ;;
+    cnn|rescnn) args=(--epochs 4 --warmup-iters 31 --window 31 --min-windows 3 --max-seconds "$CNN_MAX_S") ;;
     jni) args=(--rounds 8) ;;
   esac
   local name="$variant-$model-$rep"
@@ -174,9 +181,12 @@ for rep in $(seq 1 "$REPS"); do
   if [ $((rep % 2)) = 1 ]; then mlp_order=(ferrodl jax dl4j dl4j-passive); cnn_order=(ferrodl jax dl4j)
   else mlp_order=(dl4j-passive dl4j jax ferrodl); cnn_order=(dl4j jax ferrodl); fi
   [ "$PASSIVE_CNN" = 1 ] && cnn_order+=(dl4j-passive)
-  for v in "${mlp_order[@]}"; do run "$v" mlp "$rep"; done
-  for v in "${cnn_order[@]}"; do run "$v" cnn "$rep"; done
-  run ferrodl jni "$rep"
+  if [ $((rep % 2)) = 1 ]; then graph_order=(ferrodl jax); else graph_order=(jax ferrodl); fi
+  [[ $MODELS == *" mlp "* ]] && for v in "${mlp_order[@]}"; do run "$v" mlp "$rep"; done
+  [[ $MODELS == *" cnn "* ]] && for v in "${cnn_order[@]}"; do run "$v" cnn "$rep"; done
+  # the graph row: DL4J is left out (the issue asks for ferrodl's ComputationGraph against JAX)
+  [[ $MODELS == *" rescnn "* ]] && for v in "${graph_order[@]}"; do run "$v" rescnn "$rep"; done
+  [[ $MODELS == *" jni "* ]] && run ferrodl jni "$rep"
 done
 
 echo "finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$OUT/env.txt"

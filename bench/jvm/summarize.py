@@ -20,7 +20,7 @@ SYSTEM_LABEL = {
 
 def system_of(variant):
     return "dl4j" if variant.startswith("dl4j") else variant
-MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN"}
+MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN", "rescnn": "Residual CNN (graph)"}
 
 
 def spread(values):
@@ -69,7 +69,7 @@ def throughput(runs):
     by = {}
     for r in runs:
         m = r["meta"]
-        if m["model"] in ("mlp", "cnn") and "run" in r:
+        if m["model"] in ("mlp", "cnn", "rescnn") and "run" in r:
             by.setdefault((m["variant"], m["model"]), []).append(r)
     for (variant, model), rs in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         rs.sort(key=lambda r: r["meta"]["rep"])

@@ -106,9 +106,57 @@ def lenet_logits(params, x):
     return h @ w4 + b4
 
 
+# Small residual CNN (the graph row of the JVM bench; ferrodl builds it as a ComputationGraph with
+# ElementWiseVertex Add): conv 3x3x16 same ReLU -> max-pool 2/2 -> two residual blocks
+# [conv 3x3x16 same ReLU -> conv 3x3x16 same identity -> add the block input -> ReLU] -> max-pool
+# 2/2 -> dense 10 softmax; NHWC/HWIO, Xavier-normal weights, zero biases, flatten in (C, H, W) order.
+RESCNN_FORWARD_MULADDS = 28 * 28 * 16 * 9 + 4 * 14 * 14 * 16 * 16 * 9 + 7 * 7 * 16 * 10
+
+
+def rescnn_params(seed=42):
+    import jax
+    import jax.numpy as jnp
+
+    key = jax.random.PRNGKey(seed)
+    shapes = [(3, 3, 1, 16)] + [(3, 3, 16, 16)] * 4 + [(7 * 7 * 16, 10)]
+    params = []
+    for shape in shapes:
+        key, sub = jax.random.split(key)
+        if len(shape) == 4:
+            fan_in, fan_out = shape[0] * shape[1] * shape[2], shape[0] * shape[1] * shape[3]
+        else:
+            fan_in, fan_out = shape
+        w = jax.random.normal(sub, shape, jnp.float32) * np.sqrt(2.0 / (fan_in + fan_out))
+        params.append((w, jnp.zeros((shape[-1],), jnp.float32)))
+    return params
+
+
+def rescnn_logits(params, x):
+    import jax
+    from jax import lax
+
+    (c0, b0), (c1, b1), (c2, b2), (c3, b3), (c4, b4), (w5, b5) = params
+    h = x.reshape((x.shape[0], 28, 28, 1))
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def conv(h, c, b):
+        return lax.conv_general_dilated(h, c, (1, 1), "SAME", dimension_numbers=dn) + b
+
+    def pool(h):
+        return lax.reduce_window(h, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+    h = pool(jax.nn.relu(conv(h, c0, b0)))
+    for (ca, ba), (cb, bb) in (((c1, b1), (c2, b2)), ((c3, b3), (c4, b4))):
+        h = jax.nn.relu(h + conv(jax.nn.relu(conv(h, ca, ba)), cb, bb))
+    h = pool(h)
+    h = h.transpose((0, 3, 1, 2)).reshape((h.shape[0], 7 * 7 * 16))
+    return h @ w5 + b5
+
+
 MODELS = {
     "mlp": (mlp_params, mlp_logits, 6 * (784 * 500 + 500 + 500 * 100 + 100 + 100 * 10 + 10)),
     "cnn": (lenet_params, lenet_logits, 6 * LENET_FORWARD_MULADDS),
+    "rescnn": (rescnn_params, rescnn_logits, 6 * RESCNN_FORWARD_MULADDS),
 }
 
 

@@ -1,5 +1,5 @@
 """JAX on CPU in the bench/jvm single-node comparison: the same networks (bench/python/peers.py:
-MLP 784-500-100-10 and the LeNet-style CNN, Adam 1e-3, softmax cross-entropy), the same MNIST
+MLP 784-500-100-10, the LeNet-style CNN and the small residual CNN, Adam 1e-3, softmax cross-entropy), the same MNIST
 digits in the same order and the same measurement protocol as bench/jvm/common/.../Harness.java,
 printing the same JSON lines (info, window, memory, run) so that summarize.py treats it as one more
 system.
@@ -106,7 +106,7 @@ def emit(kind, **kv):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
+    ap.add_argument("--model", choices=("mlp", "cnn", "rescnn"), default="mlp")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--warmup-epochs", type=int, default=1)

@@ -49,7 +49,7 @@ public final class Options {
                 case "--seed": o.seed = Long.parseLong(v); i++; break;
                 case "--data": o.data = Paths.get(v); i++; break;
                 default:
-                    throw new IllegalArgumentException("unknown option " + a + " (options: --model mlp|cnn|jni "
+                    throw new IllegalArgumentException("unknown option " + a + " (options: --model mlp|cnn|rescnn|jni "
                             + "--batch N --epochs N --warmup-epochs N --warmup-iters N --window ITERS --min-windows N "
                             + "--max-seconds S --rounds N --rep N "
                             + "--seed N --data DIR)");

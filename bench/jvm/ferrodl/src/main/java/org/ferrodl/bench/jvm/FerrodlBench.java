@@ -12,20 +12,26 @@ import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.linalg.learning.config.Adam;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
+import org.ferrodl.nn.conf.ComputationGraphConfiguration;
+import org.ferrodl.nn.conf.ConvolutionMode;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.graph.ElementWiseVertex;
 import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.ActivationLayer;
 import org.ferrodl.nn.conf.layers.ConvolutionLayer;
 import org.ferrodl.nn.conf.layers.DenseLayer;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.conf.layers.SubsamplingLayer;
+import org.ferrodl.nn.graph.ComputationGraph;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 import org.ferrodl.nn.weights.WeightInit;
 
 /**
  * ferrodl side of the JVM benchmark: the MLP and the LeNet-style CNN trained through the public
  * Java API ({@code MultiLayerNetwork.fit(DataSet)}, JNI copies included) under the protocol of
- * {@link Harness}; and the {@code jni} mode, which splits the MLP step into the engine's work and
+ * {@link Harness}; the small residual CNN ({@code rescnn}) the same way through
+ * {@code ComputationGraph.fit(DataSet)}; and the {@code jni} mode, which splits the MLP step into the engine's work and
  * what the Java/JNI boundary adds (see {@link #jni}).
  */
 public final class FerrodlBench {
@@ -70,6 +76,43 @@ public final class FerrodlBench {
                 .build();
     }
 
+    /**
+     * Small residual CNN, the graph row (same architecture as bench/python/peers.py
+     * {@code rescnn_logits}): conv 3x3x16 same ReLU, max-pool 2/2, two residual blocks [conv 3x3x16
+     * same ReLU, conv 3x3x16 same identity, ElementWiseVertex Add with the block input, ReLU],
+     * max-pool 2/2, softmax 10 + MCXENT; Adam 1e-3, Xavier init.
+     */
+    static ComputationGraphConfiguration rescnn(long seed) {
+        ComputationGraphConfiguration.GraphBuilder b = new NeuralNetConfiguration.Builder()
+                .seed(seed).updater(new Adam(1e-3)).weightInit(WeightInit.XAVIER)
+                .convolutionMode(ConvolutionMode.Same)
+                .graphBuilder()
+                .addInputs("image")
+                .setInputTypes(InputType.convolutionalFlat(Mnist.SIDE, Mnist.SIDE, 1))
+                .addLayer("stem", new ConvolutionLayer.Builder(3, 3).nOut(16).activation(Activation.RELU).build(),
+                        "image")
+                .addLayer("pool1", new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX)
+                        .kernelSize(2, 2).stride(2, 2).build(), "stem");
+        String in = "pool1";
+        for (int k = 1; k <= 2; k++) {
+            String p = "block" + k;
+            b.addLayer(p + "_conv1", new ConvolutionLayer.Builder(3, 3).nOut(16).activation(Activation.RELU).build(),
+                            in)
+                    .addLayer(p + "_conv2", new ConvolutionLayer.Builder(3, 3).nOut(16)
+                            .activation(Activation.IDENTITY).build(), p + "_conv1")
+                    .addVertex(p + "_add", new ElementWiseVertex(ElementWiseVertex.Op.Add), in, p + "_conv2")
+                    .addLayer(p + "_relu", new ActivationLayer.Builder().activation(Activation.RELU).build(),
+                            p + "_add");
+            in = p + "_relu";
+        }
+        return b.addLayer("pool2", new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX)
+                        .kernelSize(2, 2).stride(2, 2).build(), in)
+                .addLayer("out", new OutputLayer.Builder(LossFunction.MCXENT).nOut(Mnist.CLASSES)
+                        .activation(Activation.SOFTMAX).build(), "pool2")
+                .setOutputs("out")
+                .build();
+    }
+
     static List<DataSet> dataSets(Mnist.Batches b) {
         List<DataSet> out = new ArrayList<>(b.size());
         for (int i = 0; i < b.size(); i++) {
@@ -84,6 +127,10 @@ public final class FerrodlBench {
         Options o = Options.parse(args);
         Mnist.Batches train = Mnist.load(o.data, "train").batches(o.batch, o.seed, true);
         Mnist.Batches test = Mnist.load(o.data, "test").batches(500, -1, false);
+        if (o.model.equals("rescnn")) {
+            graph(o, train, test);
+            return;
+        }
         MultiLayerConfiguration conf;
         switch (o.model) {
             case "mlp":
@@ -115,6 +162,38 @@ public final class FerrodlBench {
                 @Override
                 public float[] output(int i) {
                     return NDArray.internalData(net.output(testSets.get(i).getFeatures(), false));
+                }
+
+                @Override
+                public double score() {
+                    return net.score();
+                }
+
+                @Override
+                public float[] updaterState() {
+                    return NDArray.internalData(net.getUpdaterState());
+                }
+            });
+        }
+    }
+
+    /** The graph row: {@link #rescnn} through {@code ComputationGraph}, under the same harness. */
+    static void graph(Options o, Mnist.Batches train, Mnist.Batches test) {
+        try (ComputationGraph net = new ComputationGraph(rescnn(o.seed))) {
+            net.init();
+            Harness.info(SYSTEM, o).putRaw("ferrodl_build", NativeInfo.buildInfo())
+                    .put("engine_threads", NativeInfo.numThreads()).put("num_params", net.numParams()).emit();
+            List<DataSet> trainSets = dataSets(train);
+            List<DataSet> testSets = dataSets(test);
+            Harness.run(SYSTEM, o, train, test, new Harness.Trainer() {
+                @Override
+                public void fit(int i) {
+                    net.fit(trainSets.get(i));
+                }
+
+                @Override
+                public float[] output(int i) {
+                    return NDArray.internalData(net.outputSingle(testSets.get(i).getFeatures()));
                 }
 
                 @Override
