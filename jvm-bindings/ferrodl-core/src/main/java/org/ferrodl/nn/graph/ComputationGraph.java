@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Objects;
 import org.ferrodl.evaluation.IEvaluation;
 import org.ferrodl.evaluation.classification.Evaluation;
+import org.ferrodl.evaluation.classification.ROC;
+import org.ferrodl.evaluation.classification.ROCMultiClass;
 import org.ferrodl.evaluation.regression.RegressionEvaluation;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.exception.NativeStateException;
@@ -264,6 +266,17 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
         fit(new org.ferrodl.linalg.dataset.MultiDataSet(inputs, labels));
     }
 
+    /**
+     * @param inputs one features array per network input
+     * @param labels one labels array per network output
+     * @param featureMaskArrays one mask per input (null entries for none), or null
+     * @param labelMaskArrays one mask per output (null entries for none), or null
+     * @see #fit(MultiDataSet)
+     */
+    public void fit(INDArray[] inputs, INDArray[] labels, INDArray[] featureMaskArrays, INDArray[] labelMaskArrays) {
+        fit(new org.ferrodl.linalg.dataset.MultiDataSet(inputs, labels, featureMaskArrays, labelMaskArrays));
+    }
+
     private void fitBatch(MultiDataSet data, long etlTimeMs) {
         long h = handle();
         Batch b = new Batch(data);
@@ -476,14 +489,18 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
      * @return a new map, inputs first, then vertices in configuration order
      */
     public Map<String, INDArray> feedForward(INDArray[] input, boolean train) {
+        return activations(input, train, null);
+    }
+
+    private Map<String, INDArray> activations(INDArray[] input, boolean train, INDArray[] featureMasks) {
         long h = handle();
         Objects.requireNonNull(input, "input");
         int rows = rowsOf(input, conf.getNetworkInputs(), "features");
-        Arrays2 in = withMasks(data(input), null);
-        float[][] acts = NativeGraph.feedForward(h, in.data, rows, train, null, null);
+        Arrays2 in = withMasks(data(input), featureMasks);
+        float[][] acts = NativeGraph.feedForward(h, in.data, rows, train, in.masks, in.maskCols);
         Map<String, INDArray> out = new LinkedHashMap<>();
         List<String> names = conf.getNetworkInputs();
-        for (int k = 0; k < names.size(); k++) {
+        for (int k = 0; k < names.size() && k < input.length; k++) {
             out.put(names.get(k), input[k]);
         }
         List<LayerEntry> vs = info().layers;
@@ -493,6 +510,32 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
             shape[0] = rows;
             System.arraycopy(per, 0, shape, 1, per.length);
             out.put(vs.get(v).name, new NDArray(acts[v], shape));
+        }
+        return out;
+    }
+
+    /**
+     * The activations of the named vertices, as the reference's
+     * {@code output(List<String>, boolean, INDArray[], INDArray[])}.
+     *
+     * @param layers vertex names, in the order wanted
+     * @param train true for a training-mode forward pass
+     * @param features one features array per network input
+     * @param featureMasks one mask per input (null entries for none), or null
+     * @return one array per name, shaped as in {@link #feedForward(INDArray[], boolean)}
+     * @throws IllegalArgumentException for a name that is not a vertex
+     */
+    public INDArray[] output(List<String> layers, boolean train, INDArray[] features, INDArray[] featureMasks) {
+        Objects.requireNonNull(layers, "layers");
+        Map<String, INDArray> all = activations(features, train, featureMasks);
+        INDArray[] out = new INDArray[layers.size()];
+        for (int k = 0; k < out.length; k++) {
+            String name = layers.get(k);
+            if (!getVertices().containsKey(name)) {
+                throw new IllegalArgumentException("no vertex named \"" + name + "\"; the vertices are "
+                        + getVertices().keySet());
+            }
+            out[k] = all.get(name);
         }
         return out;
     }
@@ -978,6 +1021,42 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
 
     /**
      * @param layerName a layer vertex's name
+     * @return its {@code nOut} (0 for a layer without one, e.g. a pooling layer)
+     * @throws IllegalArgumentException when no layer vertex has that name
+     */
+    public long layerSize(String layerName) {
+        handle();
+        Long n = layerEntry(layerName).nOut;
+        return n == null ? 0 : n;
+    }
+
+    /**
+     * @param layerName a layer vertex's name
+     * @return its {@code nIn} (0 for a layer without one)
+     * @throws IllegalArgumentException when no layer vertex has that name
+     */
+    public long layerInputSize(String layerName) {
+        handle();
+        Long n = layerEntry(layerName).nIn;
+        return n == null ? 0 : n;
+    }
+
+    /**
+     * @param outputLayerIdx index into {@code networkOutputs}
+     * @return a read-only view of that output layer
+     * @throws IllegalArgumentException for an index out of range
+     */
+    public Layer getOutputLayer(int outputLayerIdx) {
+        List<String> outs = getConfiguration().getNetworkOutputs();
+        if (outputLayerIdx < 0 || outputLayerIdx >= outs.size()) {
+            throw new IllegalArgumentException("output index " + outputLayerIdx + " is out of range: the graph has "
+                    + outs.size() + " outputs " + outs);
+        }
+        return getLayer(outs.get(outputLayerIdx));
+    }
+
+    /**
+     * @param layerName a layer vertex's name
      * @return the current learning rate of its weights (its schedule at the current counters), or
      *     null for a layer without parameters
      * @throws DL4JInvalidInputException for a name that is not a vertex
@@ -1045,6 +1124,29 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
                     + "(SOFTMAX): evaluate it with evaluate(..), not with a RegressionEvaluation");
         }
         return singleOutput(iterator, new RegressionEvaluation(numOutputs()[0]));
+    }
+
+    /**
+     * ROC of a graph with one output that has one sigmoid column or two softmax columns (the
+     * positive class is column 1), as {@link ROC#eval}.
+     *
+     * @param iterator the data (reset first when it supports reset)
+     * @param rocThresholdSteps 0 for the exact curve, else the number of threshold steps
+     * @return the ROC
+     */
+    public ROC evaluateROC(DataSetIterator iterator, int rocThresholdSteps) {
+        return singleOutput(new org.ferrodl.linalg.dataset.adapter.MultiDataSetIteratorAdapter(iterator),
+                new ROC(rocThresholdSteps));
+    }
+
+    /**
+     * @param iterator the data (reset first when it supports reset)
+     * @param rocThresholdSteps 0 for exact curves, else the number of threshold steps
+     * @return one-vs-all ROC per class of a graph with one output
+     */
+    public ROCMultiClass evaluateROCMultiClass(DataSetIterator iterator, int rocThresholdSteps) {
+        return singleOutput(new org.ferrodl.linalg.dataset.adapter.MultiDataSetIteratorAdapter(iterator),
+                new ROCMultiClass(rocThresholdSteps));
     }
 
     private String outputActivation(int k) {

@@ -386,6 +386,61 @@ class ComputationGraphTest {
         }
     }
 
+    /** in (4×4×1) -> conv 3×3×2 same -> [conv, in] merged along channels -> softmax 3. */
+    static ComputationGraphConfiguration smallConv() {
+        return new NeuralNetConfiguration.Builder().seed(4).updater(new Sgd(0.05))
+                .convolutionMode(org.ferrodl.nn.conf.ConvolutionMode.Same)
+                .graphBuilder()
+                .addInputs("img")
+                .setInputTypes(org.ferrodl.nn.conf.inputs.InputType.convolutional(4, 4, 1))
+                .addLayer("conv", new org.ferrodl.nn.conf.layers.ConvolutionLayer.Builder(3, 3).nOut(2)
+                        .activation(Activation.TANH).build(), "img")
+                .addVertex("cat", new org.ferrodl.nn.conf.graph.MergeVertex(), "conv", "img")
+                .addLayer("out", new OutputLayer.Builder(LossFunction.MCXENT).nOut(3).activation(Activation.SOFTMAX)
+                        .build(), "cat")
+                .setOutputs("out")
+                .build();
+    }
+
+    @Test
+    void imageInputsMayKeepTheirShapeAndNamedActivationsComeBackShaped() {
+        Random r = new Random(8);
+        INDArray flat = gaussian(r, 5, 16);
+        INDArray image = flat.reshape(5, 1, 4, 4);
+        try (ComputationGraph g = new ComputationGraph(smallConv())) {
+            g.init();
+            assertArrayEquals(g.outputSingle(flat).toFloatVector(), g.outputSingle(image).toFloatVector());
+            INDArray[] acts = g.output(List.of("cat", "conv"), false, new INDArray[] {image}, null);
+            assertArrayEquals(new long[] {5, 3, 4, 4}, acts[0].shape());
+            assertArrayEquals(new long[] {5, 2, 4, 4}, acts[1].shape());
+            // the merge puts conv's 2 channels first, then the image's 1
+            float[] cat = acts[0].toFloatVector();
+            float[] conv = acts[1].toFloatVector();
+            float[] img = image.toFloatVector();
+            for (int n = 0; n < 5; n++) {
+                for (int p = 0; p < 16; p++) {
+                    assertEquals(conv[n * 32 + p], cat[n * 48 + p], 0f);
+                    assertEquals(conv[n * 32 + 16 + p], cat[n * 48 + 16 + p], 0f);
+                    assertEquals(img[n * 16 + p], cat[n * 48 + 32 + p], 0f);
+                }
+            }
+            assertThrows(IllegalArgumentException.class,
+                    () -> g.output(List.of("nope"), false, new INDArray[] {image}, null));
+            assertEquals(2, g.layerSize("conv"));
+            assertEquals(1, g.layerInputSize("conv"));
+            assertEquals(48, g.layerInputSize("out"));
+            assertEquals("out", g.getOutputLayer(0).getLayerName());
+            assertThrows(IllegalArgumentException.class, () -> g.getOutputLayer(1));
+            DataSet d = new DataSet(image, classes(flat, 3));
+            org.ferrodl.evaluation.classification.ROCMultiClass roc =
+                    g.evaluateROCMultiClass(new ListDataSetIterator(List.of(d), 1), 0);
+            assertTrue(roc.calculateAUC(0) >= 0 && roc.calculateAUC(0) <= 1);
+            g.fit(new INDArray[] {image}, new INDArray[] {d.getLabels()}, null,
+                    new INDArray[] {new NDArray(new float[5], 5, 1)});
+            assertEquals(1, g.getIterationCount());
+        }
+    }
+
     // ---- persistence, copies, lifecycle -------------------------------------------------------------
 
     /**
