@@ -97,6 +97,22 @@ class FitFromStorageAndMLlibTest {
                 new SerializedDataSetLoader(), new Evaluation())[0]);
     }
 
+    /** The default executeTrainingPaths (load on the executors, then train as from an RDD): gradient sharing. */
+    @Test
+    void gradientSharingTrainsFromADirectory(@TempDir File dir) throws IOException {
+        save(data(10, 4, 66), dir);
+        org.ferrodl.spark.parameterserver.training.SharedTrainingMaster tm =
+                new org.ferrodl.spark.parameterserver.training.SharedTrainingMaster.Builder(4).batchSizePerWorker(4)
+                        .rngSeed(1).collectTrainingStats(true).build();
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), CONF, tm);
+        float[] before = spark.getNetwork().params().toFloatVector();
+        spark.fit(dir.getAbsolutePath());
+        assertTrue(maxAbsDiff(before, spark.getNetwork().params().toFloatVector()) > 0, "parameters changed");
+        assertEquals(40, spark.getSparkTrainingStats().getSharingWorkerStats().stream()
+                .mapToLong(w -> w.examples()).sum(), "every saved example was trained on once");
+        assertEquals(1, spark.getNetwork().getEpochCount());
+    }
+
     @Test
     void corruptTruncatedOrForeignFilesFailNamingThePath(@TempDir File dir) throws IOException {
         List<String> paths = save(data(2, 4, 62), dir);
