@@ -175,6 +175,12 @@ class ParameterAveragingOptionsTest {
         ParameterAveragingTrainingMaster tm = oneWorker().exportDirectory(tmp.getAbsolutePath())
                 .trainingHooks(new RecordingHook()).build();
         tm.addHook(new ExportWatcher(tmp.getAbsolutePath()));
+        // hooks travel in the master's JSON by class name, stateless ones included
+        ParameterAveragingTrainingMaster back = ParameterAveragingTrainingMaster.fromJson(tm.toJson());
+        assertEquals(List.of(RecordingHook.class, ExportWatcher.class),
+                back.getTrainingHooks().stream().map(Object::getClass).toList());
+        assertEquals(tmp.getAbsolutePath(), ((ExportWatcher) back.getTrainingHooks().get(1)).dir);
+        assertTrue(ParameterAveragingTrainingMaster.fromYaml(tm.toYaml()).getTrainingHooks().size() == 2);
         SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf(new Adam(0.01), 1e-3), tm);
         JavaRDD<DataSet> rdd = sc().parallelize(data(6, 4, 54), 2);
         spark.fit(rdd);

@@ -3,6 +3,7 @@ package org.ferrodl.spark.impl.common;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import org.ferrodl.exception.DL4JInvalidConfigException;
@@ -16,12 +17,14 @@ public final class MasterSerde {
     private MasterSerde() {}
 
     private static ObjectMapper json() {
-        return new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+        return new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
+                .configure(SerializationFeature.FAIL_ON_EMPTY_BEANS, false); // stateless training hooks
     }
 
     private static ObjectMapper yaml() {
         return new ObjectMapper(YAMLFactory.builder().disable(YAMLGenerator.Feature.USE_NATIVE_TYPE_ID).build())
-                .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+                .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
+                .configure(SerializationFeature.FAIL_ON_EMPTY_BEANS, false);
     }
 
     public static String toJson(Object master) {
