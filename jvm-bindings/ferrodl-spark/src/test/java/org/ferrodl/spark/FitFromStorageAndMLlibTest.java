@@ -97,6 +97,47 @@ class FitFromStorageAndMLlibTest {
                 new SerializedDataSetLoader(), new Evaluation())[0]);
     }
 
+    /** A user's loader: one CSV line "f1,...,f6,class" per file, read through Hadoop's FileSystem. */
+    static final org.ferrodl.core.loader.DataSetLoader CSV = (path, conf) -> {
+        org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(path);
+        try (var in = p.getFileSystem(conf).open(p)) {
+            String[] v = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim().split(",");
+            float[] f = new float[N_IN];
+            for (int i = 0; i < N_IN; i++) {
+                f[i] = Float.parseFloat(v[i]);
+            }
+            float[] l = new float[N_OUT];
+            l[Integer.parseInt(v[N_IN])] = 1;
+            return new DataSet(Nd4j.create(f, 1, N_IN), Nd4j.create(l, 1, N_OUT));
+        }
+    };
+
+    @Test
+    void fitPathsWithAUserLoaderEqualsLocalTraining(@TempDir File dir) throws IOException {
+        List<DataSet> ones = data(16, 1, 67);
+        List<String> paths = new ArrayList<>();
+        for (int i = 0; i < ones.size(); i++) {
+            float[] f = ones.get(i).getFeatures().toFloatVector();
+            float[] l = ones.get(i).getLabels().toFloatVector();
+            StringBuilder line = new StringBuilder();
+            for (float x : f) {
+                line.append(x).append(',');
+            }
+            line.append(l[0] == 1 ? 0 : l[1] == 1 ? 1 : 2);
+            File file = new File(dir, String.format("row-%02d.csv", i));
+            Files.writeString(file.toPath(), line.toString());
+            paths.add(file.getAbsolutePath());
+        }
+        MultiLayerNetwork local = net(CONF);
+        for (int i = 0; i < ones.size(); i += 8) {
+            local.fit(DataSet.merge(ones.subList(i, i + 8)));
+        }
+        ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(1, 1).batchSizePerWorker(8)
+                .averagingFrequency(1).build();
+        MultiLayerNetwork trained = new SparkDl4jMultiLayer(sc(), CONF, tm).fitPaths(sc().parallelize(paths, 2), CSV);
+        assertTrue(maxAbsDiff(local.params().toFloatVector(), trained.params().toFloatVector()) <= 1e-5f);
+    }
+
     /** The default executeTrainingPaths (load on the executors, then train as from an RDD): gradient sharing. */
     @Test
     void gradientSharingTrainsFromADirectory(@TempDir File dir) throws IOException {
