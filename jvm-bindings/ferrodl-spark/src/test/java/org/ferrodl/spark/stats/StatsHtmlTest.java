@@ -132,9 +132,9 @@ class StatsHtmlTest {
 
     @Test
     void gradientSharingPageDrawsThresholdSparsityAndBytesPerStep(@TempDir File tmp) throws Exception {
-        SharedTrainingMaster tm = new SharedTrainingMaster.Builder(4).batchSizePerWorker(4).rngSeed(1)
-                .collectTrainingStats(true).build();
+        SharedTrainingMaster tm = new SharedTrainingMaster.Builder(4).batchSizePerWorker(4).rngSeed(1).build();
         SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf(new Nesterovs(0.05, 0.9), 0), tm);
+        spark.setCollectTrainingStats(true); // the wrapper's switch works for this master too
         spark.fit(sc().parallelize(data(16, 4, 92), 2));
         SparkTrainingStats stats = spark.getSparkTrainingStats();
         assertFalse(stats.getSharingWorkerStats().isEmpty());
