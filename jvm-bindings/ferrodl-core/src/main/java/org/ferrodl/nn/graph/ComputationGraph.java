@@ -591,7 +591,9 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
 
     /**
      * @param data features per input, labels per output, optional masks
-     * @param training true to score in training mode (dropout active; the graph does not change)
+     * @param training true to score in training mode (dropout active): the parameters do not
+     *     change, but the dropout stream advances and {@link #gradient()} then holds this batch's
+     *     gradient, as after {@link #computeGradientAndScore(MultiDataSet)}
      * @return the score
      */
     public double score(MultiDataSet data, boolean training) {
