@@ -94,8 +94,10 @@ public final class NetworkInfo {
         public final boolean frozen;
         public final Long nIn;
         public final Long nOut;
-        /** Per-example input shape. */
+        /** Per-example input shape (a graph vertex's first input). */
         public final long[] inputShape;
+        /** A graph vertex's per-example input shapes, one per input; null in a MultiLayerNetwork. */
+        public final List<long[]> inputShapes;
         /** Per-example output shape. */
         public final long[] outputShape;
         public final long numParams;
@@ -126,6 +128,7 @@ public final class NetworkInfo {
             outputActivation = text(n.get("outputActivation"));
             inputs = null;
             vertexType = null;
+            inputShapes = null;
         }
 
         /**
@@ -144,6 +147,11 @@ public final class NetworkInfo {
             nOut = n.get("nOut").isNull() ? null : n.get("nOut").asLong();
             JsonNode ins = n.get("inputShapes");
             inputShape = ins.size() == 0 ? new long[0] : longs(ins.get(0));
+            List<long[]> shapes = new ArrayList<>();
+            for (JsonNode sh : ins) {
+                shapes.add(longs(sh));
+            }
+            inputShapes = Collections.unmodifiableList(shapes);
             outputShape = n.get("outputShape").isNull() ? new long[0] : longs(n.get("outputShape"));
             numParams = n.get("numParams").asLong();
             activation = text(n.get("activation"));

@@ -100,9 +100,17 @@ public final class SummaryTable {
         return shapes.length() == 0 ? "-" : shapes.toString();
     }
 
-    /** @return {@code "[784] -> [500]"} */
+    /** @return {@code "[784] -> [500]"}; a vertex with several inputs {@code "[4] + [2] -> [6]"} */
     public static String ioShapes(NetworkInfo.LayerEntry e) {
-        return shapeText(e.inputShape, '[', ']') + " -> " + shapeText(e.outputShape, '[', ']');
+        StringBuilder in = new StringBuilder();
+        if (e.inputShapes != null && e.inputShapes.size() > 1) {
+            for (long[] s : e.inputShapes) {
+                in.append(in.length() == 0 ? "" : " + ").append(shapeText(s, '[', ']'));
+            }
+        } else {
+            in.append(shapeText(e.inputShape, '[', ']'));
+        }
+        return in + " -> " + shapeText(e.outputShape, '[', ']');
     }
 
     /**

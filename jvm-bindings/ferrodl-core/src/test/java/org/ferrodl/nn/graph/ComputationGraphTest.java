@@ -307,6 +307,7 @@ class ComputationGraphTest {
             assertTrue(summary.contains("reg-merge (MergeVertex)"), summary);
             assertTrue(summary.contains("da, db"), summary);
             assertTrue(summary.contains("a (InputVertex)"), summary);
+            assertTrue(summary.contains("[4] + [2] -> [6]"), summary); // reg-merge: add and b
             assertTrue(summary.contains("Total parameters:     " + g.numParams()), summary);
         }
     }
