@@ -457,6 +457,68 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
     }
 
     /**
+     * Inference over every minibatch of an iterator (reset first when it supports reset), with
+     * each minibatch's features masks.
+     *
+     * @param iterator the data; its labels are not used
+     * @return one array per network output, the minibatches' rows stacked in order
+     */
+    public INDArray[] output(MultiDataSetIterator iterator) {
+        handle();
+        Objects.requireNonNull(iterator, "iterator");
+        if (iterator.resetSupported()) {
+            iterator.reset();
+        }
+        int nOut = numOutputArrays();
+        List<List<INDArray>> parts = new ArrayList<>();
+        for (int k = 0; k < nOut; k++) {
+            parts.add(new ArrayList<>());
+        }
+        while (iterator.hasNext()) {
+            MultiDataSet d = iterator.next();
+            INDArray[] out = output(false, d.getFeatures(), d.getFeaturesMaskArrays());
+            for (int k = 0; k < nOut; k++) {
+                parts.get(k).add(out[k]);
+            }
+        }
+        INDArray[] result = new INDArray[nOut];
+        for (int k = 0; k < nOut; k++) {
+            result[k] = stackRows(parts.get(k), info().graphOutputs.get(k).width);
+        }
+        return result;
+    }
+
+    /**
+     * @param iterator the data of a graph with one input and one output (reset first when it
+     *     supports reset); its labels are not used
+     * @return the output over every minibatch, rows stacked in order
+     * @throws IllegalStateException when the graph has more than one output
+     */
+    public INDArray outputSingle(DataSetIterator iterator) {
+        if (numOutputArrays() != 1) {
+            throw new IllegalStateException("outputSingle needs a graph with one output, this one has "
+                    + numOutputArrays() + " " + conf.getNetworkOutputs() + ": use output(..)");
+        }
+        return output(new org.ferrodl.linalg.dataset.adapter.MultiDataSetIteratorAdapter(iterator))[0];
+    }
+
+    /** Stacks {@code [n_i, width]} matrices along the rows. */
+    private static INDArray stackRows(List<INDArray> parts, long width) {
+        int total = 0;
+        for (INDArray p : parts) {
+            total = Math.addExact(total, Math.toIntExact(p.length()));
+        }
+        float[] all = new float[total];
+        int at = 0;
+        for (INDArray p : parts) {
+            float[] v = NDArray.internalData(p);
+            System.arraycopy(v, 0, all, at, v.length);
+            at += v.length;
+        }
+        return new NDArray(all, width == 0 ? 0 : total / width, width);
+    }
+
+    /**
      * @param input one features array per network input
      * @return the only output, in inference mode
      * @throws IllegalStateException when the graph has more than one output
@@ -635,6 +697,27 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
             out[i] = (float) s[i];
         }
         return new NDArray(out, out.length, 1);
+    }
+
+    /**
+     * {@link #scoreExamples(MultiDataSet, boolean)} over every minibatch of an iterator (reset first
+     * when it is exhausted and resettable), stacked in order.
+     *
+     * @param iterator the data
+     * @param addRegularizationTerms whether to add the whole L1/L2 term to each example's score
+     * @return a column vector {@code [N, 1]}
+     */
+    public INDArray scoreExamples(MultiDataSetIterator iterator, boolean addRegularizationTerms) {
+        handle();
+        Objects.requireNonNull(iterator, "iterator");
+        if (!iterator.hasNext() && iterator.resetSupported()) {
+            iterator.reset();
+        }
+        List<INDArray> parts = new ArrayList<>();
+        while (iterator.hasNext()) {
+            parts.add(scoreExamples(iterator.next(), addRegularizationTerms));
+        }
+        return stackRows(parts, 1);
     }
 
     /**

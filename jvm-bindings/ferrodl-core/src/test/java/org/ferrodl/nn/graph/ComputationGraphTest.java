@@ -273,6 +273,14 @@ class ComputationGraphTest {
                 assertEquals(da[i] + db[i], add[i], 1e-6);
             }
 
+            // over an iterator: the minibatches' outputs and scores stacked in order
+            List<MultiDataSet> halves = List.of(test.getRange(0, 40), test.getRange(40, 64));
+            INDArray[] stacked = g.output(new ListMultiDataSetIterator(halves, 1));
+            assertArrayEquals(new long[] {64, 2}, stacked[0].shape());
+            assertArrayEquals(out[0].toFloatVector(), stacked[0].toFloatVector());
+            assertArrayEquals(out[1].toFloatVector(), stacked[1].toFloatVector());
+            assertArrayEquals(g.scoreExamples(test, true).toFloatVector(),
+                    g.scoreExamples(new ListMultiDataSetIterator(halves, 1), true).toFloatVector());
             // the mean of per-example scores is the score (no L1/L2 here)
             INDArray per = g.scoreExamples(test, false);
             assertArrayEquals(new long[] {64, 1}, per.shape());
@@ -575,6 +583,10 @@ class ComputationGraphTest {
                     }
                 }
             }
+            INDArray all = g.outputSingle(new ListDataSetIterator(test, 1));
+            assertArrayEquals(new long[] {100, 3}, all.shape());
+            assertArrayEquals(g.outputSingle(test.get(3).getFeatures()).toFloatVector(),
+                    all.getRows(75, 100).toFloatVector());
             Evaluation e = g.evaluate(new ListDataSetIterator(test, 1));
             assertEquals(100, total);
             assertEquals(correct / (double) total, e.accuracy(), 1e-12);
