@@ -29,6 +29,8 @@ impl FerroError {
     pub fn java_class(&self) -> String {
         let simple = match self {
             FerroError::Nn(NnError::InvalidConfig(_)) => "DL4JInvalidConfigException",
+            FerroError::Nn(NnError::Memory(_))
+            | FerroError::Sharing(SharingError::Nn(NnError::Memory(_))) => "NativeMemoryException",
             FerroError::Nn(_) => "DL4JInvalidInputException",
             FerroError::Data(DataError::Format(_)) => "DataSetFormatException",
             FerroError::Data(_) => "DL4JInvalidInputException",

@@ -6,6 +6,12 @@
 //! reached through typed handle registries ([`handles`]), never raw pointers.
 //! One module per Java class served (`org.ferrodl.jni.*`); nothing numeric lives here.
 
+/// Every native byte is counted, so `NativeInfo.nativeMemory()` and the budget checks see what
+/// networks, buffers, the relay and the codec hold (`ferrodl_tensor::memory`).
+#[global_allocator]
+static ALLOCATOR: ferrodl_tensor::memory::CountingAllocator =
+    ferrodl_tensor::memory::CountingAllocator;
+
 mod arrays;
 pub mod boundary;
 pub mod errors;

@@ -3,7 +3,7 @@
 
 use crate::boundary::{guard, invalid};
 use jni::objects::{JClass, JString};
-use jni::sys::{jint, jstring};
+use jni::sys::{jint, jlong, jstring};
 use jni::JNIEnv;
 
 /// The build information the Java loader compares with the jar's version.
@@ -105,5 +105,42 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_setGemmKernel<'local>(
                 "unknown GEMM kernel {text:?}; expected auto, fma or amx"
             )),
         }
+    })
+}
+
+/// Native memory as JSON: `{"inUse":..,"peak":..,"budget":..}` (bytes).
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_nativeMemory<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+) -> jstring {
+    guard(&mut env, |env| {
+        use ferrodl_tensor::memory;
+        let json = serde_json::json!({
+            "inUse": memory::in_use(),
+            "peak": memory::peak(),
+            "budget": memory::budget(),
+        })
+        .to_string();
+        Ok(env.new_string(json)?.into_raw())
+    })
+}
+
+/// Sets the native memory budget in bytes; 0 restores the default (physical memory, or
+/// `FERRODL_NATIVE_MEMORY`).
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_setNativeMemoryBudget<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    bytes: jlong,
+) {
+    guard(&mut env, |_| {
+        if bytes < 0 {
+            return invalid(format!(
+                "the native memory budget must be >= 0 bytes (0 restores the default), got {bytes}"
+            ));
+        }
+        ferrodl_tensor::memory::set_budget(bytes as u64);
+        Ok(())
     })
 }

@@ -12,20 +12,34 @@ pub enum NnError {
     InvalidInput(String),
     /// Array dimensions do not fit the network (e.g. features width != nIn).
     Shape(String),
+    /// A request for native memory past the budget (or a size that overflows).
+    Memory(ferrodl_tensor::memory::MemoryError),
 }
 
 impl NnError {
     /// The message without the variant (what the Java exception carries).
-    pub fn message(&self) -> &str {
+    pub fn message(&self) -> String {
         match self {
-            NnError::InvalidConfig(m) | NnError::InvalidInput(m) | NnError::Shape(m) => m,
+            NnError::InvalidConfig(m) | NnError::InvalidInput(m) | NnError::Shape(m) => m.clone(),
+            NnError::Memory(e) => e.to_string(),
         }
     }
 }
 
 impl fmt::Display for NnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
+        match self {
+            NnError::InvalidConfig(m) | NnError::InvalidInput(m) | NnError::Shape(m) => {
+                f.write_str(m)
+            }
+            NnError::Memory(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<ferrodl_tensor::memory::MemoryError> for NnError {
+    fn from(e: ferrodl_tensor::memory::MemoryError) -> Self {
+        NnError::Memory(e)
     }
 }
 

@@ -23,7 +23,7 @@ use crate::loss::LabelsMask;
 use crate::regularization::{self, ParamBlock};
 use crate::vertices::{Vertex, VertexConfig};
 use ferrodl_optim::{AnyUpdater, Optimizer};
-use ferrodl_tensor::{Rng, Scalar};
+use ferrodl_tensor::{memory, Rng, Scalar};
 use std::ops::Range;
 
 /// Seed offset of the training RNG (dropout masks), so it never replays the initialisation draws.
@@ -141,6 +141,31 @@ fn two_mut<X>(v: &mut [X], a: usize, b: usize) -> (&mut X, &mut X) {
     }
 }
 
+/// Makes `v` exactly `n` values long: growing is checked against the native memory budget,
+/// shrinking keeps the capacity (so a later larger batch reuses it).
+fn fit_len<T: Scalar>(
+    v: &mut Vec<T>,
+    n: usize,
+    what: impl FnOnce() -> String,
+) -> Result<(), NnError> {
+    if v.len() < n {
+        memory::try_grow(v, n, T::zero(), what)?;
+    } else {
+        v.truncate(n);
+    }
+    Ok(())
+}
+
+/// The error for a size that does not fit 64 bits.
+fn too_big(what: impl FnOnce() -> String) -> NnError {
+    NnError::Memory(memory::MemoryError {
+        what: what(),
+        bytes: None,
+        budget: memory::budget(),
+        in_use: memory::in_use(),
+    })
+}
+
 /// Grows `v` to at least `n` values (never shrinks: capacity and pointers stay put).
 fn grow<T: Scalar>(v: &mut Vec<T>, n: usize) {
     if v.len() < n {
@@ -163,7 +188,7 @@ impl<T: Scalar> Executor<T> {
         let mut nodes: Vec<Node<T>> = Vec::with_capacity(n);
         let mut blocks = Vec::new();
         let mut heads = Vec::with_capacity(outputs.len());
-        let mut offset = 0;
+        let mut offset: usize = 0;
         for (j, def) in defs.into_iter().enumerate() {
             let (shape, op) = match def.kind {
                 NodeDefKind::Layer {
@@ -175,8 +200,24 @@ impl<T: Scalar> Executor<T> {
                         .map_err(|e| NnError::InvalidConfig(format!("{}: {e}", def.who)))?;
                     let start = offset;
                     for spec in layer.param_specs() {
-                        let len = spec.len();
-                        blocks.push(ParamBlock::new(j, conf, frozen, spec, offset..offset + len));
+                        let len = spec
+                            .shape
+                            .iter()
+                            .try_fold(1usize, |a, &d| a.checked_mul(d))
+                            .and_then(|len| offset.checked_add(len).map(|end| (len, end)));
+                        let Some((len, end)) = len else {
+                            return Err(memory::MemoryError {
+                                what: format!(
+                                    "{}: parameter {:?} of shape {:?}",
+                                    def.who, spec.name, spec.shape
+                                ),
+                                bytes: None,
+                                budget: memory::budget(),
+                                in_use: memory::in_use(),
+                            }
+                            .into());
+                        };
+                        blocks.push(ParamBlock::new(j, conf, frozen, spec, offset..end));
                         offset += len;
                     }
                     if outputs.contains(&j) {
@@ -237,7 +278,35 @@ impl<T: Scalar> Executor<T> {
                 "every network output must be an output layer".into(),
             ));
         }
-        let mut params = vec![T::zero(); offset];
+        // Parameters, gradients and updater state are allocated together: check them together
+        // before any of it is (the optimizer's state is sized by each trained block's updater).
+        let state_len = blocks
+            .iter()
+            .filter(|b| b.trains())
+            .map(|b| ferrodl_optim::Updater::state_vectors(&b.updater).checked_mul(b.range.len()))
+            .try_fold(0usize, |a, n| a.checked_add(n?));
+        let values = state_len.and_then(|s| offset.checked_mul(2)?.checked_add(s));
+        let largest = nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                Op::Layer(l) => Some((l.range.len(), n.who.as_str())),
+                Op::Vertex(_) => None,
+            })
+            .max_by_key(|(len, _)| *len);
+        memory::check(
+            || match largest {
+                Some((len, who)) => format!(
+                    "the network's {} parameters (the largest block: {who}, {} parameters), their \
+                     gradients and updater state",
+                    memory::grouped(offset as u64),
+                    memory::grouped(len as u64)
+                ),
+                None => "the network's parameters".into(),
+            },
+            values.and_then(|v| memory::bytes_of(v, std::mem::size_of::<T>())),
+        )?;
+        let mut params = memory::try_filled(offset, T::zero(), || "the parameters".into())?;
+        let grads = memory::try_filled(offset, T::zero(), || "the gradients".into())?;
         let mut rng = Rng::new(seed as u64);
         for node in &nodes {
             if let Op::Layer(l) = &node.op {
@@ -252,7 +321,7 @@ impl<T: Scalar> Executor<T> {
                 .collect::<Vec<(Range<usize>, AnyUpdater)>>(),
         );
         let mut exec = Executor {
-            grads: vec![T::zero(); offset],
+            grads,
             params,
             optimizer,
             blocks,
@@ -514,7 +583,13 @@ impl<T: Scalar> Executor<T> {
                 }
             };
             let out = &mut rest[0];
-            out.resize(out_rows * node.shape.len(), T::zero());
+            let who = &node.who;
+            let need = out_rows.checked_mul(node.shape.len()).ok_or_else(|| {
+                too_big(|| format!("the activations of {who} for {out_rows} rows"))
+            })?;
+            fit_len(out, need, || {
+                format!("the activations of {who} for a minibatch of {out_rows} examples")
+            })?;
             node_rows[j] = out_rows;
             match &mut node.op {
                 Op::Layer(l) => {
@@ -528,7 +603,9 @@ impl<T: Scalar> Executor<T> {
                     // Frozen layers run in inference mode (no dropout, running statistics).
                     let train_j = train && !l.frozen;
                     if l.drop.enabled() {
-                        l.dropped.resize(in_rows * l.shapes.input.len(), T::zero());
+                        fit_len(&mut l.dropped, input.len(), || {
+                            format!("the dropout input of {} for {in_rows} rows", node.who)
+                        })?;
                         l.drop.apply(input, &mut l.dropped, train_j, train_rng);
                         input = &l.dropped;
                     }
@@ -553,10 +630,43 @@ impl<T: Scalar> Executor<T> {
         }
         for h in &mut self.heads {
             let a = &self.acts[h.node];
-            h.out.resize(a.len(), T::zero());
+            fit_len(&mut h.out, a.len(), || "the network output".into())?;
             h.out.copy_from_slice(a);
             let cols = self.nodes[h.node].shape.len();
             h.act.forward(&mut h.out, cols, None);
+        }
+        if train {
+            self.reserve_backward_buffers()?;
+        }
+        Ok(())
+    }
+
+    /// Sizes the delta slots and scratch for the batch of the last forward pass, so that the
+    /// backward pass allocates nothing (buffers only grow).
+    fn reserve_backward_buffers(&mut self) -> Result<(), NnError> {
+        for j in 0..self.nodes.len() {
+            let node = &self.nodes[j];
+            let len = self.rows[j] * node.shape.len();
+            if node.slot != usize::MAX {
+                memory::try_grow(&mut self.slots[node.slot], len, T::zero(), || {
+                    format!("the gradient buffers of {}", node.who)
+                })?;
+            }
+            if !node.backprop {
+                continue;
+            }
+            while self.scratch.len() < node.sources.len().max(1) {
+                self.scratch.push(Vec::new());
+            }
+            for (i, s) in node.sources.iter().enumerate() {
+                let n = match *s {
+                    Src::Input(_) => continue,
+                    Src::Node(m) => self.acts[m].len(),
+                };
+                memory::try_grow(&mut self.scratch[i], n, T::zero(), || {
+                    format!("the gradient buffers of {}", node.who)
+                })?;
+            }
         }
         Ok(())
     }

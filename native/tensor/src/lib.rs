@@ -27,6 +27,7 @@ mod amx_tests;
 mod cpu;
 mod denormals;
 mod kernel;
+pub mod memory;
 mod parallel;
 mod pool;
 

@@ -59,4 +59,23 @@ public final class NativeInfo {
      * @throws org.ferrodl.exception.DL4JInvalidInputException for any other name
      */
     public static native void setGemmKernel(String name);
+
+    /**
+     * Native memory of this process as JSON: {@code inUse} (bytes the engine holds now: networks,
+     * buffers, relay, codec), {@code peak} (the most held at once) and {@code budget} (the cap every
+     * large native allocation is checked against before it is made).
+     *
+     * @return the JSON object
+     */
+    public static native String nativeMemory();
+
+    /**
+     * Sets the native memory budget, process-wide. A network whose parameters, gradients and
+     * updater state, or a minibatch whose activations, would take native memory past it is refused
+     * with {@link org.ferrodl.exception.NativeMemoryException} before anything is allocated.
+     *
+     * @param bytes the budget; 0 restores the default (physical memory, or the
+     *     {@code FERRODL_NATIVE_MEMORY} environment variable)
+     */
+    public static native void setNativeMemoryBudget(long bytes);
 }

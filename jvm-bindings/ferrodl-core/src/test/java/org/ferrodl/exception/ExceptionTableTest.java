@@ -20,6 +20,7 @@ class ExceptionTableTest {
             {NativeStateException.class, IllegalStateException.class},
             {NativePanicException.class, NativeStateException.class},
             {RelayException.class, NativeStateException.class},
+            {NativeMemoryException.class, NativeStateException.class},
             {NativeLibraryUnavailableException.class, RuntimeException.class},
         };
         for (Object[] row : table) {
