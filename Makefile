@@ -9,7 +9,7 @@ SPARK_VERSION := 4.2.0
 SPARK_DIST := $(ROOT)/.build/spark-dist
 export SPARK_HOME := $(SPARK_DIST)/pyspark
 
-.PHONY: all native stage jvm example example-lenet test test-rust test-valgrind test-valgrind-relay test-jvm test-cluster spark-dist clean bench
+.PHONY: all native stage jvm example example-lenet test test-deps test-rust test-valgrind test-valgrind-relay test-jvm test-cluster spark-dist clean bench
 
 all: jvm
 
@@ -53,7 +53,12 @@ test-valgrind:
 test-valgrind-relay:
 	tests/valgrind/run-valgrind.sh ferrodl-relay
 
-test-jvm: stage
+# headless Chromium (Debian's package) renders the training-stats page in StatsHtmlTest
+test-deps:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+test-jvm: stage test-deps
 	$(MVN) -f jvm-bindings/pom.xml install
 
 clean:
