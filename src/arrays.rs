@@ -163,6 +163,9 @@ pub fn read_float_arrays(
     Ok(out)
 }
 
+/// A mask read from Java: its values and column count.
+pub type OwnedMask = Option<(Vec<f32>, usize)>;
+
 /// Reads optional masks: a null `float[][]` is "no masks"; otherwise entry `i` is a
 /// `rows × cols[i]` mask or null. `cols` must have one entry per mask.
 pub fn read_masks(
@@ -171,7 +174,7 @@ pub fn read_masks(
     cols: &JIntArray<'_>,
     rows: usize,
     what: &str,
-) -> FerroResult<Vec<Option<(Vec<f32>, usize)>>> {
+) -> FerroResult<Vec<OwnedMask>> {
     if masks.as_raw().is_null() {
         return Ok(Vec::new());
     }

@@ -16,6 +16,7 @@ mod arrays;
 pub mod boundary;
 pub mod errors;
 pub mod handles;
+mod info_json;
 mod native_configuration;
 mod native_dataset_codec;
 mod native_graph;

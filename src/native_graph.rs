@@ -11,7 +11,8 @@ use crate::arrays::{
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
 use crate::handles::Registry;
-use ferrodl_nn::{ComputationGraph, ComputationGraphConfiguration, LayerConfig, Shape};
+use crate::info_json::{enum_name, param_table_json, shape_json};
+use ferrodl_nn::{ComputationGraph, ComputationGraphConfiguration, LayerConfig};
 use jni::objects::{JClass, JFloatArray, JIntArray, JObjectArray, JString};
 use jni::sys::{
     jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jobjectArray, jstring,
@@ -434,16 +435,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_paramTable<'local>(
     handle: jlong,
 ) -> jstring {
     guard(&mut env, |env| {
-        let json = graphs().with(handle, |g| {
-            let rows: Vec<Value> = g
-                .param_table()
-                .into_iter()
-                .map(|(key, r, shape)| {
-                    json!({"key": key, "offset": r.start, "length": r.len(), "shape": shape})
-                })
-                .collect();
-            Ok(Value::Array(rows).to_string())
-        })?;
+        let json = graphs().with(handle, |g| Ok(param_table_json(g.param_table())))?;
         Ok(env.new_string(json)?.into_raw())
     })
 }
@@ -477,18 +469,6 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_learningRate<'local>(
             None => invalid(format!("the graph has no vertex \"{name}\"")),
         })
     })
-}
-
-fn shape_json(s: Shape) -> Value {
-    match s {
-        Shape::Flat(n) => json!([n]),
-        Shape::Image { c, h, w } => json!([c, h, w]),
-        Shape::Seq { c, len } => json!([c, len]),
-    }
-}
-
-fn enum_name<E: serde::Serialize>(e: &E) -> Value {
-    serde_json::to_value(e).unwrap_or(Value::Null)
 }
 
 /// `inputs` (name, shape), `outputs` (name, nOut, activation, lossFunction), `order` (execution

@@ -5,7 +5,8 @@ use crate::arrays::{check_matrix, new_float_array, new_long_array, read_batch, r
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
 use crate::handles::Registry;
-use ferrodl_nn::{LayerConfig, MultiLayerConfiguration, MultiLayerNetwork, Shape};
+use crate::info_json::{enum_name, param_table_json, shape_json};
+use ferrodl_nn::{LayerConfig, MultiLayerConfiguration, MultiLayerNetwork};
 use jni::objects::{JClass, JFloatArray, JString};
 use jni::sys::{
     jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jstring, JNI_TRUE,
@@ -262,7 +263,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_paramTable<'local>(
     handle: jlong,
 ) -> jstring {
     guard(&mut env, |env| {
-        let json = networks().with(handle, |n| Ok(param_table_json(n)))?;
+        let json = networks().with(handle, |n| Ok(param_table_json(n.param_table())))?;
         Ok(env.new_string(json)?.into_raw())
     })
 }
@@ -292,37 +293,6 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_learningRate<'local>(
 }
 
 // ---- helpers (no JNI; unit-tested below) ----------------------------------------------------
-
-/// `[{"key":"0_W","offset":0,"length":6,"shape":[2,3]}, ...]` in `params()` order.
-fn param_table_json(net: &MultiLayerNetwork) -> String {
-    let rows: Vec<Value> = net
-        .param_table()
-        .into_iter()
-        .map(|(key, range, shape)| {
-            json!({
-                "key": key,
-                "offset": range.start,
-                "length": range.len(),
-                "shape": shape,
-            })
-        })
-        .collect();
-    Value::Array(rows).to_string()
-}
-
-/// Per-example shape as an array: `[n]`, `[C, H, W]` or `[C, L]`.
-fn shape_json(s: Shape) -> Value {
-    match s {
-        Shape::Flat(n) => json!([n]),
-        Shape::Image { c, h, w } => json!([c, h, w]),
-        Shape::Seq { c, len } => json!([c, len]),
-    }
-}
-
-/// An enum's JSON name (`"RELU"`, `"MCXENT"`), as the configuration writes it.
-fn enum_name<E: serde::Serialize>(e: &E) -> Value {
-    serde_json::to_value(e).unwrap_or(Value::Null)
-}
 
 /// One object per layer: index, type (the configuration's, `FrozenLayer` for a frozen one, with
 /// `innerType`), name (null when unnamed), frozen, nIn/nOut (configured, or null), inputShape and
@@ -403,7 +373,7 @@ mod tests {
 
     #[test]
     fn param_table_lists_blocks_in_layout_order() {
-        let v: Value = serde_json::from_str(&param_table_json(&net())).unwrap();
+        let v: Value = serde_json::from_str(&param_table_json(net().param_table())).unwrap();
         let expected = json!([
             {"key":"0_W","offset":0,"length":12,"shape":[3,4]},
             {"key":"0_b","offset":12,"length":4,"shape":[4]},
