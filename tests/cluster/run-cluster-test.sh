@@ -15,6 +15,9 @@
 # Every process the script starts is stopped at the end.
 #
 # Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: all three)
+#        SPARK_LINE=2.12 tests/cluster/run-cluster-test.sh ...  the Spark 3.5 / Scala 2.12 line: the
+#        pyspark 3.5 distribution and the example built against ferrodl-spark_2.12 (default 2.13:
+#        Spark 4.x, ferrodl-spark_2.13)
 # Environment: MIN_ACCURACY (0.94), MIN_SHARED_ACCURACY (0.95), MAX_SHARED_RATIO (0.001), KILL_TOLERANCE (0.01),
 #              SHARED_ARGS (extra example options of the shared scenarios; default below), SUBMIT_TIMEOUT seconds
 #              (600), REGISTER_TIMEOUT seconds (90), EXAMPLE_JAR (the uber-jar to submit), KEEP_TMP=1
@@ -23,10 +26,25 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-SPARK_VERSION="4.2.0"
-SPARK_DIST="$ROOT/.build/spark-dist"
+SPARK_LINE="${SPARK_LINE:-2.13}"
+case "$SPARK_LINE" in
+  2.13)
+    SPARK_VERSION="4.2.0"
+    SPARK_DIST="$ROOT/.build/spark-dist"
+    DEFAULT_JAR="$ROOT/spark-example/target/ferrodl-spark-example-0.1.0.jar"
+    ;;
+  2.12)
+    SPARK_VERSION="3.5.9"
+    SPARK_DIST="$ROOT/.build/spark-dist-3.5"
+    DEFAULT_JAR="$ROOT/spark-example/spark_2.12/target/ferrodl-spark-example_2.12-0.1.0.jar"
+    ;;
+  *)
+    echo "SPARK_LINE must be 2.13 (Spark 4.x) or 2.12 (Spark 3.5), got '$SPARK_LINE'" >&2
+    exit 2
+    ;;
+esac
 export SPARK_HOME="$SPARK_DIST/pyspark"
-JAR="${EXAMPLE_JAR:-$ROOT/spark-example/target/ferrodl-spark-example-0.1.0.jar}"
+JAR="${EXAMPLE_JAR:-$DEFAULT_JAR}"
 MIN_ACCURACY="${MIN_ACCURACY:-0.94}"
 MIN_SHARED_ACCURACY="${MIN_SHARED_ACCURACY:-0.95}"
 KILL_TOLERANCE="${KILL_TOLERANCE:-0.01}"
@@ -50,7 +68,7 @@ export SPARK_DAEMON_MEMORY=512m
 # no SPARK_CONF_DIR of the user's leaks into the test
 unset SPARK_CONF_DIR SPARK_MASTER_HOST SPARK_WORKER_DIR || true
 
-log() { printf '[cluster-test] %s\n' "$*" >&2; }
+log() { printf '[cluster-test %s] %s\n' "$SPARK_LINE" "$*" >&2; }
 
 PIDS=()        # every daemon this script started
 TMP=""
@@ -109,11 +127,11 @@ on_exit() {
   stop_all
   local failed=$((${#SCENARIOS[@]} - PASSED))
   if ((failed == 0)); then
-    echo "cluster: $PASSED passed, 0 failed"
+    echo "cluster (Spark $SPARK_VERSION, Scala $SPARK_LINE): $PASSED passed, 0 failed"
   else
     log "FAILED ($CURRENT): $FAIL_REASON"
     print_logs
-    echo "cluster: $PASSED passed, $failed failed"
+    echo "cluster (Spark $SPARK_VERSION, Scala $SPARK_LINE): $PASSED passed, $failed failed"
     rc=1
   fi
   if [[ -n "$TMP" && -d "$TMP" ]]; then
@@ -141,6 +159,8 @@ if [[ ! -x "$SPARK_HOME/bin/spark-submit" ]]; then
     || fail "pip install pyspark==$SPARK_VERSION failed"
 fi
 [[ -x "$SPARK_HOME/bin/spark-class" ]] || fail "$SPARK_HOME/bin/spark-class missing: broken Spark distribution in $SPARK_DIST"
+[[ -f "$SPARK_HOME/jars/spark-core_$SPARK_LINE-$SPARK_VERSION.jar" ]] \
+  || fail "$SPARK_DIST is not Spark $SPARK_VERSION / Scala $SPARK_LINE (no jars/spark-core_$SPARK_LINE-$SPARK_VERSION.jar): remove it and re-run"
 [[ -f "$JAR" ]] || fail "example jar $JAR missing: build it first (make jvm)"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/ferrodl-cluster.XXXXXX")"

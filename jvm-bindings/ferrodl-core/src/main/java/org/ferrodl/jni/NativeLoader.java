@@ -196,10 +196,17 @@ public final class NativeLoader {
             } catch (NativeLibraryUnavailableException e) {
                 failure = e;
                 throw e;
-            } catch (RuntimeException | LinkageError e) {
+            } catch (UnsatisfiedLinkError | RuntimeException e) {
                 Platform p = currentPlatform();
                 failure = new NativeLibraryUnavailableException("ferrodl native library failed to load on "
                         + describe(p) + ": " + e + ". " + advice(p), e);
+                throw failure;
+            } catch (LinkageError e) {
+                // a Java class is missing or incompatible: the native jar is not the problem
+                failure = new NativeLibraryUnavailableException("ferrodl could not start its native library: " + e
+                        + ". The ferrodl jars on the class path are incomplete or mixed (for example a bundle "
+                        + "built for another Spark line, or a dependency of ferrodl-core in a version it was not "
+                        + "built with).", e);
                 throw failure;
             } finally {
                 loadingThread = null;
