@@ -1,0 +1,56 @@
+package org.ferrodl.spark.ml;
+
+import org.apache.spark.ml.util.DefaultParamsReader;
+import org.apache.spark.ml.util.Identifiable$;
+import org.apache.spark.ml.util.MLReader;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.ferrodl.exception.DL4JInvalidInputException;
+import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+
+/**
+ * Spark ML estimator of a ferrodl regression network with one output: a Vector features column and
+ * a numeric label column; the model appends the network's output as {@code predictionCol}.
+ */
+public final class FerrodlRegressor extends FerrodlEstimator<FerrodlRegressionModel, FerrodlRegressor> {
+    private static final long serialVersionUID = 1L;
+
+    public FerrodlRegressor() {
+        this(Identifiable$.MODULE$.randomUID("ferrodlRegressor"));
+    }
+
+    public FerrodlRegressor(String uid) {
+        super(uid);
+    }
+
+    @Override
+    void encodeLabel(double label, float[] out, int offset, int width, long row) {
+        if (width != 1) {
+            throw new DL4JInvalidInputException("FerrodlRegressor needs a network with one output, this one has "
+                    + width);
+        }
+        if (!Double.isFinite(label)) {
+            throw new DL4JInvalidInputException("label " + label + " in row " + row + " of column '" + $(labelCol)
+                    + "' is not finite");
+        }
+        out[offset] = (float) label;
+    }
+
+    @Override
+    FerrodlRegressionModel newModel(String uid, MultiLayerNetwork network) {
+        return new FerrodlRegressionModel(uid, network);
+    }
+
+    @Override
+    StructType addOutputColumns(StructType schema, String predictionCol) {
+        return schema.add(predictionCol, DataTypes.DoubleType, false);
+    }
+
+    public static MLReader<FerrodlRegressor> read() {
+        return new DefaultParamsReader<>();
+    }
+
+    public static FerrodlRegressor load(String path) {
+        return read().load(path);
+    }
+}
