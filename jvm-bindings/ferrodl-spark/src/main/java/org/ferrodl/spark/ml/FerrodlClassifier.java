@@ -6,7 +6,6 @@ import org.apache.spark.ml.util.Identifiable$;
 import org.apache.spark.ml.util.MLReader;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 
 /**
@@ -35,13 +34,8 @@ public final class FerrodlClassifier extends FerrodlEstimator<FerrodlClassificat
     }
 
     @Override
-    void encodeLabel(double label, float[] out, int offset, int width, long row) {
-        int k = (int) label;
-        if (k != label || k < 0 || k >= width) {
-            throw new DL4JInvalidInputException("label " + label + " in row " + row + " of column '" + $(labelCol)
-                    + "' is not a class index in [0, " + (width - 1) + "] (the network has " + width + " outputs)");
-        }
-        out[offset + k] = 1f;
+    DataFrames.LabelEncoder labelEncoder(String labelCol) {
+        return DataFrames.classIndex(labelCol);
     }
 
     @Override

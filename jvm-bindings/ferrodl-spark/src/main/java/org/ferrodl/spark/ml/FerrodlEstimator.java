@@ -1,7 +1,5 @@
 package org.ferrodl.spark.ml;
 
-import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -140,8 +138,8 @@ public abstract class FerrodlEstimator<M extends FerrodlModel<M>, E extends Ferr
         return shared ? SharedTrainingMaster.fromJson(json) : ParameterAveragingTrainingMaster.fromJson(json);
     }
 
-    /** How a label value becomes the network's label row ({@code width} columns). */
-    abstract void encodeLabel(double label, float[] out, int offset, int width, long row);
+    /** How a label value becomes the network's label row. */
+    abstract DataFrames.LabelEncoder labelEncoder(String labelCol);
 
     /** The model around a trained network. */
     abstract M newModel(String uid, MultiLayerNetwork network);
@@ -201,40 +199,8 @@ public abstract class FerrodlEstimator<M extends FerrodlModel<M>, E extends Ferr
     }
 
     private JavaRDD<DataSet> toDataSets(Dataset<?> dataset, int nIn, int nOut) {
-        int rows = (Integer) $(rowsPerDataSet);
-        String f = $(featuresCol);
-        FerrodlEstimator<M, E> encoder = this;
-        return dataset.select(f, $(labelCol)).toJavaRDD().mapPartitions((Iterator<Row> it) -> {
-            List<DataSet> out = new ArrayList<>();
-            float[] feat = new float[rows * nIn];
-            float[] lab = new float[rows * nOut];
-            int n = 0;
-            long row = 0;
-            while (it.hasNext()) {
-                Row r = it.next();
-                Vector v = (Vector) r.get(0);
-                if (v.size() != nIn) {
-                    throw new DL4JInvalidInputException("row " + row + " of column '" + f + "' has " + v.size()
-                            + " features, the first row had " + nIn);
-                }
-                for (int j = 0; j < nIn; j++) {
-                    feat[n * nIn + j] = (float) v.apply(j);
-                }
-                encoder.encodeLabel(((Number) r.get(1)).doubleValue(), lab, n * nOut, nOut, row);
-                n++;
-                row++;
-                if (n == rows) {
-                    out.add(new DataSet(Nd4j.create(feat.clone(), rows, nIn), Nd4j.create(lab.clone(), rows, nOut)));
-                    java.util.Arrays.fill(lab, 0f);
-                    n = 0;
-                }
-            }
-            if (n > 0) {
-                out.add(new DataSet(Nd4j.create(java.util.Arrays.copyOf(feat, n * nIn), n, nIn),
-                        Nd4j.create(java.util.Arrays.copyOf(lab, n * nOut), n, nOut)));
-            }
-            return out.iterator();
-        });
+        return DataFrames.toDataSets(dataset, $(featuresCol), $(labelCol), (Integer) $(rowsPerDataSet), nIn, nOut,
+                labelEncoder($(labelCol)));
     }
 
     @Override

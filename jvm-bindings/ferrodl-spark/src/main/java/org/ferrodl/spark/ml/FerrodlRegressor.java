@@ -5,7 +5,6 @@ import org.apache.spark.ml.util.Identifiable$;
 import org.apache.spark.ml.util.MLReader;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 
 /**
@@ -24,16 +23,8 @@ public final class FerrodlRegressor extends FerrodlEstimator<FerrodlRegressionMo
     }
 
     @Override
-    void encodeLabel(double label, float[] out, int offset, int width, long row) {
-        if (width != 1) {
-            throw new DL4JInvalidInputException("FerrodlRegressor needs a network with one output, this one has "
-                    + width);
-        }
-        if (!Double.isFinite(label)) {
-            throw new DL4JInvalidInputException("label " + label + " in row " + row + " of column '" + $(labelCol)
-                    + "' is not finite");
-        }
-        out[offset] = (float) label;
+    DataFrames.LabelEncoder labelEncoder(String labelCol) {
+        return DataFrames.regression(labelCol);
     }
 
     @Override
