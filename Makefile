@@ -12,7 +12,7 @@ SPARK_DIST := $(ROOT)/.build/spark-dist
 SPARK_DIST_2_12 := $(ROOT)/.build/spark-dist-3.5
 export SPARK_HOME := $(SPARK_DIST)/pyspark
 
-.PHONY: all native stage jvm example example-lenet test test-deps test-rust test-valgrind test-valgrind-relay test-jvm test-cluster spark-dist clean bench
+.PHONY: all native stage jvm example example-lenet test test-deps test-rust test-valgrind test-valgrind-relay test-jvm test-cluster test-python python-wheel spark-dist clean bench
 
 all: jvm
 
@@ -119,7 +119,28 @@ test-cluster: jvm
 	tests/cluster/run-cluster-test.sh
 	SPARK_LINE=2.12 tests/cluster/run-cluster-test.sh $(CLUSTER_SCENARIOS_2_12)
 
-test: test-rust test-valgrind-relay test-jvm test-cluster
+# the PySpark front end (python/): its wheel (with the bundle jars of both lines) installed into
+# .build, then pytest on local Spark for both Spark lines and on a standalone cluster (Spark 4.x)
+PY_DEPS := $(ROOT)/.build/python-deps
+PY_FERRODL := $(ROOT)/.build/python-ferrodl
+WHEEL_DIR := $(ROOT)/.build/wheel
+PYTEST = cd $(ROOT)/.build && PYTHONPATH=$(PY_FERRODL):$(PY_DEPS):$(1):$(wildcard $(1)/pyspark/python/lib/py4j-*-src.zip) \
+	SPARK_HOME=$(1)/pyspark SPARK_LOCAL_IP=127.0.0.1 $(2) $(PYTHON) -m pytest -q -p no:cacheprovider $(ROOT)/python/tests
+
+$(PY_DEPS)/numpy:
+	$(PYTHON) -m pip install -q --target $(PY_DEPS) numpy pytest
+
+python-wheel: jvm
+	rm -rf $(WHEEL_DIR) $(PY_FERRODL)
+	$(PYTHON) -m pip wheel -q --no-deps -w $(WHEEL_DIR) ./python
+	$(PYTHON) -m pip install -q --no-deps --target $(PY_FERRODL) $(WHEEL_DIR)/ferrodl-0.1.0-py3-none-any.whl
+
+test-python: python-wheel spark-dist $(PY_DEPS)/numpy
+	$(call PYTEST,$(SPARK_DIST),)
+	$(call PYTEST,$(SPARK_DIST_2_12),)
+	$(call PYTEST,$(SPARK_DIST),FERRODL_TEST_CLUSTER=1)
+
+test: test-rust test-valgrind-relay test-jvm test-cluster test-python
 
 # every benchmark of issue 5 in one session, not a test (never part of `make test`): GEMM and
 # engine-level training vs numpy/JAX, training through the Java API vs DL4J and JAX with JNI
