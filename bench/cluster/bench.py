@@ -280,7 +280,10 @@ def ferrodl_run(cluster, tm, ladder, args, tmp, rep):
         status, text, wall = cluster.submit(
             [FERRODL_JAR, "--workers", "2", "--epochs", str(k), "--batch-size", "32",
              "--training-master", tm, "--data-dir", DATA_DIR, "--seed", str(args.seed)],
-            log_path, args.budget + 300, conf_extra=["spark.executorEnv.RAYON_NUM_THREADS=1"])
+            log_path, args.budget + 300, conf_extra=["spark.executorEnv.RAYON_NUM_THREADS=1",
+                                                      # the bench cluster runs without Spark authentication,
+                                                      # like the DL4J and MLlib runs it is compared with
+                                                      "spark.ferrodl.relay.allowWithoutSparkAuthentication=true"])
         epoch_secs = [floats(l, "seconds")[0] for l in text.splitlines() if re.match(r"^epoch \d+/\d+ ", l)]
         final = [l for l in text.splitlines() if l.startswith("FINAL test_accuracy=")]
         shar = [l for l in text.splitlines() if l.startswith("SHARING ")]

@@ -26,26 +26,33 @@ record RelayTrust(boolean localMaster, boolean encrypt, String warning) {
     static final String SPARK_AUTHENTICATE = "spark.authenticate";
     /** Spark's switch for encrypting them (AES-based, needs spark.authenticate). */
     static final String SPARK_NETWORK_CRYPTO = "spark.network.crypto.enabled";
+    /**
+     * The Spark-configuration form of {@code relayAllowWithoutSparkAuthentication(true)}, for
+     * operators who cannot change the program ({@code spark-submit --conf ...=true}).
+     */
+    public static final String ALLOW_WITHOUT_AUTHENTICATION = "spark.ferrodl.relay.allowWithoutSparkAuthentication";
 
     static RelayTrust check(SparkConf conf, String master, boolean allowWithoutAuthentication) {
         boolean local = master.equals("local") || master.startsWith("local[");
         boolean authenticated = conf.getBoolean(SPARK_AUTHENTICATE, false);
         boolean encrypt = conf.getBoolean(SPARK_NETWORK_CRYPTO, false);
+        boolean allowed = allowWithoutAuthentication || conf.getBoolean(ALLOW_WITHOUT_AUTHENTICATION, false);
         String warning = null;
         if (!local && !authenticated) {
             String risk = SPARK_AUTHENTICATE + " is false on master " + master + ", so Spark's block manager serves "
                     + "the broadcast that carries the gradient-sharing relay's per-fit secret to any process that "
                     + "can reach the driver or an executor; with it a stranger can join the relay, read the "
                     + "model's parameters and poison its updates";
-            if (!allowWithoutAuthentication) {
+            if (!allowed) {
                 throw new DL4JInvalidConfigException("SharedTrainingMaster refuses to train: " + risk + ". Set "
                         + SPARK_AUTHENTICATE + "=true (with spark.authenticate.secret on a standalone cluster; YARN "
                         + "and Kubernetes generate the secret), and " + SPARK_NETWORK_CRYPTO + "=true to encrypt the "
                         + "relay's traffic as well; or, only where every process that can reach the cluster is "
-                        + "trusted, SharedTrainingMaster.Builder.relayAllowWithoutSparkAuthentication(true)");
+                        + "trusted, SharedTrainingMaster.Builder.relayAllowWithoutSparkAuthentication(true) or --conf "
+                        + ALLOW_WITHOUT_AUTHENTICATION + "=true");
             }
             warning = "ferrodl gradient sharing: running although " + risk
-                    + " (allowed by relayAllowWithoutSparkAuthentication)";
+                    + " (allowed by relayAllowWithoutSparkAuthentication / " + ALLOW_WITHOUT_AUTHENTICATION + ")";
         }
         return new RelayTrust(local, encrypt, warning);
     }

@@ -643,7 +643,9 @@ public class SharedTrainingMaster implements TrainingMaster {
          * relay's per-fit secret to anyone who can reach it, and with the secret a stranger can
          * join the relay, read the parameters and poison the model. Set it only where every
          * process that can reach the driver and executors is trusted (an isolated network); the
-         * fit then logs a warning. See the README's security section.
+         * fit then logs a warning. The Spark property
+         * {@code spark.ferrodl.relay.allowWithoutSparkAuthentication=true} allows it as well (for
+         * spark-submit without changing the program). See the README's security section.
          */
         public Builder relayAllowWithoutSparkAuthentication(boolean allow) {
             this.relayAllowWithoutSparkAuthentication = allow;

@@ -187,6 +187,9 @@ class SharedTrainingSafetyTest {
         assertThrows(DL4JInvalidConfigException.class, () -> RelayTrust.check(open, "yarn", false));
         // local-cluster executors are separate JVMs fetching the broadcast over the network
         assertThrows(DL4JInvalidConfigException.class, () -> RelayTrust.check(open, "local-cluster[2,1,1024]", false));
+        RelayTrust byConf = RelayTrust.check(new SparkConf(false)
+                .set("spark.ferrodl.relay.allowWithoutSparkAuthentication", "true"), "yarn", false);
+        assertNotNull(byConf.warning());
         RelayTrust allowed = RelayTrust.check(open, "yarn", true);
         assertNotNull(allowed.warning());
         assertTrue(allowed.warning().contains("allowed by relayAllowWithoutSparkAuthentication"), allowed.warning());
