@@ -47,7 +47,7 @@ test-rust:
 	cargo test --workspace --all-targets
 
 # every native crate's tests under valgrind's memcheck: all pass, no memory error, 0 bytes
-# definitely lost (installs valgrind if missing; about 10 minutes on 2 cores, see README "Testing
+# definitely lost (installs valgrind if missing; about 25 minutes on 2 cores, see README "Testing
 # under valgrind"), so not part of `make test`
 test-valgrind:
 	tests/valgrind/run-valgrind.sh
