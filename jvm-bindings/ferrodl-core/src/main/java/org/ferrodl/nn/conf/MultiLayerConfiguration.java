@@ -2,6 +2,7 @@ package org.ferrodl.nn.conf;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -10,6 +11,8 @@ import java.util.List;
 import java.util.Objects;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import org.ferrodl.exception.DL4JInvalidConfigException;
+import org.ferrodl.exception.NativeStateException;
+import org.ferrodl.jni.NativeConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.Layer;
 import org.ferrodl.nn.conf.layers.LayerValidation;
@@ -182,10 +185,11 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
     }
 
     /**
-     * Checks the configuration: at least one layer; every layer complete and in range; every layer's
-     * {@code nIn} matching its input (the network input, {@link #getInputType()}, or the previous
-     * layer's output); convolution and pooling windows fitting their input; no SOFTMAX with a single
-     * output; an OutputLayer or LossLayer as the last layer and only there; valid updaters.
+     * Checks the configuration with the engine: at least one layer; every layer complete and in
+     * range; every layer's {@code nIn} matching its input (the network input, {@link #getInputType()},
+     * or the previous layer's output); convolution and pooling windows fitting their input; no
+     * SOFTMAX with a single output; an OutputLayer or LossLayer as the last layer and only there;
+     * valid updaters.
      *
      * @throws DL4JInvalidConfigException naming the layer index, type, name and the problem
      */
@@ -194,13 +198,43 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
             throw new DL4JInvalidConfigException("iterationCount and epochCount must be >= 0, got "
                     + iterationCount + " and " + epochCount);
         }
-        LayerValidation.activationTypes(layers, inputType, false);
+        LayerValidation.checkSettings(layers);
+        layerTypes();
     }
 
-    /** Fills unset nIn values from the input types, then validates (for the builder). */
+    /**
+     * Lets the engine fill unset nIn values (from the input type and the layers before) and
+     * validate (for the builder); the inferred sizes are copied into the layer objects.
+     */
     void inferAndValidate() {
-        LayerValidation.activationTypes(layers, inputType, true);
-        validate();
+        if (iterationCount < 0 || epochCount < 0) {
+            validate();
+        }
+        LayerValidation.checkSettings(layers);
+        JsonNode resolved = EngineSizes.parse(NativeConfiguration.resolveMultiLayer(toJson())).path("layers");
+        if (resolved.size() != layers.size()) {
+            throw new NativeStateException("the engine returned " + resolved.size() + " layers for " + layers.size());
+        }
+        for (int i = 0; i < layers.size(); i++) {
+            EngineSizes.copyInto(layers.get(i), resolved.get(i));
+        }
+    }
+
+    /** The engine's per-layer input and output types (validating the configuration). */
+    private JsonNode layerTypes() {
+        return EngineSizes.parse(NativeConfiguration.multiLayerTypes(toJson()));
+    }
+
+    private static List<InputType> types(JsonNode perLayer, String field) {
+        List<InputType> out = new ArrayList<>(perLayer.size());
+        try {
+            for (JsonNode n : perLayer) {
+                out.add(JsonMappers.getMapper().treeToValue(n.get(field), InputType.class));
+            }
+        } catch (JsonProcessingException | RuntimeException e) {
+            throw new NativeStateException("cannot read the engine's layer types: " + e.getMessage());
+        }
+        return Collections.unmodifiableList(out);
     }
 
     /**
@@ -211,8 +245,13 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
      * @throws DL4JInvalidConfigException when the configuration is invalid
      */
     public List<InputType> getLayerInputTypes() {
-        List<InputType> t = LayerValidation.activationTypes(layers, inputType, false);
-        return Collections.unmodifiableList(new ArrayList<>(t.subList(0, layers.size())));
+        List<InputType> t = new ArrayList<>(types(layerTypes(), "inputType"));
+        // The engine reports what layer 0 reads (a convolutionalFlat input read as an image);
+        // the network input is what the user declared.
+        if (inputType != null) {
+            t.set(0, inputType);
+        }
+        return Collections.unmodifiableList(t);
     }
 
     /**
@@ -222,8 +261,7 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
      * @throws DL4JInvalidConfigException when the configuration is invalid
      */
     public List<InputType> getLayerActivationTypes() {
-        List<InputType> t = LayerValidation.activationTypes(layers, inputType, false);
-        return Collections.unmodifiableList(new ArrayList<>(t.subList(1, t.size())));
+        return types(layerTypes(), "outputType");
     }
 
     /**
@@ -235,13 +273,9 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
      * @throws DL4JInvalidConfigException when the layers do not suit that input
      */
     public List<InputType> getLayerActivationTypes(InputType inputType) {
-        List<Layer> copy = new ArrayList<>(layers.size());
-        for (Layer l : layers) {
-            copy.add(l.clone());
-        }
-        List<InputType> t = LayerValidation.activationTypes(copy, Objects.requireNonNull(inputType, "inputType"),
-                false);
-        return Collections.unmodifiableList(new ArrayList<>(t.subList(1, t.size())));
+        MultiLayerConfiguration c = clone();
+        c.inputType = Objects.requireNonNull(inputType, "inputType");
+        return types(c.layerTypes(), "outputType");
     }
 
     /** @return the number of input values per example (the width of a features row) */

@@ -161,7 +161,7 @@ class ConfigValidationTest {
         expect(invalid(() -> MultiLayerConfiguration.fromJson(json.replace("\"convolutionMode\" : \"Truncate\",",
                 ""))), "layer 1 (SubsamplingLayer)", "convolutionMode is missing");
         expect(invalid(() -> MultiLayerConfiguration.fromJson(json.replace("\"height\" : 8", "\"height\" : 0"))),
-                "inputType", "invalid");
+                "inputType", "zero dimension");
         expect(invalid(() -> MultiLayerConfiguration.fromJson(json.replace("\"type\" : \"convolutional\"",
                 "\"type\" : \"convolutional3D\""))), "convolutional3D");
         expect(invalid(() -> MultiLayerConfiguration.fromJson(json.replace("\"nIn\" : 2", "\"nIn\" : 3"))),

@@ -256,7 +256,7 @@ class MultiLayerConfigurationTest {
         DL4JInvalidConfigException e = invalid(() -> new NeuralNetConfiguration.Builder().list()
                 .layer(new OutputLayer.Builder().nIn(4).nOut(1).activation(Activation.SOFTMAX).build()).build());
         assertTrue(e.getMessage().contains("layer 0"), e.getMessage());
-        assertTrue(e.getMessage().contains("SOFTMAX activation with nOut=1"), e.getMessage());
+        assertTrue(e.getMessage().contains("SOFTMAX with nOut=1"), e.getMessage());
     }
 
     @Test

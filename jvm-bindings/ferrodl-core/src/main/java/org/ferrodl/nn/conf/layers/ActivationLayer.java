@@ -50,11 +50,6 @@ public class ActivationLayer extends NoParamLayer {
     }
 
     @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        return in;
-    }
-
-    @Override
     public ActivationLayer clone() {
         return (ActivationLayer) super.clone();
     }

@@ -76,13 +76,6 @@ public abstract class BaseOutputLayer extends FeedForwardLayer implements LayerW
     }
 
     @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        checkFlatNIn(who, in, from);
-        LayerWithLoss.checkLossWeights(who, lossWeights, nOut);
-        return InputType.feedForward(nOut);
-    }
-
-    @Override
     public BaseOutputLayer clone() {
         BaseOutputLayer c = (BaseOutputLayer) super.clone();
         c.lossWeights = lossWeights == null ? null : lossWeights.clone();

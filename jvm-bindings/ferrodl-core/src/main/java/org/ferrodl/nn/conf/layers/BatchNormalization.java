@@ -93,20 +93,6 @@ public class BatchNormalization extends FeedForwardLayer {
         this.beta = beta;
     }
 
-    /** Sets {@code nIn} and {@code nOut} to the features (feed-forward) or channels of the input. */
-    @Override
-    public void setNIn(InputType inputType, boolean override) {
-        if (nIn == null || override) {
-            Long n = channelsOrFeatures(inputType);
-            if (n != null) {
-                nIn = n;
-            }
-        }
-        if (nOut == null || override) {
-            nOut = nIn;
-        }
-    }
-
     private static Long channelsOrFeatures(InputType in) {
         if (in instanceof InputType.InputTypeFeedForward) {
             return ((InputType.InputTypeFeedForward) in).getSize();
@@ -125,11 +111,8 @@ public class BatchNormalization extends FeedForwardLayer {
 
     @Override
     protected void checkSettings(String who) {
-        super.checkSettings(who);
-        positive(who, "nIn", nIn, "set it with .nIn(..) or call setInputType(..)");
-        if (!Objects.equals(nOut, nIn)) {
-            throw invalid(who, "nOut=" + nOut + " must equal nIn=" + nIn + " (batch normalization keeps the shape)");
-        }
+        baseChecks(who);
+        // nIn (and nOut, which follows it) are inferred and checked against the input by the engine.
         if (!(Double.isFinite(decay) && decay >= 0 && decay <= 1)) {
             throw invalid(who, "decay=" + decay + " is invalid (must be in [0, 1])");
         }
@@ -139,17 +122,6 @@ public class BatchNormalization extends FeedForwardLayer {
         if (!(Double.isFinite(gamma) && Double.isFinite(beta))) {
             throw invalid(who, "gamma=" + gamma + " and beta=" + beta + " must be finite");
         }
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        long n = channelsOrFeatures(in);
-        if (nIn == null || nIn != n) {
-            throw invalid(who, "nIn=" + nIn + " does not match its input, " + in + " (" + source(from)
-                    + "), which has " + n + (in.getType() == InputType.Type.FF ? " features" : " channels"));
-        }
-        return in.getType() == InputType.Type.CNNFlat
-                ? ((InputType.InputTypeConvolutionalFlat) in).getUnflattenedType() : in;
     }
 
     @Override

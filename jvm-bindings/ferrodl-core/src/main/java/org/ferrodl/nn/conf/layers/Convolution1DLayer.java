@@ -108,14 +108,6 @@ public class Convolution1DLayer extends FeedForwardLayer {
         this.hasBias = hasBias;
     }
 
-    /** Sets {@code nIn} to the channels of a recurrent input. */
-    @Override
-    public void setNIn(InputType inputType, boolean override) {
-        if ((nIn == null || override) && inputType instanceof InputType.InputTypeRecurrent) {
-            nIn = ((InputType.InputTypeRecurrent) inputType).getSize();
-        }
-    }
-
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
@@ -123,24 +115,11 @@ public class Convolution1DLayer extends FeedForwardLayer {
             throw invalid(who, "kernelSize is not set; use new Convolution1DLayer.Builder(kernelSize) or "
                     + ".kernelSize(..)");
         }
-        ConvolutionSizes.atLeast(who, "kernelSize", new int[] {kernelSize}, 1, 1);
-        ConvolutionSizes.atLeast(who, "stride", new int[] {stride}, 1, 1);
-        ConvolutionSizes.atLeast(who, "padding", new int[] {padding}, 0, 1);
-        ConvolutionSizes.atLeast(who, "dilation", new int[] {dilation}, 1, 1);
-        ConvolutionSizes.checkMode(who, convolutionMode, true);
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        long[] cl = sequence(who, in, from);
-        checkSizes(who);
-        if (nIn != cl[0]) {
-            throw invalid(who, "nIn=" + nIn + " does not match the " + cl[0] + " channels of its input, " + in
-                    + " (" + source(from) + ")");
-        }
-        long len = ConvolutionSizes.outputSize(who, "length", cl[1], kernelSize, stride, padding, dilation,
-                convolutionMode);
-        return InputType.recurrent(nOut, len);
+        WindowSettings.atLeast(who, "kernelSize", new int[] {kernelSize}, 1, 1);
+        WindowSettings.atLeast(who, "stride", new int[] {stride}, 1, 1);
+        WindowSettings.atLeast(who, "padding", new int[] {padding}, 0, 1);
+        WindowSettings.atLeast(who, "dilation", new int[] {dilation}, 1, 1);
+        WindowSettings.checkMode(who, convolutionMode, true);
     }
 
     @Override

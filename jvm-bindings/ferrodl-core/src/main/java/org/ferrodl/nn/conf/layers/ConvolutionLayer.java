@@ -109,41 +109,14 @@ public class ConvolutionLayer extends FeedForwardLayer {
         this.hasBias = hasBias;
     }
 
-    /** Sets {@code nIn} to the number of channels of a convolutional input. */
-    @Override
-    public void setNIn(InputType inputType, boolean override) {
-        if (nIn == null || override) {
-            if (inputType instanceof InputType.InputTypeConvolutional) {
-                nIn = ((InputType.InputTypeConvolutional) inputType).getChannels();
-            } else if (inputType instanceof InputType.InputTypeConvolutionalFlat) {
-                nIn = ((InputType.InputTypeConvolutionalFlat) inputType).getDepth();
-            }
-        }
-    }
-
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
-        ConvolutionSizes.atLeast(who, "kernelSize", kernelSize, 1, 2);
-        ConvolutionSizes.atLeast(who, "stride", stride, 1, 2);
-        ConvolutionSizes.atLeast(who, "padding", padding, 0, 2);
-        ConvolutionSizes.atLeast(who, "dilation", dilation, 1, 2);
-        ConvolutionSizes.checkMode(who, convolutionMode, false);
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        long[] chw = image(who, in, from);
-        checkSizes(who);
-        if (nIn != chw[0]) {
-            throw invalid(who, "nIn=" + nIn + " does not match the " + chw[0] + " channels of its input, " + in
-                    + " (" + source(from) + ")");
-        }
-        long h = ConvolutionSizes.outputSize(who, "height", chw[1], kernelSize[0], stride[0], padding[0], dilation[0],
-                convolutionMode);
-        long w = ConvolutionSizes.outputSize(who, "width", chw[2], kernelSize[1], stride[1], padding[1], dilation[1],
-                convolutionMode);
-        return InputType.convolutional(h, w, nOut);
+        WindowSettings.atLeast(who, "kernelSize", kernelSize, 1, 2);
+        WindowSettings.atLeast(who, "stride", stride, 1, 2);
+        WindowSettings.atLeast(who, "padding", padding, 0, 2);
+        WindowSettings.atLeast(who, "dilation", dilation, 1, 2);
+        WindowSettings.checkMode(who, convolutionMode, false);
     }
 
     @Override

@@ -41,12 +41,6 @@ public class DenseLayer extends FeedForwardLayer {
     }
 
     @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        checkFlatNIn(who, in, from);
-        return InputType.feedForward(nOut);
-    }
-
-    @Override
     public DenseLayer clone() {
         return (DenseLayer) super.clone();
     }

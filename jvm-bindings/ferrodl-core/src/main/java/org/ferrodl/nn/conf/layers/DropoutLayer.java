@@ -22,11 +22,6 @@ public class DropoutLayer extends NoParamLayer {
     }
 
     @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        return in;
-    }
-
-    @Override
     public DropoutLayer clone() {
         return (DropoutLayer) super.clone();
     }

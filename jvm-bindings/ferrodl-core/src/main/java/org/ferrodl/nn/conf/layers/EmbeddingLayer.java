@@ -41,31 +41,11 @@ public class EmbeddingLayer extends FeedForwardLayer {
         this.hasBias = hasBias;
     }
 
-    /** The vocabulary size does not follow from the input: nothing is inferred. */
-    @Override
-    public void setNIn(InputType inputType, boolean override) {
-    }
-
-    @Override
-    protected void checkSizes(String who) {
-        positive(who, "nIn", nIn, "set it to the vocabulary size with .nIn(..)");
-        positive(who, "nOut", nOut, "set it with .nOut(..)");
-    }
-
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
-        checkSizes(who);
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        checkSizes(who);
-        if (!(in.getType() == InputType.Type.FF && in.arrayElementsPerExample() == 1)) {
-            throw invalid(who, "the input must be one column of indices in [0, nIn=" + nIn + "), but it is " + in
-                    + " (" + source(from) + ")");
-        }
-        return InputType.feedForward(nOut);
+        // nIn is the vocabulary size: never inferred, so required here.
+        positive(who, "nIn", nIn, "set it with .nIn(..) (the vocabulary size)");
     }
 
     @Override

@@ -48,28 +48,21 @@ public abstract class FeedForwardLayer extends BaseLayer {
     }
 
     /**
-     * Sets {@code nIn} to the flat width of a feed-forward or convolutional input ({@code C·H·W});
-     * a recurrent input leaves it unset.
+     * Checks nOut is set and positive, and a set nIn is not negative (an unset or 0 nIn is
+     * inferred by the engine from the layer's input).
      */
     @Override
-    public void setNIn(InputType inputType, boolean override) {
-        if (nIn == null || override) {
-            Long n = flatWidthOrNull(inputType);
-            if (n != null) {
-                nIn = n;
-            }
+    protected void checkSettings(String who) {
+        baseChecks(who);
+        positive(who, "nOut", nOut, "set it with .nOut(..)");
+        if (nIn != null && nIn < 0) {
+            throw invalid(who, "nIn is " + nIn + " (must be at least 1)");
         }
     }
 
-    /** @return the number of values per example of a feed-forward or image input, else null */
-    static Long flatWidthOrNull(InputType in) {
-        return in == null || in.getType() == InputType.Type.RNN ? null : in.arrayElementsPerExample();
-    }
-
-    /** Checks nIn and nOut are set and positive. */
-    protected void checkSizes(String who) {
-        positive(who, "nIn", nIn, "set it with .nIn(..) or call setInputType(..)");
-        positive(who, "nOut", nOut, "set it with .nOut(..)");
+    /** The checks of {@link BaseLayer} (for subclasses whose sizes follow other rules). */
+    protected final void baseChecks(String who) {
+        super.checkSettings(who);
     }
 
     static void positive(String who, String field, Long v, String fix) {
@@ -78,28 +71,6 @@ public abstract class FeedForwardLayer extends BaseLayer {
         }
         if (v <= 0) {
             throw invalid(who, field + " is " + v + " (must be at least 1)");
-        }
-    }
-
-    /**
-     * Checks {@code nIn} and {@code nOut} are set and {@code nIn} equals the flat width of the input
-     * (images flatten implicitly, C·H·W).
-     *
-     * @throws org.ferrodl.exception.DL4JInvalidConfigException for recurrent input or a mismatch
-     */
-    protected void checkFlatNIn(String who, InputType in, String from) {
-        if (in.getType() == InputType.Type.RNN) {
-            throw invalid(who, "its input is " + in + " (" + source(from) + "); a feed-forward layer cannot take "
-                    + "a recurrent input here: add a GlobalPoolingLayer first");
-        }
-        checkSizes(who);
-        long width = in.arrayElementsPerExample();
-        if (width != nIn) {
-            if (in.getType() == InputType.Type.FF && from != null) {
-                throw invalid(who, "nIn=" + nIn + " does not match nOut=" + width + " of " + from);
-            }
-            throw invalid(who, "nIn=" + nIn + " does not match its input, " + in + " = " + width + " values ("
-                    + source(from) + ")");
         }
     }
 

@@ -79,23 +79,6 @@ public class GlobalPoolingLayer extends NoParamLayer {
     }
 
     @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        switch (in.getType()) {
-            case CNN:
-            case CNNFlat: {
-                long c = image(who, in, from)[0];
-                return collapseDimensions ? InputType.feedForward(c) : InputType.convolutional(1, 1, c);
-            }
-            case RNN: {
-                long c = sequence(who, in, from)[0];
-                return collapseDimensions ? InputType.feedForward(c) : InputType.recurrent(c, 1);
-            }
-            default:
-                throw wrongInput(who, "a convolutional or recurrent", in, from, null);
-        }
-    }
-
-    @Override
     public GlobalPoolingLayer clone() {
         return (GlobalPoolingLayer) super.clone();
     }

@@ -103,6 +103,8 @@ public abstract class Layer implements Serializable, Cloneable {
 
     /**
      * The type of this layer's output for a given input, checking the layer's settings against it.
+     * The engine answers (its shape rule for this layer type); unset settings take the library
+     * defaults for the question, and this layer is not modified.
      *
      * @param layerIndex the layer's index (for messages)
      * @param inputType the type of the layer's input
@@ -110,31 +112,19 @@ public abstract class Layer implements Serializable, Cloneable {
      * @throws DL4JInvalidConfigException when the input does not suit the layer
      */
     public InputType getOutputType(int layerIndex, InputType inputType) {
-        return outputType(describe(layerIndex), Objects.requireNonNull(inputType, "inputType"), null);
+        return EngineProbe.outputType(this, layerIndex, Objects.requireNonNull(inputType, "inputType"));
     }
 
     /**
-     * The type of this layer's output for a given input, with messages naming the layer as
-     * {@code who}: used by the configuration's validation and by wrapper layers.
-     *
-     * @param inputType the type of the layer's input
-     * @param who how messages name the layer ({@link #describe(int)} of the layer or its wrapper)
-     * @param from where the input comes from ({@code layer 1 (DenseLayer)}), or null for the network input
-     * @return the type of the layer's output
-     * @throws DL4JInvalidConfigException when the input does not suit the layer
-     */
-    public InputType getOutputType(InputType inputType, String who, String from) {
-        return outputType(who, Objects.requireNonNull(inputType, "inputType"), from);
-    }
-
-    /**
-     * Sets {@code nIn} (and other sizes that follow from the input) from the input type. Layers
-     * without such sizes ignore it.
+     * Sets {@code nIn} (and other sizes that follow from the input, such as a BatchNormalization's
+     * {@code nOut}) from the input type, as the engine infers them. Layers without such sizes, and
+     * inputs this layer cannot take, leave it unchanged ({@code build()} reports the problem).
      *
      * @param inputType the type of the layer's input
      * @param override true: replace a value already set; false: only fill unset values
      */
     public void setNIn(InputType inputType, boolean override) {
+        EngineProbe.setNIn(this, Objects.requireNonNull(inputType, "inputType"), override);
     }
 
     /**
@@ -153,17 +143,6 @@ public abstract class Layer implements Serializable, Cloneable {
         }
     }
 
-    /**
-     * The output type for an input type, checking the settings that depend on the input.
-     *
-     * @param who the layer's description
-     * @param in the input type (never null)
-     * @param from where the input comes from, for messages ({@code layer 1 (DenseLayer)}), or null
-     *     for the network input
-     * @return the output type
-     */
-    protected abstract InputType outputType(String who, InputType in, String from);
-
     /** @return the exception of a problem of layer {@code who} */
     protected static DL4JInvalidConfigException invalid(String who, String problem) {
         return new DL4JInvalidConfigException("Invalid configuration of " + who + ": " + problem);
@@ -172,49 +151,6 @@ public abstract class Layer implements Serializable, Cloneable {
     /** @return the exception of a setting missing from a layer */
     protected static DL4JInvalidConfigException missing(String who, String field) {
         return invalid(who, field + " is missing");
-    }
-
-    /** @return how messages name the source of an input */
-    protected static String source(String from) {
-        return from == null ? "the network input" : "the output of " + from;
-    }
-
-    /** @return the message part for an input that has the wrong kind */
-    protected static DL4JInvalidConfigException wrongInput(String who, String needs, InputType in, String from,
-            String fix) {
-        return invalid(who, "needs " + needs + " input but gets " + in + " (" + source(from) + ")"
-                + (fix == null ? "" : "; " + fix));
-    }
-
-    /**
-     * Reads an image input: convolutional, or convolutional-flat (read as {@code [C, H, W]}).
-     *
-     * @return {@code {channels, height, width}}
-     */
-    protected static long[] image(String who, InputType in, String from) {
-        if (in instanceof InputType.InputTypeConvolutional) {
-            InputType.InputTypeConvolutional c = (InputType.InputTypeConvolutional) in;
-            return new long[] {c.getChannels(), c.getHeight(), c.getWidth()};
-        }
-        if (in instanceof InputType.InputTypeConvolutionalFlat) {
-            InputType.InputTypeConvolutionalFlat c = (InputType.InputTypeConvolutionalFlat) in;
-            return new long[] {c.getDepth(), c.getHeight(), c.getWidth()};
-        }
-        throw wrongInput(who, "a convolutional", in, from,
-                "call setInputType(InputType.convolutional(..)) or convolutionalFlat(..)");
-    }
-
-    /**
-     * Reads a recurrent input.
-     *
-     * @return {@code {channels, length}}
-     */
-    protected static long[] sequence(String who, InputType in, String from) {
-        if (in instanceof InputType.InputTypeRecurrent) {
-            InputType.InputTypeRecurrent r = (InputType.InputTypeRecurrent) in;
-            return new long[] {r.getSize(), r.getTimeSeriesLength()};
-        }
-        throw wrongInput(who, "a recurrent [C, L]", in, from, "call setInputType(InputType.recurrent(..))");
     }
 
     /** Copies a 1- or 2-value size (one value: used for both dimensions). */

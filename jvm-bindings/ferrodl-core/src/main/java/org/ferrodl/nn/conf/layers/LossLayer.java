@@ -78,16 +78,6 @@ public class LossLayer extends NoParamLayer implements LayerWithLoss {
     }
 
     @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        if (in.getType() == InputType.Type.RNN) {
-            throw invalid(who, "its input is " + in + " (" + source(from) + "); a LossLayer cannot take a "
-                    + "recurrent input: add a GlobalPoolingLayer first");
-        }
-        LayerWithLoss.checkLossWeights(who, lossWeights, in.arrayElementsPerExample());
-        return in;
-    }
-
-    @Override
     public LossLayer clone() {
         LossLayer c = (LossLayer) super.clone();
         c.lossWeights = lossWeights == null ? null : lossWeights.clone();

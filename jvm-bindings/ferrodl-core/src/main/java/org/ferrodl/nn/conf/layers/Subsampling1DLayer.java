@@ -137,20 +137,12 @@ public class Subsampling1DLayer extends NoParamLayer {
         if (poolingType == null) {
             throw missing(who, "poolingType");
         }
-        ConvolutionSizes.atLeast(who, "kernelSize", new int[] {kernelSize}, 1, 1);
-        ConvolutionSizes.atLeast(who, "stride", new int[] {stride}, 1, 1);
-        ConvolutionSizes.atLeast(who, "padding", new int[] {padding}, 0, 1);
-        ConvolutionSizes.atLeast(who, "dilation", new int[] {dilation}, 1, 1);
-        ConvolutionSizes.checkMode(who, convolutionMode, true);
+        WindowSettings.atLeast(who, "kernelSize", new int[] {kernelSize}, 1, 1);
+        WindowSettings.atLeast(who, "stride", new int[] {stride}, 1, 1);
+        WindowSettings.atLeast(who, "padding", new int[] {padding}, 0, 1);
+        WindowSettings.atLeast(who, "dilation", new int[] {dilation}, 1, 1);
+        WindowSettings.checkMode(who, convolutionMode, true);
         SubsamplingLayer.checkPnorm(who, poolingType, pnorm, eps);
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        long[] cl = sequence(who, in, from);
-        long len = ConvolutionSizes.outputSize(who, "length", cl[1], kernelSize, stride, padding, dilation,
-                convolutionMode);
-        return InputType.recurrent(cl[0], len);
     }
 
     @Override

@@ -156,11 +156,11 @@ public class SubsamplingLayer extends NoParamLayer {
         if (poolingType == null) {
             throw missing(who, "poolingType");
         }
-        ConvolutionSizes.atLeast(who, "kernelSize", kernelSize, 1, 2);
-        ConvolutionSizes.atLeast(who, "stride", stride, 1, 2);
-        ConvolutionSizes.atLeast(who, "padding", padding, 0, 2);
-        ConvolutionSizes.atLeast(who, "dilation", dilation, 1, 2);
-        ConvolutionSizes.checkMode(who, convolutionMode, false);
+        WindowSettings.atLeast(who, "kernelSize", kernelSize, 1, 2);
+        WindowSettings.atLeast(who, "stride", stride, 1, 2);
+        WindowSettings.atLeast(who, "padding", padding, 0, 2);
+        WindowSettings.atLeast(who, "dilation", dilation, 1, 2);
+        WindowSettings.checkMode(who, convolutionMode, false);
         checkPnorm(who, poolingType, pnorm, eps);
     }
 
@@ -171,16 +171,6 @@ public class SubsamplingLayer extends NoParamLayer {
         if (!(Double.isFinite(eps) && eps > 0)) {
             throw invalid(who, "eps=" + eps + " is invalid (must be a finite number > 0)");
         }
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        long[] chw = image(who, in, from);
-        long h = ConvolutionSizes.outputSize(who, "height", chw[1], kernelSize[0], stride[0], padding[0], dilation[0],
-                convolutionMode);
-        long w = ConvolutionSizes.outputSize(who, "width", chw[2], kernelSize[1], stride[1], padding[1], dilation[1],
-                convolutionMode);
-        return InputType.convolutional(h, w, chw[0]);
     }
 
     @Override

@@ -39,13 +39,7 @@ public class Upsampling2D extends NoParamLayer {
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
-        ConvolutionSizes.atLeast(who, "size", size, 1, 2);
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        long[] chw = image(who, in, from);
-        return InputType.convolutional(chw[1] * size[0], chw[2] * size[1], chw[0]);
+        WindowSettings.atLeast(who, "size", size, 1, 2);
     }
 
     @Override

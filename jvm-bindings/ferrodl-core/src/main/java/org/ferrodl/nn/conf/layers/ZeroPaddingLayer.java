@@ -48,13 +48,7 @@ public class ZeroPaddingLayer extends NoParamLayer {
     @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
-        ConvolutionSizes.atLeast(who, "padding", padding, 0, 4);
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        long[] chw = image(who, in, from);
-        return InputType.convolutional(chw[1] + padding[0] + padding[1], chw[2] + padding[2] + padding[3], chw[0]);
+        WindowSettings.atLeast(who, "padding", padding, 0, 4);
     }
 
     @Override

@@ -59,13 +59,6 @@ public class FrozenLayer extends Layer {
     }
 
     @Override
-    public void setNIn(InputType inputType, boolean override) {
-        if (layer != null) {
-            layer.setNIn(inputType, override);
-        }
-    }
-
-    @Override
     protected void checkSettings(String who) {
         super.checkSettings(who);
         if (layer == null) {
@@ -74,14 +67,6 @@ public class FrozenLayer extends Layer {
         if (layer instanceof FrozenLayer) {
             throw invalid(who, "a FrozenLayer cannot wrap another FrozenLayer");
         }
-    }
-
-    @Override
-    protected InputType outputType(String who, InputType in, String from) {
-        if (layer == null) {
-            throw missing(who, "layer");
-        }
-        return layer.getOutputType(in, who, from);
     }
 
     @Override

@@ -3,33 +3,12 @@ package org.ferrodl.nn.conf.layers;
 import java.util.Arrays;
 import org.ferrodl.nn.conf.ConvolutionMode;
 
-/** Output sizes and setting checks shared by the convolution and subsampling layers. */
-final class ConvolutionSizes {
-    private ConvolutionSizes() {
-    }
-
-    /**
-     * The output length of one dimension.
-     *
-     * @param dim "height", "width" or "length" (for messages)
-     */
-    static long outputSize(String who, String dim, long in, int k, int s, int p, int d, ConvolutionMode mode) {
-        if (mode == ConvolutionMode.Same || mode == ConvolutionMode.Causal) {
-            return (in + s - 1) / s;
-        }
-        long kEff = (long) d * (k - 1) + 1;
-        long padded = in + 2L * p;
-        if (kEff > padded) {
-            throw Layer.invalid(who, "kernel " + k + " (dilation " + d + ", effective " + kEff + ") is larger than the "
-                    + dim + " of the input (" + in + ") plus padding 2×" + p);
-        }
-        long span = padded - kEff;
-        if (mode == ConvolutionMode.Strict && span % s != 0) {
-            throw Layer.invalid(who, "ConvolutionMode.Strict: (input " + dim + " " + in + " + 2×padding " + p
-                    + " − effective kernel " + kEff + ") = " + span + " is not divisible by stride " + s
-                    + "; use Truncate or Same, or change kernel/stride/padding");
-        }
-        return span / s + 1;
+/**
+ * Setting checks shared by the convolution, subsampling, padding and upsampling layers (value
+ * ranges only: output sizes are the engine's).
+ */
+final class WindowSettings {
+    private WindowSettings() {
     }
 
     /** Checks every value is at least {@code min}. */
