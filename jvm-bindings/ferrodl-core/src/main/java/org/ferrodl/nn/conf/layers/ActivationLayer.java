@@ -2,7 +2,6 @@ package org.ferrodl.nn.conf.layers;
 
 import java.util.Objects;
 import org.ferrodl.linalg.activations.Activation;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * Applies an activation function element-wise (no parameters); the output has the input's shape.

@@ -4,7 +4,6 @@ import java.util.Arrays;
 import java.util.Objects;
 import org.ferrodl.linalg.lossfunctions.ILossFunction;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * A fully connected layer that ends the network with a loss function (default

@@ -3,7 +3,6 @@ package org.ferrodl.nn.conf.layers;
 import java.util.Arrays;
 import java.util.Objects;
 import org.ferrodl.nn.conf.ConvolutionMode;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * 2D convolution over {@code [C, H, W]} activations (NCHW): {@code nIn} input channels (inferred

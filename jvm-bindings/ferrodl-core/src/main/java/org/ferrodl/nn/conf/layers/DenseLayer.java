@@ -1,7 +1,6 @@
 package org.ferrodl.nn.conf.layers;
 
 import java.util.Objects;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * Fully connected layer: {@code a = act(x·W + b)} with {@code W} of shape {@code nIn × nOut}. After

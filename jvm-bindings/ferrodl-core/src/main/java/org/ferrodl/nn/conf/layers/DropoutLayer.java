@@ -1,6 +1,5 @@
 package org.ferrodl.nn.conf.layers;
 
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * Dropout as a layer of its own (no parameters): during training each activation is kept with

@@ -1,7 +1,6 @@
 package org.ferrodl.nn.conf.layers;
 
 import java.util.Objects;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * A lookup table: the input is one column of integer indices in {@code [0, nIn)} (nIn = vocabulary

@@ -1,7 +1,6 @@
 package org.ferrodl.nn.conf.layers;
 
 import java.util.Objects;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * A layer with parameters and explicit sizes: {@code nIn} inputs (features, or channels for

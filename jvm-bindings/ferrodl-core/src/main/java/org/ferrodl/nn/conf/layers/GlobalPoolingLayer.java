@@ -1,7 +1,6 @@
 package org.ferrodl.nn.conf.layers;
 
 import java.util.Objects;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * Pooling over all spatial positions of {@code [C, H, W]} activations, or all time steps of

@@ -5,7 +5,6 @@ import java.util.Objects;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.lossfunctions.ILossFunction;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * An output layer without parameters: applies its activation (default {@link Activation#IDENTITY})

@@ -3,7 +3,6 @@ package org.ferrodl.nn.conf.layers;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.Objects;
 import org.ferrodl.nn.conf.ConvolutionMode;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * 1D pooling of recurrent activations {@code [C, L]} along the sequence, per channel: pooling type

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.Arrays;
 import java.util.Objects;
 import org.ferrodl.nn.conf.ConvolutionMode;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * 2D pooling (subsampling) of {@code [C, H, W]} activations, per channel: {@link PoolingType} (default

@@ -2,7 +2,6 @@ package org.ferrodl.nn.conf.layers;
 
 import java.util.Arrays;
 import java.util.Objects;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * Nearest-neighbour upsampling of {@code [C, H, W]} activations: each pixel repeated

@@ -3,7 +3,6 @@ package org.ferrodl.nn.conf.layers;
 import java.util.Arrays;
 import java.util.Objects;
 import org.ferrodl.exception.DL4JInvalidConfigException;
-import org.ferrodl.nn.conf.inputs.InputType;
 
 /**
  * Adds zeros around {@code [C, H, W]} activations: {@code padding = [top, bottom, left, right]}

@@ -2,7 +2,6 @@ package org.ferrodl.nn.conf.layers.misc;
 
 import java.util.Objects;
 import org.ferrodl.exception.DL4JInvalidConfigException;
-import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.Layer;
 
 /**
