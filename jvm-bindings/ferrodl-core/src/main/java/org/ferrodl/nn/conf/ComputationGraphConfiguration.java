@@ -203,11 +203,19 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
             throw new DL4JInvalidConfigException("iterationCount and epochCount must be >= 0, got "
                     + iterationCount + " and " + epochCount);
         }
+        checkSendable();
         NativeConfiguration.resolveGraph(toJson());
+    }
+
+    private void checkSendable() {
+        if (networkInputTypes != null) {
+            networkInputTypes.forEach(EngineSizes::checkSendable);
+        }
     }
 
     /** Asks the engine to validate and infer unset sizes, and copies the inferred sizes in. */
     void resolveWithEngine() {
+        checkSendable();
         JsonNode resolved = EngineSizes.parse(NativeConfiguration.resolveGraph(toJson())).path("vertices");
         if (resolved.size() != vertices.size()) {
             throw new NativeStateException("the engine returned " + resolved.size() + " vertices for "

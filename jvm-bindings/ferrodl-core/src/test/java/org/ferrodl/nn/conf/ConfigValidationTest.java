@@ -117,17 +117,18 @@ class ConfigValidationTest {
                 new OutputLayer.Builder().nOut(2).build())), "layer 1 (LossLayer)", "must be the last layer");
         expect(invalid(() -> network(null, new DenseLayer.Builder().nIn(2).nOut(2).build(),
                 new ActivationLayer(Activation.RELU))), "layer 1 (ActivationLayer)",
-                "the last layer must be an OutputLayer or LossLayer");
+                // the engine's wording (it says "OutputLayer" only; a LossLayer is accepted too)
+                "the last layer must be an OutputLayer");
         expect(invalid(() -> network(null, new DenseLayer.Builder().nIn(2).nOut(1).build(),
                 new LossLayer.Builder().activation(Activation.SOFTMAX).build())), "layer 1 (LossLayer)",
-                "SOFTMAX activation with nOut=1");
+                "SOFTMAX with nOut=1");
         expect(invalid(() -> network(null, new DenseLayer.Builder().nIn(2).nOut(1).activation(Activation.SOFTMAX)
                 .build(), loss())), "layer 0 (DenseLayer)", "SOFTMAX");
         expect(invalid(() -> network(null, new OutputLayer.Builder(new LossMCXENT(Nd4j.createFromArray(1.0, 2.0)))
                 .nIn(2).nOut(3).build())), "layer 0 (OutputLayer)", "lossWeights has 2 values but the layer has 3");
         expect(invalid(() -> network(null, new DenseLayer.Builder().nIn(2).nOut(2).build(),
                 new LossLayer.Builder(new LossMCXENT(Nd4j.createFromArray(1.0, -2.0))).build())),
-                "layer 1 (LossLayer)", "lossWeights contains -2.0");
+                "layer 1 (LossLayer)", "lossWeights contains -2");
         expect(assertThrows(DL4JInvalidConfigException.class, () -> new LossMCXENT(Nd4j.create(new double[][] {
             {1, 2}, {3, 4}}))).getMessage(), "LossMCXENT", "vector");
         // a later lossFunction(..) drops the weights of an earlier loss object

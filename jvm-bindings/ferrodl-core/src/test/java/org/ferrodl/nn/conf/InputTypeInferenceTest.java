@@ -188,7 +188,13 @@ class InputTypeInferenceTest {
         assertTrue(pool.contains("layer 0 (SubsamplingLayer)") && pool.contains("setInputType"), pool);
         String rnnDense = invalid(() -> network(InputType.recurrent(3, 5), new DenseLayer.Builder().nOut(2).build(),
                 loss()));
-        assertTrue(rnnDense.contains("GlobalPoolingLayer"), rnnDense);
+        // With nIn left to inference the engine reports the unset nIn; with nIn given, the recurrent
+        // input itself, with the GlobalPoolingLayer hint.
+        assertTrue(rnnDense.contains("layer 0 (DenseLayer)") && rnnDense.contains("nIn"), rnnDense);
+        String rnnDenseNIn = invalid(() -> network(InputType.recurrent(3, 5),
+                new DenseLayer.Builder().nIn(15).nOut(2).build(), loss()));
+        assertTrue(rnnDenseNIn.contains("layer 0 (DenseLayer)") && rnnDenseNIn.contains("GlobalPoolingLayer"),
+                rnnDenseNIn);
         String gp = invalid(() -> network(InputType.feedForward(3), new GlobalPoolingLayer.Builder().build(), loss()));
         assertTrue(gp.contains("layer 0 (GlobalPoolingLayer)") && gp.contains("convolutional or recurrent"), gp);
         String conv1d = invalid(() -> network(InputType.convolutional(4, 4, 1),

@@ -452,7 +452,7 @@ class TransferLearningTest {
                     () -> new TransferLearning.Builder(other).nOutReplace(1, 4, WeightInit.XAVIER));
             assertInvalid("removeLayersFromOutput(5): the network has 4 layers",
                     () -> new TransferLearning.Builder(orig).removeLayersFromOutput(5));
-            assertInvalid("the last layer must be an OutputLayer or LossLayer",
+            assertInvalid("the last layer must be an OutputLayer",
                     () -> new TransferLearning.Builder(orig).removeOutputLayer().build());
             assertInvalid("setFeatureExtractor(3): layer index out of range: the network has 3 layers",
                     () -> new TransferLearning.Builder(orig).setFeatureExtractor(3).removeOutputLayer().build());
