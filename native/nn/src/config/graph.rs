@@ -164,7 +164,21 @@ impl ComputationGraphConfiguration {
             // Errors are reported by plan() below, with the full context.
             out[v] = self.vertex_output(v, &ins, None).ok();
         }
-        self.plan().map(|_| ())
+        let plan = self.plan()?;
+        // Build every layer once (nothing is allocated) so rules a layer applies when it is
+        // constructed fail here too: Java's build() and the engine's init() agree.
+        for (v, vc) in self.vertices.iter().enumerate() {
+            if let Some(layer) = vc.vertex.layer() {
+                let shapes = super::LayerShapes {
+                    input: plan.in_shapes[v][0],
+                    output: plan.out_shapes[v],
+                };
+                layer.build::<f32>(shapes).map_err(|e| {
+                    NnError::InvalidConfig(format!("{}: {}", vc.describe(), e.message()))
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// Validates the whole graph and returns its execution plan.

@@ -144,7 +144,6 @@ impl ShapeCx<'_> {
     /// `nIn` against the flat width of the input (dense-like layers flatten images implicitly).
     pub fn flat_n_in(&self, n_in: usize) -> Result<(), NnError> {
         let (who, input) = (self.who, self.input);
-        self.positive("nIn", n_in)?;
         let width = match input {
             Shape::Seq { .. } => {
                 return err(format!(
@@ -155,6 +154,7 @@ impl ShapeCx<'_> {
             }
             other => other.len(),
         };
+        self.positive("nIn", n_in)?;
         if width != n_in {
             return match (input, self.prev) {
                 (Shape::Flat(_), Some(p)) => err(format!(
@@ -337,7 +337,16 @@ impl MultiLayerConfiguration {
                 Err(_) => break,
             }
         }
-        self.validate()
+        self.validate()?;
+        // Build every layer once (nothing is allocated) so rules a layer applies when it is
+        // constructed fail here too: Java's build() and the engine's init() agree.
+        let shapes = self.layer_shapes()?;
+        for (i, (layer, s)) in self.layers.iter().zip(&shapes).enumerate() {
+            layer
+                .build::<f32>(*s)
+                .map_err(|e| NnError::InvalidConfig(format!("{}: {}", layer.describe(i), e.message())))?;
+        }
+        Ok(())
     }
 }
 

@@ -343,6 +343,32 @@ impl Plan {
     }
 }
 
+/// IDENTITY initialisation of a convolution: the kernel's centre tap is 1 from channel `c` to
+/// channel `c`, which needs as many output as input channels and odd kernel sizes. Applied when the
+/// layer is built, which `resolve` (the Java builders' `build()`) also does.
+fn identity_rule(
+    who: &str,
+    weight_init: WeightInit,
+    n_in: usize,
+    n_out: usize,
+    kernel: &[usize],
+) -> Result<(), NnError> {
+    if weight_init == WeightInit::Identity
+        && (n_in != n_out || !kernel.iter().all(|k| k % 2 == 1))
+    {
+        let kernel = kernel
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join("×");
+        return Err(NnError::InvalidConfig(format!(
+            "{who}: weightInit IDENTITY needs nIn == nOut and odd kernel sizes, but nIn={n_in}, \
+             nOut={n_out}, kernel {kernel}"
+        )));
+    }
+    Ok(())
+}
+
 impl<T: Scalar> ConvCore<T> {
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -361,21 +387,7 @@ impl<T: Scalar> ConvCore<T> {
                 "{who}: output shape {output} does not match the convolution's {expected}"
             )));
         }
-        if base.weight_init == WeightInit::Identity {
-            let odd = w_shape[2..].iter().all(|k| k % 2 == 1);
-            if geom.cin != geom.cout || !odd {
-                let kernel = w_shape[2..]
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join("×");
-                return Err(NnError::InvalidConfig(format!(
-                    "{who}: weightInit IDENTITY needs nIn == nOut and odd kernel sizes, but \
-                     nIn={}, nOut={}, kernel {kernel}",
-                    geom.cin, geom.cout
-                )));
-            }
-        }
+        identity_rule(who, base.weight_init, geom.cin, geom.cout, &w_shape[2..])?;
         Ok(ConvCore {
             type_name,
             geom,
