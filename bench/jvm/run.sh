@@ -24,6 +24,11 @@
 #   JVM_BENCH_JAVA_OPTS [-Xmx2g]   JVM options, the same for every run
 #   JVM_BENCH_JAX_PYTHON [.build/bench-venv/bin/python]  a python with jax[cpu] (make bench makes
 #                                  that venv); JVM_BENCH_JAX=0 leaves JAX out
+#   JVM_BENCH_BASE_REF []          a git commit: also build ferrodl at that commit (in .build/bench-base,
+#                                  with its own Maven repository) and run its MLP and CNN rows as
+#                                  variant `ferrodl-base`, interleaved with the current tree's, so a
+#                                  change is checked for a regression in one run on one machine
+#   JVM_BENCH_SYSTEMS [all]        e.g. "ferrodl ferrodl-base": only these systems run
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,6 +45,9 @@ RUN_TIMEOUT_S=420
 JAX_PY=${JVM_BENCH_JAX_PYTHON:-$ROOT/.build/bench-venv/bin/python}
 JAX=${JVM_BENCH_JAX:-1}
 MODELS=" ${JVM_BENCH_MODELS:-mlp cnn rescnn jni} "
+BASE_REF=${JVM_BENCH_BASE_REF:-}
+BASE="$ROOT/.build/bench-base"
+SYSTEMS=" ${JVM_BENCH_SYSTEMS:-ferrodl ferrodl-base jax dl4j dl4j-passive} "
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -77,6 +85,7 @@ T0=$(date +%s)
   echo "mlp_max_s=$MLP_MAX_S"
   echo "cnn_max_s=$CNN_MAX_S"
   echo "models=$(echo $MODELS)"
+  [ -n "$BASE_REF" ] && echo "base_ref=$(git -C "$ROOT" rev-parse "$BASE_REF" 2>/dev/null || echo "$BASE_REF")"
 } > "$OUT/env.txt"
 
 # ---- builds
@@ -108,6 +117,24 @@ if [[ $MODELS == *" mlp "* || $MODELS == *" cnn "* ]]; then # the only rows DL4J
     DL4J_OK=0
   fi
 fi
+# The baseline: the tree at BASE_REF, built with its own Maven repository (a hard-linked copy of
+# ~/.m2, so nothing is downloaded again and the two ferrodl-core 0.1.0 installs do not meet).
+BASE_OK=0
+if [ -n "$BASE_REF" ] && [[ $SYSTEMS == *" ferrodl-base "* ]]; then
+  log "baseline $BASE_REF into $BASE"
+  (
+    set -e
+    rm -rf "$BASE"
+    mkdir -p "$BASE/src" "$BASE/m2"
+    git -C "$ROOT" archive "$BASE_REF" | tar -x -C "$BASE/src"
+    [ -d "$HOME/.m2/repository" ] && cp -al "$HOME/.m2/repository/." "$BASE/m2/"
+    rm -rf "$BASE/m2/org/ferrodl"
+    make -C "$BASE/src" jvm MVN="mvn -B -q -Dmaven.repo.local=$BASE/m2"
+    mvn -B -q -Dmaven.repo.local="$BASE/m2" -f "$BASE/src/bench/jvm/ferrodl/pom.xml" package
+  ) > "$OUT/build-ferrodl-base.log" 2>&1
+  rc=$?
+  if [ $rc = 0 ]; then BASE_OK=1; else record_error build-base ferrodl-base $rc "$OUT/build-ferrodl-base.log"; fi
+fi
 JAX_OK=0
 if [ "$JAX" = 1 ]; then
   if "$JAX_PY" -c 'import jax, numpy' > "$OUT/check-jax.log" 2>&1; then
@@ -124,11 +151,16 @@ fi
 run() {
   local variant=$1 model=$2 rep=$3
   local dir main envs settings args
+  [[ $SYSTEMS == *" $variant "* ]] || return 0
   case $variant in
     ferrodl)
       [ $FERRODL_OK = 1 ] || return 0
       dir=ferrodl; main=org.ferrodl.bench.jvm.FerrodlBench
       envs=(); settings="engine threads = cores (default)" ;;
+    ferrodl-base)
+      [ $BASE_OK = 1 ] || return 0
+      dir=$BASE/src/bench/jvm/ferrodl; main=org.ferrodl.bench.jvm.FerrodlBench
+      envs=(); settings="engine threads = cores (default), ferrodl at $BASE_REF" ;;
     dl4j)
       [ $DL4J_OK = 1 ] || return 0
       dir=dl4j; main=org.ferrodl.bench.jvm.Dl4jBench
@@ -154,7 +186,8 @@ run() {
     cmd=("$JAX_PY" "$HERE/jax/jax_bench.py")
   else
     local cp
-    cp="$HERE/$dir/target/classes:$(cat "$HERE/$dir/target/runtime.classpath")"
+    [[ $dir == /* ]] || dir="$HERE/$dir"
+    cp="$dir/target/classes:$(cat "$dir/target/runtime.classpath")"
     # shellcheck disable=SC2206
     cmd=(java $JAVA_OPTS -cp "$cp" "$main")
   fi
@@ -178,8 +211,8 @@ run() {
 # ---- interleaved repetitions: within a repetition each model's systems run back to back, and
 # the order flips from one repetition to the next
 for rep in $(seq 1 "$REPS"); do
-  if [ $((rep % 2)) = 1 ]; then mlp_order=(ferrodl jax dl4j dl4j-passive); cnn_order=(ferrodl jax dl4j)
-  else mlp_order=(dl4j-passive dl4j jax ferrodl); cnn_order=(dl4j jax ferrodl); fi
+  if [ $((rep % 2)) = 1 ]; then mlp_order=(ferrodl ferrodl-base jax dl4j dl4j-passive); cnn_order=(ferrodl ferrodl-base jax dl4j)
+  else mlp_order=(dl4j-passive dl4j jax ferrodl-base ferrodl); cnn_order=(dl4j jax ferrodl-base ferrodl); fi
   [ "$PASSIVE_CNN" = 1 ] && cnn_order+=(dl4j-passive)
   if [ $((rep % 2)) = 1 ]; then graph_order=(ferrodl jax); else graph_order=(jax ferrodl); fi
   [[ $MODELS == *" mlp "* ]] && for v in "${mlp_order[@]}"; do run "$v" mlp "$rep"; done

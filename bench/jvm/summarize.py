@@ -12,6 +12,7 @@ import statistics
 
 SYSTEM_LABEL = {
     "ferrodl": "ferrodl",
+    "ferrodl-base": "ferrodl at JVM_BENCH_BASE_REF (baseline)",
     "dl4j": "DL4J (OMP_NUM_THREADS=cores, recommended)",
     "dl4j-passive": "DL4J (+ OMP_WAIT_POLICY=PASSIVE)",
     "jax": "JAX on CPU (jit)",
