@@ -1,5 +1,6 @@
 package org.ferrodl.nn.conf;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -58,6 +59,9 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
 
     private long seed;
     private boolean miniBatch = true;
+    private BackpropType backpropType = BackpropType.Standard;
+    private int tbpttFwdLength = TbpttSettings.DEFAULT_LENGTH;
+    private int tbpttBackLength = TbpttSettings.DEFAULT_LENGTH;
     private int iterationCount;
     private int epochCount;
     private List<String> networkInputs = new ArrayList<>();
@@ -105,6 +109,36 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
     /** @return whether the score is averaged over each minibatch */
     public boolean isMiniBatch() {
         return miniBatch;
+    }
+
+    /** @return how recurrent layers are trained: Standard (default) or TruncatedBPTT */
+    public BackpropType getBackpropType() {
+        return backpropType;
+    }
+
+    /** @param backpropType how recurrent layers are trained */
+    public void setBackpropType(BackpropType backpropType) {
+        this.backpropType = backpropType;
+    }
+
+    /** @return the truncated BPTT forward length: time steps per segment (default 20) */
+    public int getTbpttFwdLength() {
+        return tbpttFwdLength;
+    }
+
+    /** @param tbpttFwdLength the truncated BPTT forward length */
+    public void setTbpttFwdLength(int tbpttFwdLength) {
+        this.tbpttFwdLength = tbpttFwdLength;
+    }
+
+    /** @return the truncated BPTT backward length: time steps backpropagated per segment (default 20) */
+    public int getTbpttBackLength() {
+        return tbpttBackLength;
+    }
+
+    /** @param tbpttBackLength the truncated BPTT backward length */
+    public void setTbpttBackLength(int tbpttBackLength) {
+        this.tbpttBackLength = tbpttBackLength;
     }
 
     /** @return the number of training iterations done so far */
@@ -203,6 +237,7 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
             throw new DL4JInvalidConfigException("iterationCount and epochCount must be >= 0, got "
                     + iterationCount + " and " + epochCount);
         }
+        TbpttSettings.check(backpropType, tbpttFwdLength, tbpttBackLength);
         checkSendable();
         NativeConfiguration.resolveGraph(toJson());
     }
@@ -215,6 +250,7 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
 
     /** Asks the engine to validate and infer unset sizes, and copies the inferred sizes in. */
     void resolveWithEngine() {
+        TbpttSettings.check(backpropType, tbpttFwdLength, tbpttBackLength);
         checkSendable();
         JsonNode resolved = EngineSizes.parse(NativeConfiguration.resolveGraph(toJson())).path("vertices");
         if (resolved.size() != vertices.size()) {
@@ -275,12 +311,18 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
     // ---- JSON / YAML --------------------------------------------------------------------------
 
     /** The serialized form (docs/ARCHITECTURE.md §2.4): vertices as an ordered array. */
-    @JsonPropertyOrder({"formatVersion", "seed", "miniBatch", "iterationCount", "epochCount", "networkInputs",
-        "networkOutputs", "inputTypes", "vertices"})
+    @JsonPropertyOrder({"formatVersion", "seed", "miniBatch", "iterationCount", "epochCount", "backpropType",
+        "tbpttFwdLength", "tbpttBackLength", "networkInputs", "networkOutputs", "inputTypes", "vertices"})
     static final class Document {
         int formatVersion = FORMAT_VERSION;
         long seed;
         boolean miniBatch = true;
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = TbpttSettings.StandardBackprop.class)
+        BackpropType backpropType = BackpropType.Standard;
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = TbpttSettings.DefaultLength.class)
+        int tbpttFwdLength = TbpttSettings.DEFAULT_LENGTH;
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = TbpttSettings.DefaultLength.class)
+        int tbpttBackLength = TbpttSettings.DEFAULT_LENGTH;
         int iterationCount;
         int epochCount;
         List<String> networkInputs;
@@ -301,6 +343,9 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
         Document d = new Document();
         d.seed = seed;
         d.miniBatch = miniBatch;
+        d.backpropType = backpropType;
+        d.tbpttFwdLength = tbpttFwdLength;
+        d.tbpttBackLength = tbpttBackLength;
         d.iterationCount = iterationCount;
         d.epochCount = epochCount;
         d.networkInputs = networkInputs;
@@ -397,6 +442,9 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
                 d.networkOutputs, d.inputTypes, vs, ins);
         c.iterationCount = d.iterationCount;
         c.epochCount = d.epochCount;
+        c.backpropType = d.backpropType;
+        c.tbpttFwdLength = d.tbpttFwdLength;
+        c.tbpttBackLength = d.tbpttBackLength;
         c.validate();
         return c;
     }
@@ -431,7 +479,8 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
         }
         ComputationGraphConfiguration c = (ComputationGraphConfiguration) o;
         return seed == c.seed && miniBatch == c.miniBatch && iterationCount == c.iterationCount
-                && epochCount == c.epochCount && networkInputs.equals(c.networkInputs)
+                && epochCount == c.epochCount && backpropType == c.backpropType && tbpttFwdLength == c.tbpttFwdLength
+                && tbpttBackLength == c.tbpttBackLength && networkInputs.equals(c.networkInputs)
                 && networkOutputs.equals(c.networkOutputs) && Objects.equals(networkInputTypes, c.networkInputTypes)
                 && new ArrayList<>(vertices.keySet()).equals(new ArrayList<>(c.vertices.keySet()))
                 && vertices.equals(c.vertices) && vertexInputs.equals(c.vertexInputs);
@@ -439,7 +488,8 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
 
     @Override
     public int hashCode() {
-        return Objects.hash(seed, miniBatch, iterationCount, epochCount, networkInputs, networkOutputs,
+        return Objects.hash(seed, miniBatch, iterationCount, epochCount, backpropType, tbpttFwdLength, tbpttBackLength,
+                networkInputs, networkOutputs,
                 networkInputTypes, vertices, vertexInputs);
     }
 
@@ -467,6 +517,9 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
         private final LinkedHashMap<String, GraphVertex> vertices = new LinkedHashMap<>();
         private final LinkedHashMap<String, List<String>> vertexInputs = new LinkedHashMap<>();
         private String lastAdded;
+        private BackpropType backpropType = BackpropType.Standard;
+        private int tbpttFwdLength = TbpttSettings.DEFAULT_LENGTH;
+        private int tbpttBackLength = TbpttSettings.DEFAULT_LENGTH;
 
         /** @param globalConfiguration the global settings (copied) */
         public GraphBuilder(NeuralNetConfiguration.Builder globalConfiguration) {
@@ -733,6 +786,48 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
             return this;
         }
 
+        /**
+         * How recurrent layers are trained: {@link BackpropType#Standard} (default) or
+         * {@link BackpropType#TruncatedBPTT} (segments of {@link #tBPTTForwardLength(int)} steps, one update each).
+         *
+         * @param type the backpropagation type
+         * @return this builder
+         */
+        public GraphBuilder backpropType(BackpropType type) {
+            this.backpropType = Objects.requireNonNull(type, "backpropType");
+            return this;
+        }
+
+        /**
+         * Sets the truncated BPTT forward and backward lengths to the same value.
+         *
+         * @param length time steps per segment (at least 1; default 20)
+         * @return this builder
+         */
+        public GraphBuilder tBPTTLength(int length) {
+            return tBPTTForwardLength(length).tBPTTBackwardLength(length);
+        }
+
+        /**
+         * @param forwardLength time steps per truncated BPTT segment (at least 1, checked at
+         *     {@link #build()}; default 20)
+         * @return this builder
+         */
+        public GraphBuilder tBPTTForwardLength(int forwardLength) {
+            this.tbpttFwdLength = forwardLength;
+            return this;
+        }
+
+        /**
+         * @param backwardLength time steps backpropagated per truncated BPTT segment (at least 1,
+         *     checked at {@link #build()}; default 20)
+         * @return this builder
+         */
+        public GraphBuilder tBPTTBackwardLength(int backwardLength) {
+            this.tbpttBackLength = backwardLength;
+            return this;
+        }
+
         /** @return the vertices added so far, by name (a copy; the vertices are live) */
         public Map<String, GraphVertex> getVertices() {
             return new LinkedHashMap<>(vertices);
@@ -795,8 +890,12 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
                 }
                 resolved.put(e.getKey(), v);
             }
-            return new ComputationGraphConfiguration(globals.resolvedSeed(), globals.isMiniBatch(), networkInputs,
-                    networkOutputs, networkInputTypes, resolved, vertexInputs);
+            ComputationGraphConfiguration c = new ComputationGraphConfiguration(globals.resolvedSeed(),
+                    globals.isMiniBatch(), networkInputs, networkOutputs, networkInputTypes, resolved, vertexInputs);
+            c.backpropType = backpropType;
+            c.tbpttFwdLength = tbpttFwdLength;
+            c.tbpttBackLength = tbpttBackLength;
+            return c;
         }
     }
 }

@@ -7,7 +7,7 @@ import org.ferrodl.exception.NativeStateException;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.FeedForwardLayer;
 import org.ferrodl.nn.conf.layers.Layer;
-import org.ferrodl.nn.conf.layers.misc.FrozenLayer;
+import org.ferrodl.nn.conf.layers.LayerWrappers;
 import org.ferrodl.nn.conf.serde.JsonMappers;
 
 /**
@@ -33,10 +33,11 @@ final class EngineSizes {
      * @param engineLayer the same layer's object in the engine's resolved JSON
      */
     static void copyInto(Layer layer, JsonNode engineLayer) {
-        if (layer instanceof FrozenLayer) {
-            Layer inner = ((FrozenLayer) layer).getLayer();
+        String field = LayerWrappers.innerField(layer);
+        if (field != null) {
+            Layer inner = LayerWrappers.inner(layer);
             if (inner != null) {
-                copyInto(inner, engineLayer.path("layer"));
+                copyInto(inner, engineLayer.path(field));
             }
             return;
         }

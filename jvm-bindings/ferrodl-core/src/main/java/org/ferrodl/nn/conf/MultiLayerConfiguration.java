@@ -8,7 +8,9 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.exception.NativeStateException;
@@ -25,7 +27,8 @@ import org.ferrodl.nn.conf.serde.JsonMappers;
  *
  * <p>Mutable (counters) and not thread-safe.
  */
-@JsonPropertyOrder({"formatVersion", "seed", "miniBatch", "iterationCount", "epochCount", "inputType", "layers"})
+@JsonPropertyOrder({"formatVersion", "seed", "miniBatch", "iterationCount", "epochCount", "backpropType",
+    "tbpttFwdLength", "tbpttBackLength", "inputType", "inputPreProcessors", "layers"})
 public class MultiLayerConfiguration implements Serializable, Cloneable {
     private static final long serialVersionUID = 1L;
 
@@ -37,8 +40,17 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
     private boolean miniBatch = true;
     private int iterationCount;
     private int epochCount;
+    @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = TbpttSettings.StandardBackprop.class)
+    private BackpropType backpropType = BackpropType.Standard;
+    @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = TbpttSettings.DefaultLength.class)
+    private int tbpttFwdLength = TbpttSettings.DEFAULT_LENGTH;
+    @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = TbpttSettings.DefaultLength.class)
+    private int tbpttBackLength = TbpttSettings.DEFAULT_LENGTH;
     @JsonInclude(JsonInclude.Include.NON_NULL)
     private InputType inputType;
+    /** Preprocessors given by layer index (null or empty: none given; the engine infers the usual ones). */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    private TreeMap<Integer, InputPreProcessor> inputPreProcessors;
     private List<Layer> layers = new ArrayList<>();
 
     /** For deserialization. */
@@ -109,6 +121,55 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
      */
     public InputType getInputType() {
         return inputType;
+    }
+
+    /** @return how recurrent layers are trained: Standard (default) or TruncatedBPTT */
+    public BackpropType getBackpropType() {
+        return backpropType;
+    }
+
+    /** @param backpropType how recurrent layers are trained */
+    public void setBackpropType(BackpropType backpropType) {
+        this.backpropType = backpropType;
+    }
+
+    /** @return the truncated BPTT forward length: time steps per segment (default 20) */
+    public int getTbpttFwdLength() {
+        return tbpttFwdLength;
+    }
+
+    /** @param tbpttFwdLength the truncated BPTT forward length */
+    public void setTbpttFwdLength(int tbpttFwdLength) {
+        this.tbpttFwdLength = tbpttFwdLength;
+    }
+
+    /** @return the truncated BPTT backward length: time steps backpropagated per segment (default 20) */
+    public int getTbpttBackLength() {
+        return tbpttBackLength;
+    }
+
+    /** @param tbpttBackLength the truncated BPTT backward length */
+    public void setTbpttBackLength(int tbpttBackLength) {
+        this.tbpttBackLength = tbpttBackLength;
+    }
+
+    /**
+     * @param layer a layer index
+     * @return the preprocessor given for that layer's input, or null (the engine then inserts the
+     *     reference's implicit one where the activation kinds differ)
+     */
+    public InputPreProcessor getInputPreProcess(int layer) {
+        return inputPreProcessors == null ? null : inputPreProcessors.get(layer);
+    }
+
+    /** @return the preprocessors given, by layer index (read-only; empty when none) */
+    public Map<Integer, InputPreProcessor> getInputPreProcessors() {
+        return inputPreProcessors == null ? Collections.emptyMap() : Collections.unmodifiableMap(inputPreProcessors);
+    }
+
+    /** @param preProcessors the preprocessors by layer index (copied), or null for none */
+    public void setInputPreProcessors(Map<Integer, InputPreProcessor> preProcessors) {
+        this.inputPreProcessors = preProcessors == null || preProcessors.isEmpty() ? null : new TreeMap<>(preProcessors);
     }
 
     /** @return the layers (unmodifiable view; the layer objects themselves are live) */
@@ -198,6 +259,7 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
             throw new DL4JInvalidConfigException("iterationCount and epochCount must be >= 0, got "
                     + iterationCount + " and " + epochCount);
         }
+        TbpttSettings.check(backpropType, tbpttFwdLength, tbpttBackLength);
         LayerValidation.checkSettings(layers);
         layerTypes();
     }
@@ -210,6 +272,7 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
         if (iterationCount < 0 || epochCount < 0) {
             validate();
         }
+        TbpttSettings.check(backpropType, tbpttFwdLength, tbpttBackLength);
         LayerValidation.checkSettings(layers);
         EngineSizes.checkSendable(inputType);
         JsonNode resolved = EngineSizes.parse(NativeConfiguration.resolveMultiLayer(toJson())).path("layers");
@@ -303,6 +366,12 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
         for (Layer l : layers) {
             c.layers.add(l.clone());
         }
+        if (inputPreProcessors != null) {
+            c.inputPreProcessors = new TreeMap<>();
+            for (Map.Entry<Integer, InputPreProcessor> e : inputPreProcessors.entrySet()) {
+                c.inputPreProcessors.put(e.getKey(), e.getValue() == null ? null : e.getValue().clone());
+            }
+        }
         return c;
     }
 
@@ -314,12 +383,15 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
         MultiLayerConfiguration c = (MultiLayerConfiguration) o;
         return formatVersion == c.formatVersion && seed == c.seed && miniBatch == c.miniBatch
                 && iterationCount == c.iterationCount && epochCount == c.epochCount
-                && Objects.equals(inputType, c.inputType) && layers.equals(c.layers);
+                && backpropType == c.backpropType && tbpttFwdLength == c.tbpttFwdLength
+                && tbpttBackLength == c.tbpttBackLength && Objects.equals(inputType, c.inputType)
+                && getInputPreProcessors().equals(c.getInputPreProcessors()) && layers.equals(c.layers);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(formatVersion, seed, miniBatch, iterationCount, epochCount, inputType, layers);
+        return Objects.hash(formatVersion, seed, miniBatch, iterationCount, epochCount, backpropType, tbpttFwdLength,
+                tbpttBackLength, inputType, getInputPreProcessors(), layers);
     }
 
     @Override

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.linalg.activations.Activation;
@@ -18,6 +20,7 @@ import org.ferrodl.nn.conf.layers.BatchNormalization;
 import org.ferrodl.nn.conf.layers.Convolution1DLayer;
 import org.ferrodl.nn.conf.layers.ConvolutionLayer;
 import org.ferrodl.nn.conf.layers.Layer;
+import org.ferrodl.nn.conf.layers.LayerWrappers;
 import org.ferrodl.nn.conf.layers.Subsampling1DLayer;
 import org.ferrodl.nn.conf.layers.SubsamplingLayer;
 import org.ferrodl.nn.conf.layers.misc.FrozenLayer;
@@ -384,13 +387,15 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
 
         /** Fills every unset setting of {@code layer} from the global values. */
         void resolveInto(Layer layer) {
-            if (layer instanceof FrozenLayer) {
-                FrozenLayer f = (FrozenLayer) layer;
-                if (f.getDropOut() == null) {
-                    f.setDropOut(0.0);
+            Layer inner = LayerWrappers.inner(layer);
+            if (LayerWrappers.innerField(layer) != null) {
+                // A wrapper (frozen, bidirectional, last time step, ...): the wrapped layer takes every
+                // global value, including the input dropout, so the wrapper's own is 0.
+                if (layer.getDropOut() == null) {
+                    layer.setDropOut(0.0);
                 }
-                if (f.getLayer() != null) {
-                    resolveInto(f.getLayer());
+                if (inner != null) {
+                    resolveInto(inner);
                 }
                 return;
             }
@@ -475,6 +480,10 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
         private final Builder globals;
         private final List<Layer> layers = new ArrayList<>();
         private InputType inputType;
+        private BackpropType backpropType = BackpropType.Standard;
+        private int tbpttFwdLength = TbpttSettings.DEFAULT_LENGTH;
+        private int tbpttBackLength = TbpttSettings.DEFAULT_LENGTH;
+        private final TreeMap<Integer, InputPreProcessor> inputPreProcessors = new TreeMap<>();
 
         /** @param globals the global settings */
         public ListBuilder(Builder globals) {
@@ -531,6 +540,82 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
             return inputType;
         }
 
+        /**
+         * How recurrent layers are trained: {@link BackpropType#Standard} (default) backpropagates
+         * through the whole sequence; {@link BackpropType#TruncatedBPTT} cuts it into segments of
+         * {@link #tBPTTForwardLength(int)} steps, one update each.
+         *
+         * @param type the backpropagation type
+         * @return this builder
+         */
+        public ListBuilder backpropType(BackpropType type) {
+            this.backpropType = Objects.requireNonNull(type, "backpropType");
+            return this;
+        }
+
+        /**
+         * Sets the truncated BPTT forward and backward lengths to the same value.
+         *
+         * @param length time steps per segment (at least 1; default 20)
+         * @return this builder
+         */
+        public ListBuilder tBPTTLength(int length) {
+            return tBPTTForwardLength(length).tBPTTBackwardLength(length);
+        }
+
+        /**
+         * @param forwardLength time steps per truncated BPTT segment (at least 1, checked at
+         *     {@link #build()}; default 20)
+         * @return this builder
+         */
+        public ListBuilder tBPTTForwardLength(int forwardLength) {
+            this.tbpttFwdLength = forwardLength;
+            return this;
+        }
+
+        /**
+         * @param backwardLength time steps backpropagated per truncated BPTT segment (at least 1,
+         *     checked at {@link #build()}; default 20; usually equal to the forward length)
+         * @return this builder
+         */
+        public ListBuilder tBPTTBackwardLength(int backwardLength) {
+            this.tbpttBackLength = backwardLength;
+            return this;
+        }
+
+        /**
+         * Gives the preprocessor of a layer's input explicitly (the engine otherwise inserts the
+         * reference's implicit ones: recurrent → feed-forward, feed-forward → recurrent, CNN → RNN,
+         * CNN → feed-forward where the activation kinds differ).
+         *
+         * @param layer the layer index
+         * @param processor the preprocessor, or null to remove one given before
+         * @return this builder
+         */
+        public ListBuilder inputPreProcessor(int layer, InputPreProcessor processor) {
+            if (layer < 0) {
+                throw new DL4JInvalidConfigException("inputPreProcessor: layer index " + layer + " is negative");
+            }
+            if (processor == null) {
+                inputPreProcessors.remove(layer);
+            } else {
+                inputPreProcessors.put(layer, processor);
+            }
+            return this;
+        }
+
+        /**
+         * @param processors preprocessors by layer index (replacing those given before)
+         * @return this builder
+         */
+        public ListBuilder inputPreProcessors(Map<Integer, InputPreProcessor> processors) {
+            inputPreProcessors.clear();
+            if (processors != null) {
+                processors.forEach(this::inputPreProcessor);
+            }
+            return this;
+        }
+
         /** @return a copy of the layers added so far (not resolved) */
         public List<Layer> getLayers() {
             return new ArrayList<>(layers);
@@ -549,6 +634,12 @@ public class NeuralNetConfiguration implements Serializable, Cloneable {
             }
             MultiLayerConfiguration conf = new MultiLayerConfiguration(globals.resolvedSeed(), globals.miniBatch,
                     inputType, resolved);
+            conf.setBackpropType(backpropType);
+            conf.setTbpttFwdLength(tbpttFwdLength);
+            conf.setTbpttBackLength(tbpttBackLength);
+            Map<Integer, InputPreProcessor> pre = new TreeMap<>();
+            inputPreProcessors.forEach((i, p) -> pre.put(i, p.clone()));
+            conf.setInputPreProcessors(pre);
             conf.inferAndValidate();
             return conf;
         }

@@ -333,6 +333,8 @@ final class GraphEdit {
             gb.addVertex(e.getKey(), e.getValue().vertex, e.getValue().inputs.toArray(new String[0]));
         }
         gb.setOutputs(outputs.toArray(new String[0]));
+        gb.backpropType(orig.getBackpropType()).tBPTTForwardLength(orig.getTbpttFwdLength())
+                .tBPTTBackwardLength(orig.getTbpttBackLength());
         try {
             return new Result(gb.build(), kept);
         } catch (DL4JInvalidConfigException e) {

@@ -462,6 +462,9 @@ public final class TransferLearning {
                 list.layer(s.layer);
             }
             list.setInputType(inputType);
+            // the original's training mode of recurrent layers carries over, as in the reference
+            list.backpropType(origConf.getBackpropType()).tBPTTForwardLength(origConf.getTbpttFwdLength())
+                    .tBPTTBackwardLength(origConf.getTbpttBackLength());
             try {
                 return list.build();
             } catch (DL4JInvalidConfigException e) {

@@ -3,6 +3,8 @@ package org.ferrodl.nn.conf.graph;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import java.io.Serializable;
+import org.ferrodl.nn.conf.graph.rnn.DuplicateToTimeSeriesVertex;
+import org.ferrodl.nn.conf.graph.rnn.LastTimeStepVertex;
 
 /**
  * The configuration of one vertex of a {@link org.ferrodl.nn.conf.ComputationGraphConfiguration}:
@@ -27,7 +29,9 @@ import java.io.Serializable;
     @JsonSubTypes.Type(value = L2NormalizeVertex.class, name = "L2NormalizeVertex"),
     @JsonSubTypes.Type(value = PreprocessorVertex.class, name = "PreprocessorVertex"),
     @JsonSubTypes.Type(value = ReshapeVertex.class, name = "ReshapeVertex"),
-    @JsonSubTypes.Type(value = FrozenVertex.class, name = "FrozenVertex")
+    @JsonSubTypes.Type(value = FrozenVertex.class, name = "FrozenVertex"),
+    @JsonSubTypes.Type(value = LastTimeStepVertex.class, name = "LastTimeStepVertex"),
+    @JsonSubTypes.Type(value = DuplicateToTimeSeriesVertex.class, name = "DuplicateToTimeSeriesVertex")
 })
 public abstract class GraphVertex implements Serializable, Cloneable {
     private static final long serialVersionUID = 1L;

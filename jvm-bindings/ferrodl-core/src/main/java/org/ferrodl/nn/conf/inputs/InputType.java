@@ -1,11 +1,15 @@
 package org.ferrodl.nn.conf.inputs;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import java.io.Serializable;
 import java.util.Objects;
 import org.ferrodl.exception.DL4JInvalidConfigException;
+import org.ferrodl.nn.conf.RNNFormat;
 
 /**
  * What a network's input (or a layer's activations) looks like, per example. Set with
@@ -15,7 +19,7 @@ import org.ferrodl.exception.DL4JInvalidConfigException;
  * recurrent ones {@code C·L} ({@code [C, L]}). JSON (docs/ARCHITECTURE.md §2.1):
  * {@code {"type":"feedForward","size"}}, {@code {"type":"convolutional","height","width","channels"}},
  * {@code {"type":"convolutionalFlat","height","width","depth"}},
- * {@code {"type":"recurrent","size","timeSeriesLength"}}.
+ * {@code {"type":"recurrent","size","timeSeriesLength"[,"format":"NWC"]}} (length 0: unknown).
  *
  * <p>Immutable.
  */
@@ -60,11 +64,11 @@ public abstract class InputType implements Serializable {
     }
 
     /**
-     * A recurrent input without a known length. ferrodl needs the length to size the layers, so
-     * {@code build()} rejects it: use {@link #recurrent(long, long)}.
+     * A recurrent input whose length is not fixed: each minibatch may have its own number of time
+     * steps ({@code timeSeriesLength} -1 in Java, 0 in JSON).
      *
      * @param size number of channels (features per time step)
-     * @return a recurrent input type of unknown length
+     * @return a recurrent input type of unknown length, NCW
      */
     public static InputType recurrent(long size) {
         return new InputTypeRecurrent(size, -1);
@@ -72,11 +76,30 @@ public abstract class InputType implements Serializable {
 
     /**
      * @param size number of channels (features per time step)
-     * @param timeSeriesLength number of time steps
-     * @return a recurrent input type
+     * @param format layout of the arrays: NCW {@code [minibatch, size, timeSteps]} or NWC
+     * @return a recurrent input type of unknown length
+     */
+    public static InputType recurrent(long size, RNNFormat format) {
+        return new InputTypeRecurrent(size, -1, format);
+    }
+
+    /**
+     * @param size number of channels (features per time step)
+     * @param timeSeriesLength number of time steps, or -1 when unknown
+     * @return a recurrent input type, NCW
      */
     public static InputType recurrent(long size, long timeSeriesLength) {
         return new InputTypeRecurrent(size, timeSeriesLength);
+    }
+
+    /**
+     * @param size number of channels (features per time step)
+     * @param timeSeriesLength number of time steps, or -1 when unknown
+     * @param format layout of the arrays: NCW {@code [minibatch, size, timeSteps]} or NWC
+     * @return a recurrent input type
+     */
+    public static InputType recurrent(long size, long timeSeriesLength, RNNFormat format) {
+        return new InputTypeRecurrent(size, timeSeriesLength, format);
     }
 
     /**
@@ -153,12 +176,19 @@ public abstract class InputType implements Serializable {
         }
     }
 
-    /** Recurrent input: {@code [size, timeSeriesLength]} per example. */
-    @JsonPropertyOrder({"size", "timeSeriesLength"})
+    /**
+     * Recurrent input: {@code [size, timeSeriesLength]} per example (NCW; {@code [timeSeriesLength,
+     * size]} with NWC). An unknown length is -1 here and 0 in JSON; the NCW format is not written
+     * (JSON {@code format} is optional, default NCW).
+     */
+    @JsonPropertyOrder({"size", "timeSeriesLength", "format"})
     public static class InputTypeRecurrent extends InputType {
         private static final long serialVersionUID = 1L;
         private long size;
+        @JsonIgnore
         private long timeSeriesLength;
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = DefaultFormat.class)
+        private RNNFormat format = RNNFormat.NCW;
 
         /** For deserialization. */
         protected InputTypeRecurrent() {
@@ -169,11 +199,35 @@ public abstract class InputType implements Serializable {
          * @param timeSeriesLength number of time steps, or -1 when unknown
          */
         public InputTypeRecurrent(long size, long timeSeriesLength) {
+            this(size, timeSeriesLength, RNNFormat.NCW);
+        }
+
+        /**
+         * @param size number of channels
+         * @param timeSeriesLength number of time steps, or -1 when unknown
+         * @param format layout of the arrays
+         */
+        public InputTypeRecurrent(long size, long timeSeriesLength, RNNFormat format) {
             this.size = positive("size", size);
             if (timeSeriesLength != -1) {
                 positive("timeSeriesLength", timeSeriesLength);
             }
             this.timeSeriesLength = timeSeriesLength;
+            this.format = Objects.requireNonNull(format, "format");
+        }
+
+        /** JSON: 0 for an unknown length. */
+        @JsonProperty("timeSeriesLength")
+        private long jsonTimeSeriesLength() {
+            return Math.max(timeSeriesLength, 0);
+        }
+
+        @JsonProperty("timeSeriesLength")
+        private void jsonTimeSeriesLength(long length) {
+            if (length < 0) {
+                throw new IllegalArgumentException("timeSeriesLength must be >= 0 (0: unknown), got " + length);
+            }
+            this.timeSeriesLength = length == 0 ? -1 : length;
         }
 
         /** @return number of channels (features per time step) */
@@ -184,6 +238,11 @@ public abstract class InputType implements Serializable {
         /** @return number of time steps, or -1 when unknown */
         public long getTimeSeriesLength() {
             return timeSeriesLength;
+        }
+
+        /** @return the layout of the arrays (default NCW) */
+        public RNNFormat getFormat() {
+            return format;
         }
 
         @Override
@@ -199,17 +258,39 @@ public abstract class InputType implements Serializable {
         @Override
         public boolean equals(Object o) {
             return o instanceof InputTypeRecurrent && ((InputTypeRecurrent) o).size == size
-                    && ((InputTypeRecurrent) o).timeSeriesLength == timeSeriesLength;
+                    && ((InputTypeRecurrent) o).timeSeriesLength == timeSeriesLength
+                    && ((InputTypeRecurrent) o).format == format;
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash("RNN", size, timeSeriesLength);
+            return Objects.hash("RNN", size, timeSeriesLength, format);
         }
 
         @Override
         public String toString() {
-            return "recurrent [C=" + size + ", L=" + (timeSeriesLength < 0 ? "?" : timeSeriesLength) + "]";
+            return "recurrent [C=" + size + ", L=" + (timeSeriesLength < 0 ? "?" : timeSeriesLength) + "]"
+                    + (format == RNNFormat.NWC ? " NWC" : "");
+        }
+
+        private Object readResolve() {
+            if (format == null) {
+                format = RNNFormat.NCW;
+            }
+            return this;
+        }
+    }
+
+    /** Leaves the default recurrent format out of the JSON ({@code format} is optional there). */
+    static final class DefaultFormat {
+        @Override
+        public boolean equals(Object o) {
+            return o == null || o == RNNFormat.NCW;
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
         }
     }
 

@@ -6,7 +6,6 @@ import org.ferrodl.linalg.lossfunctions.LossFunctions;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
-import org.ferrodl.nn.conf.layers.misc.FrozenLayer;
 
 /**
  * Answers the per-layer questions of {@link Layer#getOutputType(int, InputType)} and
@@ -20,7 +19,7 @@ final class EngineProbe {
 
     private static MultiLayerConfiguration probe(Layer layer, InputType in) {
         NeuralNetConfiguration.ListBuilder lb = new NeuralNetConfiguration.Builder().seed(0).list().layer(layer);
-        Layer inner = layer instanceof FrozenLayer ? ((FrozenLayer) layer).getLayer() : layer;
+        Layer inner = LayerWrappers.innermost(layer);
         if (!(inner instanceof LayerWithLoss)) {
             lb.layer(new LossLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).build());
         }
@@ -69,7 +68,7 @@ final class EngineProbe {
 
     /** The layer with sizes inside a (possibly frozen) layer, or null. */
     private static FeedForwardLayer sized(Layer l) {
-        Layer inner = l instanceof FrozenLayer ? ((FrozenLayer) l).getLayer() : l;
+        Layer inner = LayerWrappers.innermost(l);
         return inner instanceof FeedForwardLayer ? (FeedForwardLayer) inner : null;
     }
 }

@@ -11,6 +11,11 @@ import java.util.Objects;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.misc.FrozenLayer;
+import org.ferrodl.nn.conf.layers.recurrent.Bidirectional;
+import org.ferrodl.nn.conf.layers.recurrent.LastTimeStep;
+import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
+import org.ferrodl.nn.conf.layers.recurrent.TimeDistributed;
+import org.ferrodl.nn.conf.layers.util.MaskZeroLayer;
 import org.ferrodl.nn.conf.serde.JsonMappers;
 
 /**
@@ -39,13 +44,25 @@ import org.ferrodl.nn.conf.serde.JsonMappers;
     @JsonSubTypes.Type(value = ZeroPaddingLayer.class, name = "ZeroPaddingLayer"),
     @JsonSubTypes.Type(value = GlobalPoolingLayer.class, name = "GlobalPoolingLayer"),
     @JsonSubTypes.Type(value = EmbeddingLayer.class, name = "EmbeddingLayer"),
-    @JsonSubTypes.Type(value = FrozenLayer.class, name = "FrozenLayer")
+    @JsonSubTypes.Type(value = FrozenLayer.class, name = "FrozenLayer"),
+    @JsonSubTypes.Type(value = LSTM.class, name = "LSTM"),
+    @JsonSubTypes.Type(value = GravesLSTM.class, name = "GravesLSTM"),
+    @JsonSubTypes.Type(value = SimpleRnn.class, name = "SimpleRnn"),
+    @JsonSubTypes.Type(value = RnnOutputLayer.class, name = "RnnOutputLayer"),
+    @JsonSubTypes.Type(value = RnnLossLayer.class, name = "RnnLossLayer"),
+    @JsonSubTypes.Type(value = Bidirectional.class, name = "Bidirectional"),
+    @JsonSubTypes.Type(value = LastTimeStep.class, name = "LastTimeStep"),
+    @JsonSubTypes.Type(value = MaskZeroLayer.class, name = "MaskZeroLayer"),
+    @JsonSubTypes.Type(value = TimeDistributed.class, name = "TimeDistributed"),
+    @JsonSubTypes.Type(value = EmbeddingSequenceLayer.class, name = "EmbeddingSequenceLayer")
 })
 @JsonPropertyOrder({"name", "dropOut", "nIn", "nOut", "activation", "weightInit", "weightInitDistribution",
     "biasInit", "hasBias", "l1", "l2", "l1Bias", "l2Bias", "weightDecay", "weightDecayBias", "updater",
     "biasUpdater", "gradientNormalization", "gradientNormalizationThreshold", "lossFunction", "lossWeights",
     "decay", "eps", "lockGammaBeta", "gamma", "beta", "poolingType", "kernelSize", "stride", "padding",
-    "dilation", "convolutionMode", "pnorm", "size", "collapseDimensions", "layer"})
+    "dilation", "convolutionMode", "pnorm", "size", "collapseDimensions", "layer", "gateActivationFn",
+    "forgetGateBiasInit", "weightInitRecurrent", "weightInitRecurrentDistribution", "hasLayerNorm", "inputLength",
+    "inferInputLength", "outputFormat", "rnnDataFormat", "mode", "fwd", "maskingValue", "underlying"})
 public abstract class Layer implements Serializable, Cloneable {
     private static final long serialVersionUID = 1L;
 

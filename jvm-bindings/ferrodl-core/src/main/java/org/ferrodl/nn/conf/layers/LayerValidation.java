@@ -2,7 +2,6 @@ package org.ferrodl.nn.conf.layers;
 
 import java.util.List;
 import org.ferrodl.exception.DL4JInvalidConfigException;
-import org.ferrodl.nn.conf.layers.misc.FrozenLayer;
 
 /**
  * The settings checks of a list of resolved layers: every setting present and in range (rates,
@@ -26,8 +25,7 @@ public final class LayerValidation {
             }
             String who = l.describe(i);
             l.checkSettings(who);
-            Layer inner = l instanceof FrozenLayer ? ((FrozenLayer) l).getLayer() : l;
-            if (inner != l && inner != null) {
+            for (Layer inner = LayerWrappers.inner(l); inner != null; inner = LayerWrappers.inner(inner)) {
                 inner.checkSettings(who);
             }
         }

@@ -28,7 +28,7 @@ public class LossLayer extends NoParamLayer implements LayerWithLoss {
     }
 
     /** @param b the builder */
-    protected LossLayer(Builder b) {
+    protected LossLayer(BaseBuilder<?> b) {
         super(b);
         this.activation = b.activation;
         this.lossFunction = b.lossFunction;
@@ -97,14 +97,52 @@ public class LossLayer extends NoParamLayer implements LayerWithLoss {
         return Objects.hash(super.hashCode(), activation, lossFunction, Arrays.hashCode(lossWeights));
     }
 
-    /** Builder of {@link LossLayer}. */
-    public static class Builder extends Layer.Builder<Builder> {
+    /**
+     * The settings of loss layers ({@link LossLayer}, {@link RnnLossLayer}): activation, loss function
+     * and loss weights.
+     *
+     * @param <T> the concrete builder type
+     */
+    public abstract static class BaseBuilder<T extends BaseBuilder<T>> extends Layer.Builder<T> {
         /** Activation function. */
         protected Activation activation = Activation.IDENTITY;
         /** Loss function. */
         protected LossFunction lossFunction = LossFunction.MCXENT;
         /** Loss weights. */
         protected double[] lossWeights;
+
+        /**
+         * @param activation the activation function (default IDENTITY)
+         * @return this builder
+         */
+        public T activation(Activation activation) {
+            this.activation = activation;
+            return self();
+        }
+
+        /**
+         * @param lossFunction the loss function (default MCXENT); clears loss weights set before
+         * @return this builder
+         */
+        public T lossFunction(LossFunction lossFunction) {
+            this.lossFunction = lossFunction;
+            this.lossWeights = null;
+            return self();
+        }
+
+        /**
+         * @param lossFunction a loss function object: its computation and per-output weights
+         * @return this builder
+         */
+        public T lossFn(ILossFunction lossFunction) {
+            this.lossFunction = lossFunction.getLossFunction();
+            this.lossWeights = lossFunction.getWeights();
+            return self();
+        }
+    }
+
+    /** Builder of {@link LossLayer}. */
+    public static class Builder extends BaseBuilder<Builder> {
 
         /** A builder with loss MCXENT and activation IDENTITY. */
         public Builder() {
@@ -118,35 +156,6 @@ public class LossLayer extends NoParamLayer implements LayerWithLoss {
         /** @param lossFunction a loss function object, e.g. {@code new LossMCXENT(weights)} */
         public Builder(ILossFunction lossFunction) {
             lossFn(lossFunction);
-        }
-
-        /**
-         * @param activation the activation function (default IDENTITY)
-         * @return this builder
-         */
-        public Builder activation(Activation activation) {
-            this.activation = activation;
-            return this;
-        }
-
-        /**
-         * @param lossFunction the loss function (default MCXENT); clears loss weights set before
-         * @return this builder
-         */
-        public Builder lossFunction(LossFunction lossFunction) {
-            this.lossFunction = lossFunction;
-            this.lossWeights = null;
-            return this;
-        }
-
-        /**
-         * @param lossFunction a loss function object: its computation and per-output weights
-         * @return this builder
-         */
-        public Builder lossFn(ILossFunction lossFunction) {
-            this.lossFunction = lossFunction.getLossFunction();
-            this.lossWeights = lossFunction.getWeights();
-            return this;
         }
 
         @Override
