@@ -47,6 +47,30 @@ public interface IEvaluation<T extends IEvaluation<T>> extends Serializable {
      */
     void eval(INDArray labels, INDArray networkPredictions, INDArray maskArray);
 
+    /**
+     * Counts a minibatch of time series: every (example, time step) is one labelled prediction.
+     *
+     * @param labels {@code [N, C, T]} labels (NCW)
+     * @param predictions {@code [N, C, T]} network output
+     */
+    default void evalTimeSeries(INDArray labels, INDArray predictions) {
+        evalTimeSeries(labels, predictions, null);
+    }
+
+    /**
+     * Counts a minibatch of time series, skipping the (example, time step) pairs whose mask is 0 (the
+     * padding of variable-length sequences), as the reference does.
+     *
+     * @param labels {@code [N, C, T]} labels (NCW)
+     * @param predictions {@code [N, C, T]} network output
+     * @param labelsMask null or {@code [N, T]}
+     * @throws IllegalArgumentException for shapes that are not rank 3 and equal, or a mask that is not [N, T]
+     */
+    default void evalTimeSeries(INDArray labels, INDArray predictions, INDArray labelsMask) {
+        INDArray[] rows = EvalInputs.timeSeriesRows(labels, predictions, labelsMask, getClass().getSimpleName());
+        eval(rows[0], rows[1], null);
+    }
+
     /** Adds {@code other}'s counts into this evaluation (which must be configured the same way). */
     void merge(T other);
 

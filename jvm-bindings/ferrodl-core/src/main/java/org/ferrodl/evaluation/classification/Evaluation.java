@@ -152,10 +152,15 @@ public class Evaluation implements IEvaluation<Evaluation> {
      *
      * @param labels {@code N × C} labels
      * @param predictions {@code N × C} network output
-     * @param labelsMask null, or a per-example mask of shape {@code N × 1} or {@code [N]}
+     * @param labelsMask null, or a per-example mask of shape {@code N × 1} or {@code [N]}; for time
+     *     series labels {@code [N, C, T]}, null or a per-step mask {@code [N, T]}
      * @throws IllegalArgumentException for mismatched shapes or a per-output ({@code N × C}, C &gt; 1) mask
      */
     public void eval(INDArray labels, INDArray predictions, INDArray labelsMask) {
+        if (labels.rank() == 3) { // time series: one row per unmasked (example, step), as the reference
+            evalTimeSeries(labels, predictions, labelsMask);
+            return;
+        }
         if (labels.rank() != 2 || predictions.rank() != 2) {
             throw new IllegalArgumentException("Evaluation needs rank-2 labels and predictions, got shapes "
                     + Arrays.toString(labels.shape()) + " and " + Arrays.toString(predictions.shape()));

@@ -158,6 +158,10 @@ public class RegressionEvaluation implements org.ferrodl.evaluation.IEvaluation<
     public void eval(INDArray labels, INDArray predictions, INDArray mask) {
         Objects.requireNonNull(labels, "labels");
         Objects.requireNonNull(predictions, "predictions");
+        if (labels.rank() == 3) { // time series: one row per unmasked (example, step), as the reference
+            evalTimeSeries(labels, predictions, mask);
+            return;
+        }
         if (labels.rank() != 2 || predictions.rank() != 2) {
             throw new IllegalArgumentException("RegressionEvaluation needs rank-2 labels and predictions, got shapes "
                     + Arrays.toString(labels.shape()) + " and " + Arrays.toString(predictions.shape()));

@@ -168,7 +168,9 @@ public class DataSet implements Iterable<DataSet>, java.io.Serializable {
 
     /**
      * Concatenates DataSets along the example dimension. When some have a mask and others do not,
-     * the missing masks are all ones (every value counts).
+     * the missing masks are all ones (every value counts). Time series ({@code [n, size, timeSteps]}
+     * features or labels) of different lengths are padded with zeros at the end to the longest, and
+     * a {@code [N, maxSteps]} mask marks each example's real steps, as the reference does.
      *
      * @param data the DataSets, in order (at least one)
      * @return a new DataSet
@@ -182,11 +184,9 @@ public class DataSet implements Iterable<DataSet>, java.io.Serializable {
             return data.get(0).copy();
         }
         try {
-            INDArray f = Nd4j.vstack(collect(data, 0));
-            INDArray l = Nd4j.vstack(collect(data, 1));
-            INDArray fm = mergeMasks(data, 2);
-            INDArray lm = mergeMasks(data, 3);
-            return new DataSet(f, l, fm, lm);
+            INDArray[] f = ArrayMerge.merge(collect(data, 0), masks(data, 2), "DataSets: features");
+            INDArray[] l = ArrayMerge.merge(collect(data, 1), masks(data, 3), "DataSets: labels");
+            return new DataSet(f[0], l[0], f[1], l[1]);
         } catch (IllegalArgumentException e) {
             if (e instanceof DL4JInvalidInputException) {
                 throw e;
@@ -221,28 +221,12 @@ public class DataSet implements Iterable<DataSet>, java.io.Serializable {
         return out;
     }
 
-    private static INDArray mergeMasks(List<? extends DataSet> data, int which) {
-        long[] template = null;
-        for (DataSet d : data) {
-            if (d.part(which) != null) {
-                template = d.part(which).shape();
-                break;
-            }
-        }
-        if (template == null) {
-            return null;
-        }
+    private static List<INDArray> masks(List<? extends DataSet> data, int which) {
         List<INDArray> out = new ArrayList<>(data.size());
         for (DataSet d : data) {
-            INDArray m = d.part(which);
-            if (m == null) {
-                long[] s = template.clone();
-                s[0] = d.numExamples();
-                m = Nd4j.ones(s);
-            }
-            out.add(m);
+            out.add(d.part(which));
         }
-        return Nd4j.vstack(out);
+        return out;
     }
 
     /**

@@ -343,15 +343,9 @@ public class MultiDataSet implements org.ferrodl.linalg.dataset.api.MultiDataSet
             return toImpl(head).copy();
         }
         try {
-            INDArray[] f = new INDArray[nf];
-            INDArray[] l = new INDArray[nl];
-            for (int i = 0; i < nf; i++) {
-                f[i] = stack(list, 0, i);
-            }
-            for (int i = 0; i < nl; i++) {
-                l[i] = stack(list, 1, i);
-            }
-            return new MultiDataSet(f, l, mergeMasks(list, 2, nf), mergeMasks(list, 3, nl));
+            INDArray[][] f = mergeSlots(list, 0, nf);
+            INDArray[][] l = mergeSlots(list, 1, nl);
+            return new MultiDataSet(f[0], l[0], f[1], l[1]);
         } catch (IllegalArgumentException e) {
             if (e instanceof DL4JInvalidInputException) {
                 throw e;
@@ -388,54 +382,25 @@ public class MultiDataSet implements org.ferrodl.linalg.dataset.api.MultiDataSet
         }
     }
 
-    private static INDArray stack(List<org.ferrodl.linalg.dataset.api.MultiDataSet> list, int which, int i) {
-        List<INDArray> parts = new ArrayList<>(list.size());
-        for (org.ferrodl.linalg.dataset.api.MultiDataSet m : list) {
-            parts.add(partOf(m, which)[i]);
-        }
-        try {
-            return Nd4j.vstack(parts);
-        } catch (IllegalArgumentException e) {
-            throw new DL4JInvalidInputException("cannot merge MultiDataSets: " + PART_NAMES[which] + "[" + i + "]: "
-                    + e.getMessage(), e);
-        }
-    }
-
-    private static INDArray[] mergeMasks(List<org.ferrodl.linalg.dataset.api.MultiDataSet> list, int which, int n) {
-        INDArray[] out = new INDArray[n];
-        boolean any = false;
+    /** Merged arrays of one kind (features or labels) and their masks (null when no slot has one). */
+    private static INDArray[][] mergeSlots(List<org.ferrodl.linalg.dataset.api.MultiDataSet> list, int which, int n) {
+        INDArray[] arrays = new INDArray[n];
+        INDArray[] masks = new INDArray[n];
+        boolean anyMask = false;
         for (int i = 0; i < n; i++) {
-            long[] template = null;
-            for (org.ferrodl.linalg.dataset.api.MultiDataSet m : list) {
-                INDArray[] masks = partOf(m, which);
-                if (masks != null && masks[i] != null) {
-                    template = masks[i].shape();
-                    break;
-                }
-            }
-            if (template == null) {
-                continue;
-            }
-            any = true;
             List<INDArray> parts = new ArrayList<>(list.size());
+            List<INDArray> partMasks = new ArrayList<>(list.size());
             for (org.ferrodl.linalg.dataset.api.MultiDataSet m : list) {
-                INDArray[] masks = partOf(m, which);
-                INDArray mask = masks == null ? null : masks[i];
-                if (mask == null) {
-                    long[] s = template.clone();
-                    s[0] = m.numExamples();
-                    mask = Nd4j.ones(s);
-                }
-                parts.add(mask);
+                parts.add(partOf(m, which)[i]);
+                INDArray[] ms = partOf(m, which + 2);
+                partMasks.add(ms == null ? null : ms[i]);
             }
-            try {
-                out[i] = Nd4j.vstack(parts);
-            } catch (IllegalArgumentException e) {
-                throw new DL4JInvalidInputException("cannot merge MultiDataSets: " + PART_NAMES[which] + "[" + i
-                        + "]: " + e.getMessage(), e);
-            }
+            INDArray[] merged = ArrayMerge.merge(parts, partMasks, "MultiDataSets: " + PART_NAMES[which] + "[" + i + "]");
+            arrays[i] = merged[0];
+            masks[i] = merged[1];
+            anyMask |= merged[1] != null;
         }
-        return any ? out : null;
+        return new INDArray[][] {arrays, anyMask ? masks : null};
     }
 
     /**
