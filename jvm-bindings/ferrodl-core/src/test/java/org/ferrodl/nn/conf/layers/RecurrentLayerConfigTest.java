@@ -369,4 +369,16 @@ class RecurrentLayerConfigTest {
         assertEquals("in", new LastTimeStepVertex("in").getMaskArrayInputName());
         assertEquals("seq", new DuplicateToTimeSeriesVertex("seq").getInputName());
     }
+
+    @Test
+    void aConfigurationReadFromJsonWithABidirectionalDenseLayerIsRefused() {
+        String json = "{\"formatVersion\":1,\"seed\":1,\"layers\":[{\"type\":\"Bidirectional\",\"name\":null,"
+                + "\"dropOut\":0.0,\"mode\":\"ADD\",\"fwd\":{\"type\":\"DenseLayer\",\"nIn\":2,\"nOut\":3}}]}";
+        String m = invalid(() -> org.ferrodl.nn.conf.MultiLayerConfiguration.fromJson(json));
+        assertTrue(m.contains("layer 0 (Bidirectional)") && m.contains("non-recurrent") && m.contains("DenseLayer"), m);
+        String unknownFormat = "{\"formatVersion\":1,\"seed\":1,\"layers\":[{\"type\":\"LSTM\",\"nOut\":3,"
+                + "\"rnnDataFormat\":\"NHWC\"}]}";
+        m = invalid(() -> org.ferrodl.nn.conf.MultiLayerConfiguration.fromJson(unknownFormat));
+        assertTrue(m.contains("NHWC") && m.contains("RNNFormat"), m);
+    }
 }
