@@ -3,13 +3,14 @@
 //! replicas of one node train in parallel from different Java threads.
 
 use crate::arrays::{
-    new_float_array, new_long_array, read_batch, read_floats, read_optional_floats,
+    new_float_array, new_long_array, read_batch, read_float_arrays, read_floats, read_masks,
+    read_optional_floats, OwnedMask,
 };
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroError;
 use crate::handles::Registry;
 use ferrodl_sharing::{ReplicaTrainer, SharingError, WorkerConfig, WorkerNode};
-use jni::objects::{JClass, JFloatArray, JString};
+use jni::objects::{JClass, JFloatArray, JIntArray, JObjectArray, JString};
 use jni::sys::{jdouble, jfloatArray, jint, jlong, jlongArray, jstring};
 use jni::JNIEnv;
 use std::sync::OnceLock;
@@ -75,6 +76,45 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_fit<'local>(
             Ok(t.fit(&b.features, &b.labels, b.rows, b.mask())?)
         })
     })
+}
+
+/// One step of a graph replica: `float[][]` per input/output, masks as `NativeGraph` takes them.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_fitGraph<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    replica: jlong,
+    inputs: JObjectArray<'local>,
+    labels: JObjectArray<'local>,
+    rows: jint,
+    f_masks: JObjectArray<'local>,
+    f_mask_cols: JIntArray<'local>,
+    l_masks: JObjectArray<'local>,
+    l_mask_cols: JIntArray<'local>,
+) -> jdouble {
+    guard(&mut env, |env| {
+        if rows <= 0 {
+            return invalid(format!("rows ({rows}) must be positive"));
+        }
+        let rows = rows as usize;
+        let x = read_float_arrays(env, &inputs, "features")?;
+        let y = read_float_arrays(env, &labels, "labels")?;
+        let fm = read_masks(env, &f_masks, &f_mask_cols, rows, "feature masks")?;
+        let lm = read_masks(env, &l_masks, &l_mask_cols, rows, "label masks")?;
+        let (x, y, fm, lm) = (slices(&x), slices(&y), mask_slices(&fm), mask_slices(&lm));
+        replicas().with(replica, |t| Ok(t.fit_graph(&x, &y, rows, &fm, &lm)?))
+    })
+}
+
+fn slices(v: &[Vec<f32>]) -> Vec<&[f32]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
+fn mask_slices(v: &[OwnedMask]) -> Vec<Option<(&[f32], usize)>> {
+    v.iter()
+        .map(|o| o.as_ref().map(|(d, c)| (d.as_slice(), *c)))
+        .collect()
 }
 
 /// The replica's report as JSON (also applies updates still waiting in its inbox).

@@ -9,6 +9,7 @@ pub mod driver;
 pub mod error;
 pub mod master;
 pub mod payload;
+pub mod replica_network;
 pub mod thresholds;
 pub mod worker;
 
@@ -16,5 +17,6 @@ pub use driver::{relay_stats_json, DriverRelay, RelaySettings};
 pub use error::SharingError;
 pub use master::MasterCopy;
 pub use payload::Snapshot;
+pub use replica_network::{ReplicaBatch, ReplicaNetwork};
 pub use thresholds::average_threshold_states;
 pub use worker::{NodeReport, ReplicaReport, ReplicaTrainer, StepRecord, WorkerConfig, WorkerNode};

@@ -11,7 +11,8 @@
 use crate::error::SharingError;
 use crate::payload::{write_update, Snapshot};
 use ferrodl_comm::ThresholdEncoder;
-use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork};
+use crate::replica_network::{ReplicaBatch, ReplicaNetwork};
+use ferrodl_nn::computation_graph::MaskArg;
 use ferrodl_relay::{ClientConfig, ClientStats, RelayClient, WorkerId};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +25,9 @@ use std::time::{Duration, Instant};
 pub struct WorkerConfig {
     /// The network configuration JSON (docs/ARCHITECTURE.md §2).
     pub network: String,
+    /// Whether `network` is a `ComputationGraphConfiguration` (else a `MultiLayerConfiguration`).
+    #[serde(default)]
+    pub graph: bool,
     /// `host:port` of the driver's relay.
     pub relay_address: String,
     /// The per-fit secret, hex.
@@ -175,7 +179,7 @@ pub struct NodeReport {
 pub struct ReplicaTrainer {
     index: usize,
     shared: Arc<NodeShared>,
-    net: MultiLayerNetwork<f32>,
+    net: ReplicaNetwork,
     encoder: ThresholdEncoder,
     encoded: Vec<u8>,
     report: ReplicaReport,
@@ -198,10 +202,9 @@ impl WorkerNode {
                 config.replicas
             )));
         }
-        let conf = MultiLayerConfiguration::from_json(&config.network)?;
         let mut nets = Vec::with_capacity(config.replicas);
         for _ in 0..config.replicas {
-            let mut net = MultiLayerNetwork::new(conf.clone())?;
+            let mut net = ReplicaNetwork::from_json(&config.network, config.graph)?;
             net.set_params(params)?;
             if let Some(state) = updater_state {
                 net.set_updater_state(state)?;
@@ -356,11 +359,12 @@ impl Drop for WorkerNode {
 }
 
 impl ReplicaTrainer {
-    pub fn network(&self) -> &MultiLayerNetwork<f32> {
+    pub fn network(&self) -> &ReplicaNetwork {
         &self.net
     }
 
-    /// One training step on one minibatch; returns its score (before the update).
+    /// One training step of a layer-chain replica on one minibatch; returns its score (before
+    /// the update).
     pub fn fit(
         &mut self,
         features: &[f32],
@@ -368,14 +372,41 @@ impl ReplicaTrainer {
         rows: usize,
         labels_mask: Option<(&[f32], usize)>,
     ) -> Result<f64, SharingError> {
+        self.step(&ReplicaBatch::Chain {
+            features,
+            labels,
+            rows,
+            labels_mask,
+        })
+    }
+
+    /// One training step of a graph replica: one array per network input and output, masks per
+    /// input/output (empty slices: none). Returns the score before the update.
+    pub fn fit_graph(
+        &mut self,
+        inputs: &[&[f32]],
+        labels: &[&[f32]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, f32>],
+        label_masks: &[MaskArg<'_, f32>],
+    ) -> Result<f64, SharingError> {
+        self.step(&ReplicaBatch::Graph {
+            inputs,
+            labels,
+            rows,
+            feature_masks,
+            label_masks,
+        })
+    }
+
+    fn step(&mut self, batch: &ReplicaBatch<'_>) -> Result<f64, SharingError> {
         let started = Instant::now();
         if let Some(e) = lock(&self.shared.relayed_error).clone() {
             return Err(SharingError::Message(e));
         }
         self.apply_inbox();
-        let score = self
-            .net
-            .compute_update(features, labels, rows, labels_mask)?;
+        let rows = batch.rows();
+        let score = self.net.compute_update(batch)?;
         let (iteration, epoch) = (self.net.iteration_count(), self.net.epoch_count());
         let stats =
             self.encoder

@@ -35,6 +35,17 @@ public final class NativeSharedWorker {
     public static native double fit(long replica, float[] features, int rows, int featureCols, float[] labels,
             int labelCols, float[] labelsMask, int maskCols);
 
+    /**
+     * One training step of a replica of a computation graph (the worker was connected with
+     * {@code "graph": true}); arrays as {@link NativeGraph#fit}: one row-major {@code rows × width}
+     * array per network input and output, masks as {@code float[][]} with null entries plus their
+     * column counts, or null for none.
+     *
+     * @return the minibatch score before the update
+     */
+    public static native double fitGraph(long replica, float[][] inputs, float[][] labels, int rows,
+            float[][] featureMasks, int[] featureMaskCols, float[][] labelMasks, int[] labelMaskCols);
+
     /** @return the replica's report as JSON (minibatches, last score, counters, threshold state, steps) */
     public static native String replicaReport(long replica);
 

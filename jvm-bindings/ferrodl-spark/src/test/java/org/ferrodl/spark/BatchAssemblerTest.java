@@ -7,6 +7,7 @@ import java.util.List;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
 import org.ferrodl.spark.impl.common.BatchAssembler;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.junit.jupiter.api.Test;
 
 /** Invariant 5: workers assemble exactly batchSizePerWorker examples, in order. */
@@ -20,7 +21,7 @@ class BatchAssemblerTest {
             parts.addAll(SparkTestSupport.data(1, sizes[i], 100 + i));
         }
         DataSet all = DataSet.merge(parts);
-        BatchAssembler batches = new BatchAssembler(parts.iterator(), 5);
+        BatchAssembler<DataSet> batches = new BatchAssembler<>(parts.iterator(), 5, NetworkKind.MULTI_LAYER);
         List<DataSet> out = new ArrayList<>();
         batches.forEachRemaining(out::add);
         assertEquals(5, out.size(), "24 examples -> 4 batches of 5 and one of 4");

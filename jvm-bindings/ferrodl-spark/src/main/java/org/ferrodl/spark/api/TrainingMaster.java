@@ -1,31 +1,49 @@
 package org.ferrodl.spark.api;
 
 import java.io.Serializable;
+import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.ferrodl.core.loader.DataSetLoader;
+import org.ferrodl.core.loader.MultiDataSetLoader;
 import org.ferrodl.linalg.dataset.DataSet;
-import org.ferrodl.spark.impl.common.LoadFunctions;
+import org.ferrodl.linalg.dataset.MultiDataSet;
+import org.ferrodl.spark.impl.graph.SparkComputationGraph;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 
 /**
- * A strategy for distributed training of a {@link SparkDl4jMultiLayer}: how data is split among
- * workers and how their results are combined. Implementations are serializable configuration
- * objects; all per-fit state lives inside {@link #executeTraining} so two fits never share it.
+ * A strategy for distributed training of a {@link SparkDl4jMultiLayer} or a
+ * {@link SparkComputationGraph}: how data is split among workers and how their results are
+ * combined. Implementations are serializable configuration objects; all per-fit state lives inside
+ * the {@code executeTraining} calls so two fits never share it. Both network types go through the
+ * same code of a master (its worker is generic over {@link org.ferrodl.spark.impl.common.NetworkKind}).
+ *
+ * @param <R> what its worker tasks return to the driver
+ * @param <W> its worker (the executor side)
  */
-public interface TrainingMaster extends Serializable {
+public interface TrainingMaster<R extends TrainingResult, W extends TrainingWorker<R>> extends Serializable {
 
     /** Trains {@code network}'s model on {@code trainingData}, updating the network in place. */
     void executeTraining(SparkDl4jMultiLayer network, JavaRDD<DataSet> trainingData);
 
     /**
-     * Trains on DataSets stored at {@code trainingDataPaths}, read on the executors with
-     * {@code loader}. The default loads the files lazily and trains as from an RDD of DataSets;
-     * masters that can deal paths instead of data override it.
+     * Trains a graph with one input and one output on DataSets (each becomes a one-array
+     * MultiDataSet, as {@link MultiDataSet#fromDataSet}).
      */
-    default void executeTrainingPaths(SparkDl4jMultiLayer network, JavaRDD<String> trainingDataPaths,
-                                      DataSetLoader loader) {
-        executeTraining(network, LoadFunctions.load(network.getSparkContext(), trainingDataPaths, loader));
-    }
+    void executeTraining(SparkComputationGraph graph, JavaRDD<DataSet> trainingData);
+
+    /** Trains {@code graph}'s model on {@code trainingData}, updating the graph in place. */
+    void executeTrainingMDS(SparkComputationGraph graph, JavaRDD<MultiDataSet> trainingData);
+
+    /**
+     * Trains on data stored at {@code trainingDataPaths}, read on the executors: a network with
+     * {@code dsLoader}, or a graph with {@code mdsLoader} (or, when that is null, with
+     * {@code dsLoader} and each DataSet as a one-array MultiDataSet). Exactly one of
+     * {@code network} and {@code graph} is given.
+     */
+    void executeTrainingPaths(SparkDl4jMultiLayer network, SparkComputationGraph graph,
+                              JavaRDD<String> trainingDataPaths, DataSetLoader dsLoader,
+                              MultiDataSetLoader mdsLoader);
 
     /**
      * Examples in each DataSet object of the training RDD, as configured; used to group MLlib
@@ -33,6 +51,21 @@ public interface TrainingMaster extends Serializable {
      */
     default int getRddDataSetNumExamples() {
         return 1;
+    }
+
+    /**
+     * Deletes temporary data this master keeps between fits (an export of the training data);
+     * masters that keep none return true at once.
+     *
+     * @return true when there was nothing to delete or it was deleted
+     */
+    default boolean deleteTempFiles(JavaSparkContext sc) {
+        return true;
+    }
+
+    /** @see #deleteTempFiles(JavaSparkContext) */
+    default boolean deleteTempFiles(SparkContext sc) {
+        return deleteTempFiles(sc == null ? null : new JavaSparkContext(sc));
     }
 
     /** This master's configuration as JSON. */

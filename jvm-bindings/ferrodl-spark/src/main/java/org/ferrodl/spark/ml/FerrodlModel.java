@@ -32,6 +32,7 @@ import org.apache.spark.sql.types.StructType;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.util.ModelSerializer;
 
@@ -94,7 +95,8 @@ public abstract class FerrodlModel<M extends FerrodlModel<M>> extends Model<M> i
         String featuresName = $(featuresCol);
         int inputColumns = in.fields().length;
         JavaSparkContext sc = JavaSparkContext.fromSparkContext(dataset.sparkSession().sparkContext());
-        Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
+        Broadcast<NetworkSnapshot<MultiLayerNetwork>> snapshot =
+                sc.broadcast(NetworkSnapshot.of(NetworkKind.MULTI_LAYER, network, false));
         FerrodlModel<M> self = this;
         return dataset.toDF().mapPartitions((Iterator<Row> rows) -> {
             List<Row> result = new ArrayList<>();

@@ -4,25 +4,28 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
-import org.ferrodl.linalg.dataset.DataSet;
 
 /**
- * Turns a stream of DataSets of any sizes into minibatches of exactly {@code batchSize} examples:
- * small DataSets are merged, large ones split. Only the final minibatch may be smaller (it holds
- * what is left). Examples keep their order.
+ * Turns a stream of DataSets (or MultiDataSets) of any sizes into minibatches of exactly
+ * {@code batchSize} examples: small objects are merged, large ones split. Only the final minibatch
+ * may be smaller (it holds what is left). Examples keep their order.
+ *
+ * @param <B> DataSet or MultiDataSet, as {@code kind} says
  */
-public final class BatchAssembler implements Iterator<DataSet> {
-    private final Iterator<DataSet> source;
+public final class BatchAssembler<B> implements Iterator<B> {
+    private final Iterator<B> source;
     private final int batchSize;
-    private final List<DataSet> pending = new ArrayList<>();
+    private final NetworkKind<?, B> kind;
+    private final List<B> pending = new ArrayList<>();
     private int pendingExamples;
 
-    public BatchAssembler(Iterator<DataSet> source, int batchSize) {
+    public BatchAssembler(Iterator<B> source, int batchSize, NetworkKind<?, B> kind) {
         if (batchSize <= 0) {
             throw new IllegalArgumentException("batchSize must be positive, got " + batchSize);
         }
         this.source = source;
         this.batchSize = batchSize;
+        this.kind = kind;
     }
 
     @Override
@@ -32,32 +35,32 @@ public final class BatchAssembler implements Iterator<DataSet> {
     }
 
     @Override
-    public DataSet next() {
+    public B next() {
         fill();
         if (pendingExamples == 0) {
             throw new NoSuchElementException();
         }
-        DataSet all = pending.size() == 1 ? pending.get(0) : DataSet.merge(pending);
+        B all = kind.merge(pending);
         pending.clear();
         pendingExamples = 0;
-        int n = all.numExamples();
+        int n = kind.numExamples(all);
         if (n <= batchSize) {
             return all;
         }
-        DataSet rest = all.getRange(batchSize, n);
+        B rest = kind.range(all, batchSize, n);
         pending.add(rest);
-        pendingExamples = rest.numExamples();
-        return all.getRange(0, batchSize);
+        pendingExamples = kind.numExamples(rest);
+        return kind.range(all, 0, batchSize);
     }
 
     private void fill() {
         while (pendingExamples < batchSize && source.hasNext()) {
-            DataSet ds = source.next();
-            if (ds == null || ds.numExamples() == 0) {
-                continue; // empty DataSets carry nothing to train on
+            B b = source.next();
+            if (b == null || kind.numExamples(b) == 0) {
+                continue; // empty objects carry nothing to train on
             }
-            pending.add(ds);
-            pendingExamples += ds.numExamples();
+            pending.add(b);
+            pendingExamples += kind.numExamples(b);
         }
     }
 }

@@ -1,7 +1,6 @@
 package org.ferrodl.spark.impl.common;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -15,6 +14,7 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.Function;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.linalg.dataset.DataSet;
 
@@ -52,6 +52,17 @@ public final class DataSetExport {
      * paths: partition {@code p} holds the files of input partition {@code p}, in order.
      */
     public static JavaRDD<String> export(JavaSparkContext sc, JavaRDD<DataSet> data, String base, String fitId) {
+        return export(sc, data, base, fitId, NetworkKind.MULTI_LAYER);
+    }
+
+    /**
+     * Writes every object (DataSet or MultiDataSet, as {@code kind} says) of {@code data} under
+     * {@code base/fitId} and returns the RDD of their paths: partition {@code p} holds the files of
+     * input partition {@code p}, in order.
+     */
+    public static <B> JavaRDD<String> export(JavaSparkContext sc, JavaRDD<B> data, String base, String fitId,
+                                             NetworkKind<?, B> kind) {
+        String stem = kind.batchName().toLowerCase(java.util.Locale.ROOT);
         String dir = new Path(base, fitId).toString();
         JavaRDD<List<String>> paths = data.mapPartitionsWithIndex((partition, it) -> {
             List<String> written = new ArrayList<>();
@@ -63,12 +74,12 @@ public final class DataSetExport {
             fs.setPermission(folder, dirPermission);
             int i = 0;
             while (it.hasNext()) {
-                DataSet ds = it.next();
-                Path file = new Path(folder, "dataset_" + partition + "_" + (i++) + ".bin");
+                B ds = it.next();
+                Path file = new Path(folder, stem + "_" + partition + "_" + (i++) + ".bin");
                 try (OutputStream out = fs.create(file, filePermission, true,
                         fs.getConf().getInt("io.file.buffer.size", 4096), fs.getDefaultReplication(file),
                         fs.getDefaultBlockSize(file), null)) {
-                    ds.save(out);
+                    kind.save(ds, out);
                 }
                 fs.setPermission(file, filePermission);
                 written.add(file.toString());
@@ -103,8 +114,9 @@ public final class DataSetExport {
         }
     }
 
-    /** Streams the DataSets stored at {@code paths}, loading one file at a time. */
-    public static Iterator<DataSet> load(Iterator<String> paths) {
+    /** Streams the objects stored at {@code paths}, loading one file at a time. */
+    public static <B> Iterator<B> load(Iterator<String> paths, NetworkKind<?, B> kind) {
+        Function<String, B> loader = kind.storedLoader(new HadoopConf(new Configuration()));
         return new Iterator<>() {
             @Override
             public boolean hasNext() {
@@ -112,17 +124,17 @@ public final class DataSetExport {
             }
 
             @Override
-            public DataSet next() {
+            public B next() {
                 if (!paths.hasNext()) {
                     throw new NoSuchElementException();
                 }
-                Path file = new Path(paths.next());
-                try (InputStream in = file.getFileSystem(new Configuration()).open(file)) {
-                    DataSet ds = new DataSet();
-                    ds.load(in);
-                    return ds;
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot read exported DataSet " + file, e);
+                String file = paths.next();
+                try {
+                    return loader.call(file);
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("cannot read exported " + kind.batchName() + " " + file, e);
                 }
             }
         };

@@ -11,10 +11,12 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.Function;
 import org.ferrodl.core.loader.DataSetLoader;
+import org.ferrodl.core.loader.MultiDataSetLoader;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.dataset.MultiDataSet;
 
-/** Turning directories and paths into DataSets on executors. */
+/** Turning directories and paths into DataSets or MultiDataSets on executors. */
 public final class LoadFunctions {
     private LoadFunctions() {
     }
@@ -30,9 +32,53 @@ public final class LoadFunctions {
         };
     }
 
+    /** Loads each path with {@code loader}, using the driver's Hadoop configuration. */
+    public static Function<String, MultiDataSet> loadingMulti(MultiDataSetLoader loader, HadoopConf conf) {
+        return path -> {
+            try {
+                return loader.load(path, conf.get());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e.getMessage(), e);
+            }
+        };
+    }
+
+    /**
+     * What a graph trains on from paths: {@code mdsLoader}'s MultiDataSets, or, when it is null,
+     * {@code dsLoader}'s DataSets as one-array MultiDataSets.
+     */
+    public static Function<String, MultiDataSet> graphLoading(DataSetLoader dsLoader, MultiDataSetLoader mdsLoader,
+                                                              HadoopConf conf) {
+        if (mdsLoader != null) {
+            return loadingMulti(mdsLoader, conf);
+        }
+        if (dsLoader == null) {
+            throw new IllegalArgumentException("no loader given: pass a DataSetLoader or a MultiDataSetLoader");
+        }
+        Function<String, DataSet> ds = loading(dsLoader, conf);
+        return path -> MultiDataSet.fromDataSet(ds.call(path));
+    }
+
+    /**
+     * Checks that exactly one of a {@code TrainingMaster.executeTrainingPaths} call's network and
+     * graph is given.
+     */
+    public static void requireOneNetwork(Object network, Object graph) {
+        if ((network == null) == (graph == null)) {
+            throw new IllegalArgumentException("give exactly one of network and graph, got "
+                    + (network == null ? "neither" : "both"));
+        }
+    }
+
     /** {@code paths} loaded lazily with {@code loader}. */
     public static JavaRDD<DataSet> load(JavaSparkContext sc, JavaRDD<String> paths, DataSetLoader loader) {
         return paths.map(loading(loader, HadoopConf.of(sc)));
+    }
+
+    /** {@code paths} loaded lazily with {@code loader}. */
+    public static JavaRDD<MultiDataSet> loadMulti(JavaSparkContext sc, JavaRDD<String> paths,
+                                                  MultiDataSetLoader loader) {
+        return paths.map(loadingMulti(loader, HadoopConf.of(sc)));
     }
 
     /**

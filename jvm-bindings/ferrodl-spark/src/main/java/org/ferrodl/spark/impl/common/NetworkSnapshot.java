@@ -2,25 +2,29 @@ package org.ferrodl.spark.impl.common;
 
 import java.io.Serializable;
 import org.ferrodl.linalg.factory.Nd4j;
-import org.ferrodl.nn.conf.MultiLayerConfiguration;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
 
 /**
- * Everything a worker needs to rebuild the driver's network: configuration JSON, parameters,
- * optional updater state and counters. Broadcast once per split; plain arrays so it serializes
- * compactly under Java serialization and Kryo alike.
+ * Everything a worker needs to rebuild the driver's network: which kind it is, configuration
+ * JSON, parameters, optional updater state and counters. Broadcast once per split; plain arrays so
+ * it serializes compactly under Java serialization and Kryo alike.
+ *
+ * @param <N> the network type it restores
  */
-public final class NetworkSnapshot implements Serializable {
-    private static final long serialVersionUID = 1L;
+public final class NetworkSnapshot<N extends NativeHandleOwner & Model> implements Serializable {
+    private static final long serialVersionUID = 2L;
 
+    private final NetworkKind<N, ?> kind;
     private final String configurationJson;
     private final float[] params;
     private final float[] updaterState;
-    private final long iterationCount;
-    private final long epochCount;
+    private final int iterationCount;
+    private final int epochCount;
 
-    public NetworkSnapshot(String configurationJson, float[] params, float[] updaterState,
-                           long iterationCount, long epochCount) {
+    private NetworkSnapshot(NetworkKind<N, ?> kind, String configurationJson, float[] params, float[] updaterState,
+                            int iterationCount, int epochCount) {
+        this.kind = kind;
         this.configurationJson = configurationJson;
         this.params = params;
         this.updaterState = updaterState;
@@ -29,23 +33,25 @@ public final class NetworkSnapshot implements Serializable {
     }
 
     /** Takes a snapshot of {@code network}; {@code withUpdater} includes the updater state. */
-    public static NetworkSnapshot of(MultiLayerNetwork network, boolean withUpdater) {
-        return new NetworkSnapshot(network.getLayerWiseConfigurations().toJson(),
-                network.params().toFloatVector(),
-                withUpdater ? network.getUpdaterState().toFloatVector() : null,
-                network.getIterationCount(), network.getEpochCount());
+    public static <N extends NativeHandleOwner & Model> NetworkSnapshot<N> of(NetworkKind<N, ?> kind, N network,
+                                                                          boolean withUpdater) {
+        return new NetworkSnapshot<>(kind, kind.configurationJson(network), network.params().toFloatVector(),
+                withUpdater ? kind.updaterState(network).toFloatVector() : null,
+                kind.iterationCount(network), kind.epochCount(network));
     }
 
     /** Builds a new native network from this snapshot. The caller closes it. */
-    public MultiLayerNetwork restore() {
-        MultiLayerNetwork net = new MultiLayerNetwork(MultiLayerConfiguration.fromJson(configurationJson));
-        net.init(Nd4j.create(params, 1, params.length), false);
+    public N restore() {
+        N net = kind.create(configurationJson, params);
         if (updaterState != null) {
-            net.setUpdaterState(Nd4j.create(updaterState, 1, updaterState.length));
+            kind.setUpdaterState(net, Nd4j.create(updaterState, 1, updaterState.length));
         }
-        net.setIterationCount((int) iterationCount);
-        net.setEpochCount((int) epochCount);
+        kind.setCounters(net, iterationCount, epochCount);
         return net;
+    }
+
+    public NetworkKind<N, ?> getKind() {
+        return kind;
     }
 
     public String getConfigurationJson() {

@@ -6,9 +6,10 @@ import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.broadcast.Broadcast;
 import org.ferrodl.evaluation.IEvaluation;
 import org.ferrodl.linalg.api.ndarray.INDArray;
-import org.ferrodl.linalg.dataset.DataSet;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.spark.impl.common.BatchAssembler;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.TaskThreads;
 import scala.Tuple2;
@@ -16,43 +17,53 @@ import scala.Tuple2;
 /**
  * Evaluates one partition with every given evaluation in one pass: rebuilds the network once
  * (holding one of the executor's evaluation-worker slots meanwhile), runs inference on
- * minibatches of at most {@code batchSize} examples and returns the evaluations. Spark gives each
- * task its own deserialized copy of the (empty) evaluations, so they can be filled in place. An
- * empty partition returns them empty, which merges as a no-op. Each result carries the number
- * of examples evaluated.
+ * minibatches of at most {@code batchSize} examples and feeds output {@code outputIndex} (with its
+ * labels and labels mask) to the evaluations. Spark gives each task its own deserialized copy of
+ * the (empty) evaluations, so they can be filled in place. An empty partition returns them empty,
+ * which merges as a no-op. Each result carries the number of examples evaluated.
+ *
+ * @param <N> the network type
+ * @param <B> its minibatch type
  */
-public final class IEvaluateFunction implements FlatMapFunction<Iterator<DataSet>, Tuple2<Long, IEvaluation<?>[]>> {
-    private static final long serialVersionUID = 1L;
+public final class IEvaluateFunction<N extends NativeHandleOwner & Model, B>
+        implements FlatMapFunction<Iterator<B>, Tuple2<Long, IEvaluation<?>[]>> {
+    private static final long serialVersionUID = 2L;
 
-    private final Broadcast<NetworkSnapshot> snapshot;
+    private final Broadcast<NetworkSnapshot<N>> snapshot;
+    private final NetworkKind<N, B> kind;
+    private final int outputIndex;
     private final int batchSize;
     private final int evaluationWorkers;
     private final IEvaluation<?>[] evaluations;
 
-    public IEvaluateFunction(Broadcast<NetworkSnapshot> snapshot, int batchSize, int evaluationWorkers,
-                             IEvaluation<?>[] emptyEvaluations) {
+    public IEvaluateFunction(Broadcast<NetworkSnapshot<N>> snapshot, NetworkKind<N, B> kind, int outputIndex,
+                             int batchSize, int evaluationWorkers, IEvaluation<?>[] emptyEvaluations) {
         this.snapshot = snapshot;
+        this.kind = kind;
+        this.outputIndex = outputIndex;
         this.batchSize = batchSize;
         this.evaluationWorkers = evaluationWorkers;
         this.evaluations = emptyEvaluations;
     }
 
     @Override
-    public Iterator<Tuple2<Long, IEvaluation<?>[]>> call(Iterator<DataSet> partition) {
+    public Iterator<Tuple2<Long, IEvaluation<?>[]>> call(Iterator<B> partition) {
         long examples = 0;
         if (!partition.hasNext()) {
             return Collections.singletonList(new Tuple2<Long, IEvaluation<?>[]>(examples, evaluations)).iterator();
         }
         try (EvaluationWorkers.Slot slot = EvaluationWorkers.acquire(evaluationWorkers)) {
             TaskThreads.configure(1);
-            try (MultiLayerNetwork net = snapshot.value().restore()) {
-                BatchAssembler batches = new BatchAssembler(partition, batchSize);
+            try (N net = snapshot.value().restore()) {
+                BatchAssembler<B> batches = new BatchAssembler<>(partition, batchSize, kind);
                 while (batches.hasNext()) {
-                    DataSet ds = batches.next();
-                    examples += ds.numExamples();
-                    INDArray out = net.output(ds.getFeatures(), false);
+                    B ds = batches.next();
+                    examples += kind.numExamples(ds);
+                    INDArray out = kind.output(net, kind.features(ds), kind.featureMasks(ds))[outputIndex];
+                    INDArray[] masks = kind.labelMasks(ds);
+                    INDArray mask = masks == null ? null : masks[outputIndex];
                     for (IEvaluation<?> e : evaluations) {
-                        e.eval(ds.getLabels(), out, ds.getLabelsMaskArray());
+                        e.eval(kind.labels(ds)[outputIndex], out, mask);
                     }
                 }
             }

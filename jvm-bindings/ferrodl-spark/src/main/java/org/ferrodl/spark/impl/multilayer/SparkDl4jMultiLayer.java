@@ -34,7 +34,9 @@ import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.LoadFunctions;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.evaluation.FeedForwardWithKeyFunction;
 import org.ferrodl.spark.impl.evaluation.IEvaluateFunction;
 import org.ferrodl.spark.impl.evaluation.ScoreExamplesFunction;
@@ -54,7 +56,7 @@ import scala.Tuple2;
  * of that executor wait for a free worker. Not thread-safe: one fit or evaluation at a time per
  * instance.
  */
-public class SparkDl4jMultiLayer {
+public class SparkDl4jMultiLayer implements SparkNetwork<MultiLayerNetwork, DataSet> {
     /** Default minibatch size of evaluation and scoring in each worker. */
     public static final int DEFAULT_EVAL_SCORE_BATCH_SIZE = 64;
     /** Default number of evaluation workers per executor. */
@@ -63,7 +65,7 @@ public class SparkDl4jMultiLayer {
     public static final int DEFAULT_ROC_THRESHOLD_STEPS = 32;
 
     private final JavaSparkContext sc;
-    private final TrainingMaster trainingMaster;
+    private final TrainingMaster<?, ?> trainingMaster;
     private MultiLayerNetwork network;
     private double lastScore = Double.NaN;
     private int defaultEvaluationWorkers = DEFAULT_EVAL_WORKERS;
@@ -71,15 +73,17 @@ public class SparkDl4jMultiLayer {
     /** State a training master carries from one fit of this network to the next (e.g. thresholds). */
     private final java.util.Map<String, String> carriedTrainingState = new java.util.HashMap<>();
 
-    public SparkDl4jMultiLayer(SparkContext sparkContext, MultiLayerConfiguration conf, TrainingMaster trainingMaster) {
+    public SparkDl4jMultiLayer(SparkContext sparkContext, MultiLayerConfiguration conf,
+                               TrainingMaster<?, ?> trainingMaster) {
         this(new JavaSparkContext(sparkContext), initNetwork(conf), trainingMaster);
     }
 
-    public SparkDl4jMultiLayer(JavaSparkContext sc, MultiLayerConfiguration conf, TrainingMaster trainingMaster) {
+    public SparkDl4jMultiLayer(JavaSparkContext sc, MultiLayerConfiguration conf, TrainingMaster<?, ?> trainingMaster) {
         this(sc, initNetwork(conf), trainingMaster);
     }
 
-    public SparkDl4jMultiLayer(SparkContext sparkContext, MultiLayerNetwork network, TrainingMaster trainingMaster) {
+    public SparkDl4jMultiLayer(SparkContext sparkContext, MultiLayerNetwork network,
+                               TrainingMaster<?, ?> trainingMaster) {
         this(new JavaSparkContext(sparkContext), network, trainingMaster);
     }
 
@@ -89,7 +93,7 @@ public class SparkDl4jMultiLayer {
      * @param trainingMaster needed for training; may be null when the instance only evaluates or
      *     predicts
      */
-    public SparkDl4jMultiLayer(JavaSparkContext sc, MultiLayerNetwork network, TrainingMaster trainingMaster) {
+    public SparkDl4jMultiLayer(JavaSparkContext sc, MultiLayerNetwork network, TrainingMaster<?, ?> trainingMaster) {
         this.sc = Objects.requireNonNull(sc, "sparkContext");
         this.network = Objects.requireNonNull(network, "network");
         this.trainingMaster = trainingMaster;
@@ -106,16 +110,23 @@ public class SparkDl4jMultiLayer {
         return net;
     }
 
+    @Override
     public JavaSparkContext getSparkContext() {
         return sc;
     }
 
     /** The network on the driver, updated by every fit. */
+    @Override
     public MultiLayerNetwork getNetwork() {
         return network;
     }
 
-    public TrainingMaster getTrainingMaster() {
+    @Override
+    public NetworkKind<MultiLayerNetwork, DataSet> getNetworkKind() {
+        return NetworkKind.MULTI_LAYER;
+    }
+
+    public TrainingMaster<?, ?> getTrainingMaster() {
         return trainingMaster;
     }
 
@@ -148,7 +159,7 @@ public class SparkDl4jMultiLayer {
         return requireMaster().getTrainingStats();
     }
 
-    private TrainingMaster requireMaster() {
+    private TrainingMaster<?, ?> requireMaster() {
         if (trainingMaster == null) {
             throw new IllegalStateException("this SparkDl4jMultiLayer was created without a TrainingMaster");
         }
@@ -182,6 +193,7 @@ public class SparkDl4jMultiLayer {
     }
 
     /** The listeners training workers attach to their networks. */
+    @Override
     public List<TrainingListener> getListeners() {
         return listeners;
     }
@@ -217,7 +229,7 @@ public class SparkDl4jMultiLayer {
     /** Fits the network on {@code trainingData} (one pass) and returns the updated driver network. */
     public MultiLayerNetwork fit(JavaRDD<DataSet> trainingData) {
         Objects.requireNonNull(trainingData, "trainingData");
-        TrainingMaster master = requireMaster();
+        TrainingMaster<?, ?> master = requireMaster();
         try (JobDescriptions.Scope ui = JobDescriptions.fit(sc, network.getEpochCount(),
                 master.getClass().getSimpleName())) {
             master.executeTraining(this, trainingData);
@@ -253,10 +265,10 @@ public class SparkDl4jMultiLayer {
     public MultiLayerNetwork fitPaths(JavaRDD<String> paths, DataSetLoader loader) {
         Objects.requireNonNull(paths, "paths");
         Objects.requireNonNull(loader, "loader");
-        TrainingMaster master = requireMaster();
+        TrainingMaster<?, ?> master = requireMaster();
         try (JobDescriptions.Scope ui = JobDescriptions.fit(sc, network.getEpochCount(),
                 master.getClass().getSimpleName())) {
-            master.executeTrainingPaths(this, paths, loader);
+            master.executeTrainingPaths(this, null, paths, loader, null);
         }
         return network;
     }
@@ -299,6 +311,7 @@ public class SparkDl4jMultiLayer {
     }
 
     /** Called by training masters at the end of a fit. */
+    @Override
     public void setScore(double score) {
         this.lastScore = score;
     }
@@ -307,11 +320,13 @@ public class SparkDl4jMultiLayer {
      * State a training master keeps between fits of this network (not of other networks), e.g.
      * gradient sharing's averaged encoding thresholds. Null when none was stored under {@code key}.
      */
+    @Override
     public synchronized String getCarriedTrainingState(String key) {
         return carriedTrainingState.get(key);
     }
 
     /** Stores (or, with null, removes) state carried to the next fit of this network. */
+    @Override
     public synchronized void setCarriedTrainingState(String key, String value) {
         if (value == null) {
             carriedTrainingState.remove(key);
@@ -419,10 +434,11 @@ public class SparkDl4jMultiLayer {
         if (emptyEvaluations == null || emptyEvaluations.length == 0) {
             throw new IllegalArgumentException("no evaluations given");
         }
-        Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
+        Broadcast<NetworkSnapshot<MultiLayerNetwork>> snapshot = snapshot();
         try (JobDescriptions.Scope ui = JobDescriptions.step(sc, "ferrodl evaluate")) {
             Tuple2<Long, IEvaluation<?>[]> result = data
-                    .mapPartitions(new IEvaluateFunction(snapshot, evalBatchSize, evalNumWorkers, emptyEvaluations))
+                    .mapPartitions(new IEvaluateFunction<>(snapshot, NetworkKind.MULTI_LAYER, 0, evalBatchSize,
+                            evalNumWorkers, emptyEvaluations))
                     .treeReduce((a, b) -> new Tuple2<>(a._1() + b._1(), IEvaluateFunction.merge(a._2(), b._2())));
             if (result._1() == 0) {
                 throw new DL4JInvalidInputException("cannot evaluate: the RDD holds no examples");
@@ -469,9 +485,10 @@ public class SparkDl4jMultiLayer {
      */
     public double calculateScore(JavaRDD<DataSet> data, boolean average, int minibatchSize) {
         checkBatch(minibatchSize);
-        Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
+        Broadcast<NetworkSnapshot<MultiLayerNetwork>> snapshot = snapshot();
         try (JobDescriptions.Scope ui = JobDescriptions.step(sc, "ferrodl score")) {
-            Tuple2<Double, Long> total = data.mapPartitions(new ScoreFunction(snapshot, minibatchSize))
+            Tuple2<Double, Long> total = data.mapPartitions(new ScoreFunction<>(snapshot, NetworkKind.MULTI_LAYER,
+                            minibatchSize))
                     .fold(new Tuple2<>(0.0, 0L), (a, b) -> new Tuple2<>(a._1() + b._1(), a._2() + b._2()));
             if (total._2() == 0) {
                 throw new DL4JInvalidInputException("cannot score: the RDD holds no examples");
@@ -514,8 +531,8 @@ public class SparkDl4jMultiLayer {
      */
     public JavaDoubleRDD scoreExamples(JavaRDD<DataSet> data, boolean includeRegularizationTerms, int batchSize) {
         checkBatch(batchSize);
-        Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
-        return data.mapPartitionsToDouble(new ScoreExamplesFunction(snapshot, includeRegularizationTerms, batchSize));
+        return data.mapPartitionsToDouble(new ScoreExamplesFunction<>(snapshot(), NetworkKind.MULTI_LAYER,
+                includeRegularizationTerms, batchSize));
     }
 
     /**
@@ -534,9 +551,8 @@ public class SparkDl4jMultiLayer {
     public <K> JavaPairRDD<K, Double> scoreExamples(JavaPairRDD<K, DataSet> data, boolean includeRegularizationTerms,
                                                     int batchSize) {
         checkBatch(batchSize);
-        Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
-        return data.mapPartitionsToPair(new ScoreExamplesWithKeyFunction<>(snapshot, includeRegularizationTerms,
-                batchSize));
+        return data.mapPartitionsToPair(new ScoreExamplesWithKeyFunction<>(snapshot(), NetworkKind.MULTI_LAYER,
+                includeRegularizationTerms, batchSize));
     }
 
     /**
@@ -546,7 +562,14 @@ public class SparkDl4jMultiLayer {
      */
     public <K> JavaPairRDD<K, INDArray> feedForwardWithKey(JavaPairRDD<K, INDArray> featuresData, int batchSize) {
         checkBatch(batchSize);
-        Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, false));
-        return featuresData.mapPartitionsToPair(new FeedForwardWithKeyFunction<>(snapshot, batchSize));
+        return featuresData
+                .mapValues(f -> new Tuple2<INDArray[], INDArray[]>(new INDArray[] {f}, null))
+                .mapPartitionsToPair(new FeedForwardWithKeyFunction<>(snapshot(), NetworkKind.MULTI_LAYER, batchSize))
+                .mapValues(out -> out[0]);
+    }
+
+    /** A broadcast snapshot of the driver's network (no updater state) for evaluation and inference. */
+    private Broadcast<NetworkSnapshot<MultiLayerNetwork>> snapshot() {
+        return sc.broadcast(NetworkSnapshot.of(NetworkKind.MULTI_LAYER, network, false));
     }
 }

@@ -1,16 +1,16 @@
 package org.ferrodl.spark.impl.paramavg;
 
-import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import org.ferrodl.spark.api.SparkTrainingStats.WorkerStats;
+import org.ferrodl.spark.api.TrainingResult;
 
 /**
  * Sum of worker results of one split, combined with {@code treeAggregate}: parameter and updater
  * sums (double, so the average does not depend on the order of addition beyond double rounding),
  * score sum and counts.
  */
-public final class AveragingAggregate implements Serializable {
+public final class AveragingAggregate implements TrainingResult {
     private static final long serialVersionUID = 1L;
 
     double[] paramSum;
@@ -18,6 +18,7 @@ public final class AveragingAggregate implements Serializable {
     double scoreSum;
     int workers;
     int maxMinibatches;
+    long minibatches;
     long examples;
     final List<WorkerStats> stats = new ArrayList<>();
 
@@ -34,6 +35,7 @@ public final class AveragingAggregate implements Serializable {
         a.scoreSum = score;
         a.workers = 1;
         a.maxMinibatches = minibatches;
+        a.minibatches = minibatches;
         a.examples = examples;
         if (stats != null) {
             a.stats.add(stats);
@@ -55,9 +57,20 @@ public final class AveragingAggregate implements Serializable {
         scoreSum += other.scoreSum;
         workers += other.workers;
         maxMinibatches = Math.max(maxMinibatches, other.maxMinibatches);
+        minibatches += other.minibatches;
         examples += other.examples;
         stats.addAll(other.stats);
         return this;
+    }
+
+    @Override
+    public long getMinibatches() {
+        return minibatches;
+    }
+
+    @Override
+    public long getExamples() {
+        return examples;
     }
 
     private static double[] addInto(double[] a, double[] b, String what) {

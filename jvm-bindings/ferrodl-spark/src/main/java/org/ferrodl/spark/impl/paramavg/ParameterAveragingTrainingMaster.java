@@ -18,12 +18,15 @@ import org.apache.spark.api.java.function.Function;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.core.loader.DataSetLoader;
+import org.ferrodl.core.loader.MultiDataSetLoader;
 import org.ferrodl.core.loader.impl.SerializedDataSetLoader;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.dataset.MultiDataSet;
 import org.ferrodl.linalg.factory.Nd4j;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.Repartition;
 import org.ferrodl.spark.api.RepartitionStrategy;
@@ -36,8 +39,11 @@ import org.ferrodl.spark.impl.common.HadoopConf;
 import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.LoadFunctions;
 import org.ferrodl.spark.impl.common.MasterSerde;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.common.StorageLevels;
+import org.ferrodl.spark.impl.graph.SparkComputationGraph;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,7 +89,8 @@ import scala.Tuple2;
 @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.ANY, getterVisibility = JsonAutoDetect.Visibility.NONE,
         isGetterVisibility = JsonAutoDetect.Visibility.NONE, setterVisibility = JsonAutoDetect.Visibility.NONE)
 @JsonInclude(JsonInclude.Include.ALWAYS)
-public class ParameterAveragingTrainingMaster implements TrainingMaster {
+public class ParameterAveragingTrainingMaster
+        implements TrainingMaster<AveragingAggregate, ParameterAveragingWorker<?, ?, ?>> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(ParameterAveragingTrainingMaster.class);
 
@@ -138,12 +145,37 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
 
     @Override
     public void executeTraining(SparkDl4jMultiLayer sparkNetwork, JavaRDD<DataSet> trainingData) {
-        JavaSparkContext sc = sparkNetwork.getSparkContext();
+        trainOn(sparkNetwork, trainingData);
+    }
+
+    @Override
+    public void executeTraining(SparkComputationGraph graph, JavaRDD<DataSet> trainingData) {
         if (rddTrainingApproach == RDDTrainingApproach.Direct) {
-            train(sparkNetwork, trainingData, null, StorageLevels.fromName(storageLevel));
+            train(graph, trainingData.map(MultiDataSet::fromDataSet), null, StorageLevels.fromName(storageLevel));
             return;
         }
-        executeTrainingPaths(sparkNetwork, exported(sc, trainingData), new SerializedDataSetLoader());
+        // the DataSets themselves are exported, so that fitting the same RDD again reuses the export
+        JavaSparkContext sc = graph.getSparkContext();
+        train(graph, exported(sc, trainingData, NetworkKind.MULTI_LAYER),
+                LoadFunctions.graphLoading(new SerializedDataSetLoader(), null, HadoopConf.of(sc)),
+                StorageLevels.fromName(storageLevelStreams));
+    }
+
+    @Override
+    public void executeTrainingMDS(SparkComputationGraph graph, JavaRDD<MultiDataSet> trainingData) {
+        trainOn(graph, trainingData);
+    }
+
+    /** Trains on an RDD of the network's minibatch type with the configured approach. */
+    private <N extends NativeHandleOwner & Model, B> void trainOn(SparkNetwork<N, B> sparkNetwork, JavaRDD<B> data) {
+        if (rddTrainingApproach == RDDTrainingApproach.Direct) {
+            train(sparkNetwork, data, null, StorageLevels.fromName(storageLevel));
+            return;
+        }
+        JavaSparkContext sc = sparkNetwork.getSparkContext();
+        NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
+        train(sparkNetwork, exported(sc, data, kind), kind.storedLoader(HadoopConf.of(sc)),
+                StorageLevels.fromName(storageLevelStreams));
     }
 
     /**
@@ -151,20 +183,21 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
      * this master (as the reference does: one export for many epochs), otherwise written now,
      * after deleting the previous export.
      */
-    private synchronized JavaRDD<String> exported(JavaSparkContext sc, JavaRDD<DataSet> data) {
-        if (lastExport != null && lastExport.rddId == data.id() && lastExport.sc == sc.sc()) {
+    private synchronized <B> JavaRDD<String> exported(JavaSparkContext sc, JavaRDD<B> data, NetworkKind<?, B> kind) {
+        if (lastExport != null && lastExport.rddId == data.id() && lastExport.sc == sc.sc()
+                && lastExport.batchName.equals(kind.batchName())) {
             return lastExport.paths;
         }
         deleteTempFiles(sc);
         String base = exportDirectory != null ? exportDirectory : DataSetExport.defaultBaseDirectory(sc);
         String fitId = "paramavg-" + UUID.randomUUID();
-        JobDescriptions.part(sc, "exporting DataSet objects");
+        JobDescriptions.part(sc, "exporting " + kind.batchName() + " objects");
         try {
-            JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId);
-            lastExport = new Export(data.id(), sc.sc(), base, fitId, paths);
+            JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId, kind);
+            lastExport = new Export(data.id(), kind.batchName(), sc.sc(), base, fitId, paths);
             if (cleanup == null) {
                 // the last export is removed when the JVM exits, so no run leaves files behind
-                cleanup = new Thread(() -> deleteTempFiles(null), "ferrodl-paramavg-export-cleanup");
+                cleanup = new Thread(() -> deleteTempFiles((JavaSparkContext) null), "ferrodl-paramavg-export-cleanup");
                 Runtime.getRuntime().addShutdownHook(cleanup);
             }
             return paths;
@@ -183,6 +216,7 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
      *     for the one the export was written with
      * @return true when there was nothing to delete or it was deleted
      */
+    @Override
     public synchronized boolean deleteTempFiles(JavaSparkContext sc) {
         Export e = lastExport;
         if (e == null) {
@@ -201,14 +235,22 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
     }
 
     /** Where the last fit's export lives (for reuse and deletion). */
-    private record Export(int rddId, org.apache.spark.SparkContext sc, String base, String fitId,
+    private record Export(int rddId, String batchName, org.apache.spark.SparkContext sc, String base, String fitId,
                           JavaRDD<String> paths) {
     }
 
     @Override
-    public void executeTrainingPaths(SparkDl4jMultiLayer sparkNetwork, JavaRDD<String> paths, DataSetLoader loader) {
-        train(sparkNetwork, paths, LoadFunctions.loading(loader, HadoopConf.of(sparkNetwork.getSparkContext())),
-                StorageLevels.fromName(storageLevelStreams));
+    public void executeTrainingPaths(SparkDl4jMultiLayer network, SparkComputationGraph graph, JavaRDD<String> paths,
+                                     DataSetLoader dsLoader, MultiDataSetLoader mdsLoader) {
+        LoadFunctions.requireOneNetwork(network, graph);
+        StorageLevel level = StorageLevels.fromName(storageLevelStreams);
+        if (network != null) {
+            train(network, paths, LoadFunctions.loading(Objects.requireNonNull(dsLoader, "dsLoader"),
+                    HadoopConf.of(network.getSparkContext())), level);
+        } else {
+            train(graph, paths, LoadFunctions.graphLoading(dsLoader, mdsLoader, HadoopConf.of(graph.getSparkContext())),
+                    level);
+        }
     }
 
     /** Whether objects stay in their RDD partition (one worker per partition) for this RDD. */
@@ -218,13 +260,14 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
     }
 
     /**
-     * Trains on the objects of {@code items}: DataSets ({@code loader == null}) or references that
-     * {@code loader} turns into DataSets on the workers.
+     * Trains on the objects of {@code items}: minibatch objects ({@code loader == null}) or
+     * references that {@code loader} turns into them on the workers.
      */
-    private <T> void train(SparkDl4jMultiLayer sparkNetwork, JavaRDD<T> items, Function<T, DataSet> loader,
-                           StorageLevel level) {
+    private <N extends NativeHandleOwner & Model, B, T> void train(SparkNetwork<N, B> sparkNetwork, JavaRDD<T> items,
+                                                              Function<T, B> loader, StorageLevel level) {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
-        MultiLayerNetwork network = sparkNetwork.getNetwork();
+        N network = sparkNetwork.getNetwork();
+        NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
         int configuredWorkers = numWorkers != null ? numWorkers : sc.defaultParallelism();
         if (configuredWorkers <= 0) {
             throw new DL4JInvalidConfigException("numWorkers must be positive, got " + configuredWorkers);
@@ -233,7 +276,7 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
         boolean keep = keepsPartitions(rddPartitions, configuredWorkers);
         int workers = keep ? rddPartitions : configuredWorkers;
 
-        JobDescriptions.part(sc, "counting DataSet objects");
+        JobDescriptions.part(sc, "counting " + kind.batchName() + " objects");
         JavaPairRDD<Tuple2<Integer, T>, Long> indexed = items
                 .mapPartitionsWithIndex((p, it) -> new java.util.Iterator<Tuple2<Integer, T>>() {
                     @Override
@@ -249,17 +292,18 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
                 .zipWithIndex();
         long numObjects = indexed.count();
         if (numObjects == 0) {
-            throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 DataSet objects)");
+            throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 " + kind.batchName()
+                    + " objects)");
         }
         if (numObjects > Integer.MAX_VALUE) {
-            throw new DL4JInvalidInputException("cannot fit: " + numObjects + " DataSet objects exceed "
-                    + Integer.MAX_VALUE + "; use larger DataSet objects");
+            throw new DL4JInvalidInputException("cannot fit: " + numObjects + " " + kind.batchName()
+                    + " objects exceed " + Integer.MAX_VALUE + "; use larger " + kind.batchName() + " objects");
         }
         int objectsPerWorker = Math.max(1, batchSizePerWorker * averagingFrequency / rddDataSetNumExamples);
         BalancedSplitter splitter = new BalancedSplitter(numObjects, workers, objectsPerWorker);
 
         Broadcast<int[]> shuffle = rngSeed == null ? null
-                : sc.broadcast(BalancedSplitter.shuffledPositions((int) numObjects, rngSeed + network.getEpochCount()));
+                : sc.broadcast(BalancedSplitter.shuffledPositions((int) numObjects, rngSeed + kind.epochCount(network)));
         JavaPairRDD<Placed, T> positioned = indexed.mapToPair(t -> new Tuple2<>(new Placed(
                 shuffle == null ? t._2() : shuffle.value()[t._2().intValue()], t._1()._1()), t._1()._2()));
         if (level != null && !level.equals(StorageLevel.NONE())) {
@@ -276,11 +320,11 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
                 long t0 = System.currentTimeMillis();
                 final int s = split;
                 JobDescriptions.part(sc, "split " + (split + 1) + "/" + splitter.numSplits());
-                Broadcast<NetworkSnapshot> snapshot = sc.broadcast(NetworkSnapshot.of(network, saveUpdater));
+                Broadcast<NetworkSnapshot<N>> snapshot = sc.broadcast(NetworkSnapshot.of(kind, network, saveUpdater));
                 JavaPairRDD<Placed, T> share = positioned.filter(p -> splitter.splitOf(p._1().position()) == s);
                 share = sparkDefault ? share.repartition(workers) : share.partitionBy(byWorker);
                 JavaRDD<AveragingAggregate> results = share.mapPartitionsWithIndex(
-                        new ParameterAveragingWorker<>(snapshot, loader, batchSizePerWorker, prefetchNumBatches,
+                        new ParameterAveragingWorker<>(kind, snapshot, loader, batchSizePerWorker, prefetchNumBatches,
                                 s, saveUpdater, collectTrainingStats, hooks,
                                 sparkNetwork.getListeners()), true);
                 AveragingAggregate sum = results.treeAggregate(AveragingAggregate.empty(),
@@ -290,10 +334,11 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
                     network.setParams(Nd4j.create(AveragingAggregate.mean(sum.paramSum, sum.workers),
                             1, sum.paramSum.length));
                     if (saveUpdater && sum.updaterSum != null) {
-                        network.setUpdaterState(Nd4j.create(AveragingAggregate.mean(sum.updaterSum, sum.workers),
-                                1, sum.updaterSum.length));
+                        kind.setUpdaterState(network, Nd4j.create(AveragingAggregate.mean(sum.updaterSum,
+                                sum.workers), 1, sum.updaterSum.length));
                     }
-                    network.setIterationCount(network.getIterationCount() + sum.maxMinibatches);
+                    kind.setCounters(network, kind.iterationCount(network) + sum.maxMinibatches,
+                            kind.epochCount(network));
                     score = sum.scoreSum / sum.workers;
                 }
                 if (stats != null) {
@@ -307,7 +352,7 @@ public class ParameterAveragingTrainingMaster implements TrainingMaster {
                 shuffle.destroy();
             }
         }
-        network.setEpochCount(network.getEpochCount() + 1);
+        kind.setCounters(network, kind.iterationCount(network), kind.epochCount(network) + 1);
         sparkNetwork.setScore(score);
         lastStats = stats;
     }

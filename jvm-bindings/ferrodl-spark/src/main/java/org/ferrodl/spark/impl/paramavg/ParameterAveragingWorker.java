@@ -9,12 +9,14 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.function.Function;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.broadcast.Broadcast;
-import org.ferrodl.linalg.dataset.DataSet;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.optimize.api.TrainingListener;
 import org.ferrodl.spark.api.SparkTrainingStats.WorkerStats;
 import org.ferrodl.spark.api.TrainingHook;
+import org.ferrodl.spark.api.TrainingWorker;
 import org.ferrodl.spark.impl.common.BatchAssembler;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.PrefetchingIterator;
 import org.ferrodl.spark.impl.common.TaskThreads;
@@ -30,17 +32,22 @@ import scala.Tuple2;
  * partition may hold more or fewer) (in position order; objects that are paths are loaded one
  * at a time as the minibatches need them), runs the hooks around each update, and returns its
  * parameters. An empty share returns nothing, so empty partitions never disturb the average. The
- * native network is closed before the task ends, whatever happens.
+ * native network is closed before the task ends, whatever happens. One class for both network
+ * types: what differs is behind {@link NetworkKind}.
  *
- * @param <T> DataSet, or a reference that {@code loader} turns into one
+ * @param <N> the network type
+ * @param <B> its minibatch type (DataSet, MultiDataSet)
+ * @param <T> B, or a reference that {@code loader} turns into one
  */
-final class ParameterAveragingWorker<T>
-        implements Function2<Integer, Iterator<Tuple2<Placed, T>>, Iterator<AveragingAggregate>> {
+public final class ParameterAveragingWorker<N extends NativeHandleOwner & Model, B, T>
+        implements Function2<Integer, Iterator<Tuple2<Placed, T>>, Iterator<AveragingAggregate>>,
+        TrainingWorker<AveragingAggregate> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(ParameterAveragingWorker.class);
 
-    private final Broadcast<NetworkSnapshot> snapshot;
-    private final Function<T, DataSet> loader;
+    private final NetworkKind<N, B> kind;
+    private final Broadcast<NetworkSnapshot<N>> snapshot;
+    private final Function<T, B> loader;
     private final int batchSizePerWorker;
     private final int prefetchNumBatches;
     private final int split;
@@ -49,9 +56,11 @@ final class ParameterAveragingWorker<T>
     private final List<TrainingHook> hooks;
     private final List<TrainingListener> listeners;
 
-    ParameterAveragingWorker(Broadcast<NetworkSnapshot> snapshot, Function<T, DataSet> loader, int batchSizePerWorker,
+    ParameterAveragingWorker(NetworkKind<N, B> kind, Broadcast<NetworkSnapshot<N>> snapshot, Function<T, B> loader,
+                             int batchSizePerWorker,
                              int prefetchNumBatches, int split, boolean returnUpdater,
                              boolean collectStats, List<TrainingHook> hooks, List<TrainingListener> listeners) {
+        this.kind = kind;
         this.snapshot = snapshot;
         this.loader = loader;
         this.batchSizePerWorker = batchSizePerWorker;
@@ -61,6 +70,11 @@ final class ParameterAveragingWorker<T>
         this.collectStats = collectStats;
         this.hooks = new ArrayList<>(hooks);
         this.listeners = new ArrayList<>(listeners);
+    }
+
+    @Override
+    public NetworkKind<?, ?> getNetworkKind() {
+        return kind;
     }
 
     @Override
@@ -74,7 +88,7 @@ final class ParameterAveragingWorker<T>
         }
         items.sort(Comparator.comparingLong(t -> t._1().position()));
         Iterator<Tuple2<Placed, T>> ordered = items.iterator();
-        Iterator<DataSet> data = new Iterator<>() {
+        Iterator<B> data = new Iterator<>() {
             @Override
             public boolean hasNext() {
                 return ordered.hasNext();
@@ -82,10 +96,10 @@ final class ParameterAveragingWorker<T>
 
             @Override
             @SuppressWarnings("unchecked")
-            public DataSet next() {
+            public B next() {
                 T item = ordered.next()._2();
                 try {
-                    return loader == null ? (DataSet) item : loader.call(item);
+                    return loader == null ? (B) item : loader.call(item);
                 } catch (RuntimeException e) {
                     throw e;
                 } catch (Exception e) {
@@ -96,13 +110,13 @@ final class ParameterAveragingWorker<T>
 
         long start = System.currentTimeMillis();
         long t = System.nanoTime();
-        Iterator<DataSet> batches = new BatchAssembler(data, batchSizePerWorker);
-        PrefetchingIterator<DataSet> prefetch = prefetchNumBatches > 0
+        Iterator<B> batches = new BatchAssembler<>(data, batchSizePerWorker, kind);
+        PrefetchingIterator<B> prefetch = prefetchNumBatches > 0
                 ? new PrefetchingIterator<>(batches, prefetchNumBatches, "ferrodl-prefetch-p" + partition) : null;
         if (prefetch != null) {
             batches = prefetch;
         }
-        try (MultiLayerNetwork net = snapshot.value().restore()) {
+        try (N net = snapshot.value().restore()) {
             if (!listeners.isEmpty()) {
                 net.setListeners(listeners);
             }
@@ -114,27 +128,27 @@ final class ParameterAveragingWorker<T>
             double lastScore = Double.NaN;
             while (true) {
                 t = System.nanoTime();
-                DataSet batch = batches.hasNext() ? batches.next() : null;
+                B batch = batches.hasNext() ? batches.next() : null;
                 dataNanos += System.nanoTime() - t;
                 if (batch == null) {
                     break;
                 }
                 t = System.nanoTime();
                 for (TrainingHook h : hooks) {
-                    h.preUpdate(batch, net);
+                    kind.preUpdate(h, batch, net);
                 }
-                net.fit(batch);
+                kind.fit(net, batch);
                 for (TrainingHook h : hooks) {
-                    h.postUpdate(batch, net);
+                    kind.postUpdate(h, batch, net);
                 }
                 lastScore = net.score();
                 fitNanos += System.nanoTime() - t;
-                examples += batch.numExamples();
+                examples += kind.numExamples(batch);
                 minibatches++;
             }
             t = System.nanoTime();
             float[] params = net.params().toFloatVector();
-            float[] updater = returnUpdater ? net.getUpdaterState().toFloatVector() : null;
+            float[] updater = returnUpdater ? kind.updaterState(net).toFloatVector() : null;
             long resultNanos = System.nanoTime() - t;
             String executor = executorId();
             LOG.info("ferrodl-worker executor={} partition={} minibatches={} split={} examples={} score={}",

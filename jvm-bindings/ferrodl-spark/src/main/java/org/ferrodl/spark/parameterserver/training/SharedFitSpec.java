@@ -1,14 +1,17 @@
 package org.ferrodl.spark.parameterserver.training;
 
 import java.io.Serializable;
+import org.ferrodl.spark.impl.common.NetworkKind;
 
 /**
  * What every worker of one gradient-sharing fit receives through a Spark broadcast: the network,
  * the relay's address and the per-fit secret, and the encoding settings. Immutable, plain fields.
  */
-final class SharedFitSpec implements Serializable {
-    private static final long serialVersionUID = 1L;
+final class SharedFitSpec<B> implements Serializable {
+    private static final long serialVersionUID = 2L;
 
+    /** The network type: what the engine builds from {@link #networkJson}, how a minibatch is fitted. */
+    final NetworkKind<?, B> kind;
     final String networkJson;
     final float[] params;
     final float[] updaterState;
@@ -31,11 +34,12 @@ final class SharedFitSpec implements Serializable {
     final boolean encrypt;
     final long stallTimeoutMs;
 
-    SharedFitSpec(String networkJson, float[] params, float[] updaterState, String relayAddress, String secretHex,
+    SharedFitSpec(NetworkKind<?, B> kind, String networkJson, float[] params, float[] updaterState, String relayAddress, String secretHex,
                   String thresholdAlgorithmJson, String residualPostProcessorJson, String thresholdStateJson,
                   int batchSizePerWorker, int replicasPerWorker, int prefetchNumBatches, long connectTimeoutMs,
                   long ioTimeoutMs, int queueLimit, long maxMessageBytes, boolean collectStats,
                   boolean encodingDebugMode, long debugLongerIterationsMs, boolean encrypt, long stallTimeoutMs) {
+        this.kind = kind;
         this.networkJson = networkJson;
         this.params = params;
         this.updaterState = updaterState;

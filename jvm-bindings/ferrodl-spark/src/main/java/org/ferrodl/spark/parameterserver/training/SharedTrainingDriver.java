@@ -9,25 +9,28 @@ import java.io.UncheckedIOException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.List;
 import java.util.UUID;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.jni.NativeRelay;
 import org.ferrodl.jni.NativeSharedWorker;
-import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.factory.Nd4j;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.SparkTrainingStats.EncodingStep;
 import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
 import org.ferrodl.spark.impl.common.DataSetExport;
 import org.ferrodl.spark.impl.common.JobDescriptions;
-import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.ferrodl.spark.impl.common.NetworkKind;
+import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,31 +46,24 @@ final class SharedTrainingDriver {
     private static final Logger LOG = LoggerFactory.getLogger(SharedTrainingDriver.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final SecureRandom RANDOM = new SecureRandom();
-    /** Key of the averaged threshold state in {@link SparkDl4jMultiLayer#getCarriedTrainingState}. */
+    /** Key of the averaged threshold state in {@link SparkNetwork#getCarriedTrainingState}. */
     static final String THRESHOLD_STATE_KEY = "sharedTrainingMaster.thresholdState";
 
     private SharedTrainingDriver() {}
 
     /** Trains {@code sparkNetwork} on {@code data}; returns the fit's statistics (null when not collected). */
-    static SparkTrainingStats run(SharedTrainingMaster master, SparkDl4jMultiLayer sparkNetwork, JavaRDD<DataSet> data) {
+    static <N extends NativeHandleOwner & Model, B> SparkTrainingStats run(SharedTrainingMaster master,
+                                                                     SparkNetwork<N, B> sparkNetwork, JavaRDD<B> data) {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
-        MultiLayerNetwork network = sparkNetwork.getNetwork();
-        int workers = sc.defaultParallelism();
-        int minObjectsPerPartition = Math.max(1,
-                master.getBatchSizePerWorker() / Math.max(1, master.getRddDataSetNumExamples()));
+        NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
 
         if (master.getRddTrainingApproach() == RDDTrainingApproach.Export) {
             String base = master.getExportDirectory() != null ? master.getExportDirectory()
                     : DataSetExport.defaultBaseDirectory(sc);
             String fitId = "ferrodl-fit-" + UUID.randomUUID();
             try {
-                JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId);
-                if (paths.isEmpty()) {
-                    throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 DataSet objects)");
-                }
-                JavaRDD<String> partitioned = master.getRepartitioner() == null ? paths
-                        : master.getRepartitioner().repartition(paths, minObjectsPerPartition, workers);
-                return train(master, sparkNetwork, network, sc, partitioned.mapPartitions(DataSetExport::load));
+                JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId, kind);
+                return runPaths(master, sparkNetwork, paths, it -> DataSetExport.load(it, kind));
             } finally {
                 for (String problem : DataSetExport.delete(sc, base, fitId)) {
                     LOG.warn("ferrodl gradient sharing: {}", problem);
@@ -75,7 +71,7 @@ final class SharedTrainingDriver {
             }
         }
 
-        JavaRDD<DataSet> input = data;
+        JavaRDD<B> input = data;
         StorageLevel level = master.getStorageLevel();
         // An RDD the user already persisted is used as it is (Spark cannot change its level, and
         // it is the user's to unpersist); otherwise it is persisted for the fit and released after.
@@ -86,11 +82,11 @@ final class SharedTrainingDriver {
         }
         try {
             if (input.isEmpty()) {
-                throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 DataSet objects)");
+                throw empty(kind);
             }
-            JavaRDD<DataSet> partitioned = master.getRepartitioner() == null ? input
-                    : master.getRepartitioner().repartition(input, minObjectsPerPartition, workers);
-            return train(master, sparkNetwork, network, sc, partitioned);
+            JavaRDD<B> partitioned = master.getRepartitioner() == null ? input
+                    : master.getRepartitioner().repartition(input, minObjectsPerPartition(master), sc.defaultParallelism());
+            return train(master, sparkNetwork, partitioned);
         } finally {
             if (persisted) {
                 input.unpersist(false);
@@ -98,8 +94,36 @@ final class SharedTrainingDriver {
         }
     }
 
-    private static SparkTrainingStats train(SharedTrainingMaster master, SparkDl4jMultiLayer sparkNetwork,
-                                            MultiLayerNetwork network, JavaSparkContext sc, JavaRDD<DataSet> data) {
+    /**
+     * Trains on the objects stored at {@code paths} (repartitioned as the data would be), each
+     * worker loading its files one at a time with {@code load}; nothing is exported.
+     */
+    static <N extends NativeHandleOwner & Model, B> SparkTrainingStats runPaths(
+            SharedTrainingMaster master, SparkNetwork<N, B> sparkNetwork, JavaRDD<String> paths,
+            FlatMapFunction<Iterator<String>, B> load) {
+        if (paths.isEmpty()) {
+            throw empty(sparkNetwork.getNetworkKind());
+        }
+        JavaRDD<String> partitioned = master.getRepartitioner() == null ? paths
+                : master.getRepartitioner().repartition(paths, minObjectsPerPartition(master),
+                        sparkNetwork.getSparkContext().defaultParallelism());
+        return train(master, sparkNetwork, partitioned.mapPartitions(load));
+    }
+
+    private static int minObjectsPerPartition(SharedTrainingMaster master) {
+        return Math.max(1, master.getBatchSizePerWorker() / Math.max(1, master.getRddDataSetNumExamples()));
+    }
+
+    private static DL4JInvalidInputException empty(NetworkKind<?, ?> kind) {
+        return new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 " + kind.batchName()
+                + " objects)");
+    }
+
+    private static <N extends NativeHandleOwner & Model, B> SparkTrainingStats train(
+            SharedTrainingMaster master, SparkNetwork<N, B> sparkNetwork, JavaRDD<B> data) {
+        JavaSparkContext sc = sparkNetwork.getSparkContext();
+        N network = sparkNetwork.getNetwork();
+        NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
         RelayTrust trust = RelayTrust.check(sc.getConf(), sc.master(), master.isRelayAllowWithoutSparkAuthentication());
         if (trust.warning() != null) {
             LOG.warn(trust.warning());
@@ -116,14 +140,14 @@ final class SharedTrainingDriver {
                 : trust.localMaster() ? "127.0.0.1" : sc.getConf().get("spark.driver.host", "127.0.0.1");
 
         long relay = NativeRelay.start(relaySettings(master, bindHost, secretHex, maxMessageBytes, trust.encrypt()),
-                params, network.getIterationCount(), network.getEpochCount());
-        Broadcast<SharedFitSpec> spec = null;
+                params, kind.iterationCount(network), kind.epochCount(network));
+        Broadcast<SharedFitSpec<B>> spec = null;
         try {
             String address = advertisedHost + ":" + NativeRelay.port(relay);
             LOG.info("ferrodl gradient sharing: relay listening on {} for {} parameters", address, params.length);
             int replicas = master.getWorkersPerNode() > 0 ? master.getWorkersPerNode() : 1;
-            spec = sc.broadcast(new SharedFitSpec(network.getLayerWiseConfigurations().toJson(), params,
-                    network.getUpdaterState().toFloatVector(), address, secretHex,
+            spec = sc.broadcast(new SharedFitSpec<>(kind, kind.configurationJson(network), params,
+                    kind.updaterState(network).toFloatVector(), address, secretHex,
                     master.getThresholdAlgorithm().toNativeJson(), master.getResidualPostProcessor().toNativeJson(),
                     sparkNetwork.getCarriedTrainingState(THRESHOLD_STATE_KEY), master.getBatchSizePerWorker(),
                     replicas, master.getWorkerPrefetchNumBatches(), master.getRelayTimeoutMs(),
@@ -133,14 +157,14 @@ final class SharedTrainingDriver {
 
             JobDescriptions.part(sc, "gradient-sharing workers");
             List<SharedWorkerResult> results = StallWatch.collect(sc,
-                    data.mapPartitionsWithIndex(new SharedTrainingWorker(spec), false), relay);
+                    data.mapPartitionsWithIndex(new SharedTrainingWorker<>(kind, spec), false), relay);
 
             // Every worker waited for its messages to be applied: the master copy is final.
             NativeRelay.shutdown(relay);
             float[] finalParams = NativeRelay.params(relay);
             long[] counters = NativeRelay.counters(relay);
             String relayStats = NativeRelay.statsJson(relay);
-            return finish(master, sparkNetwork, network, results, finalParams, counters, relayStats);
+            return finish(master, sparkNetwork, results, finalParams, counters, relayStats);
         } finally {
             NativeRelay.destroy(relay);
             if (spec != null) {
@@ -149,9 +173,11 @@ final class SharedTrainingDriver {
         }
     }
 
-    private static SparkTrainingStats finish(SharedTrainingMaster master, SparkDl4jMultiLayer sparkNetwork,
-                                             MultiLayerNetwork network, List<SharedWorkerResult> results,
-                                             float[] params, long[] counters, String relayStats) {
+    private static <N extends NativeHandleOwner & Model> SparkTrainingStats finish(
+            SharedTrainingMaster master, SparkNetwork<N, ?> sparkNetwork, List<SharedWorkerResult> results,
+            float[] params, long[] counters, String relayStats) {
+        N network = sparkNetwork.getNetwork();
+        NetworkKind<N, ?> kind = sparkNetwork.getNetworkKind();
         long iteration = counters[0];
         double scoreSum = 0;
         int scored = 0;
@@ -210,10 +236,9 @@ final class SharedTrainingDriver {
             for (int j = 0; j < updaterSum.length; j++) {
                 updaterSum[j] /= updaterCount;
             }
-            network.setUpdaterState(Nd4j.create(updaterSum, 1, updaterSum.length));
+            kind.setUpdaterState(network, Nd4j.create(updaterSum, 1, updaterSum.length));
         }
-        network.setIterationCount(Math.toIntExact(iteration));
-        network.setEpochCount(network.getEpochCount() + 1);
+        kind.setCounters(network, Math.toIntExact(iteration), kind.epochCount(network) + 1);
         sparkNetwork.setScore(scored == 0 ? Double.NaN : scoreSum / scored);
         if (!thresholdStates.isEmpty()) {
             String averaged = NativeSharedWorker.averageThresholdStates(thresholdStates.toString());

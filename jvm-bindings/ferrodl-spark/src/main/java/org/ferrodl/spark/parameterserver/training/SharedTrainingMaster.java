@@ -4,11 +4,16 @@ import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.Objects;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.function.Function;
 import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.exception.DL4JInvalidConfigException;
+import org.ferrodl.core.loader.DataSetLoader;
+import org.ferrodl.core.loader.MultiDataSetLoader;
 import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.dataset.MultiDataSet;
 import org.ferrodl.optimize.solvers.accumulation.encoding.ResidualPostProcessor;
 import org.ferrodl.optimize.solvers.accumulation.encoding.ThresholdAlgorithm;
 import org.ferrodl.optimize.solvers.accumulation.encoding.residual.NoOpResidualPostProcessor;
@@ -21,8 +26,11 @@ import org.ferrodl.spark.api.RepartitionStrategy;
 import org.ferrodl.spark.api.Repartitioner;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TrainingMaster;
+import org.ferrodl.spark.impl.common.HadoopConf;
+import org.ferrodl.spark.impl.common.LoadFunctions;
 import org.ferrodl.spark.impl.common.MasterSerde;
 import org.ferrodl.spark.impl.common.StorageLevels;
+import org.ferrodl.spark.impl.graph.SparkComputationGraph;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
 
@@ -40,7 +48,7 @@ import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
 @JsonAutoDetect(fieldVisibility = JsonAutoDetect.Visibility.ANY, getterVisibility = JsonAutoDetect.Visibility.NONE,
         isGetterVisibility = JsonAutoDetect.Visibility.NONE, setterVisibility = JsonAutoDetect.Visibility.NONE)
 @JsonInclude(JsonInclude.Include.ALWAYS)
-public class SharedTrainingMaster implements TrainingMaster {
+public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, SharedTrainingWorker<?>> {
     private static final long serialVersionUID = 1L;
 
     private int rddDataSetNumExamples;
@@ -108,6 +116,54 @@ public class SharedTrainingMaster implements TrainingMaster {
     @Override
     public void executeTraining(SparkDl4jMultiLayer network, JavaRDD<DataSet> trainingData) {
         lastStats = SharedTrainingDriver.run(this, network, trainingData);
+    }
+
+    @Override
+    public void executeTraining(SparkComputationGraph graph, JavaRDD<DataSet> trainingData) {
+        lastStats = SharedTrainingDriver.run(this, graph, trainingData.map(MultiDataSet::fromDataSet));
+    }
+
+    @Override
+    public void executeTrainingMDS(SparkComputationGraph graph, JavaRDD<MultiDataSet> trainingData) {
+        lastStats = SharedTrainingDriver.run(this, graph, trainingData);
+    }
+
+    /** Trains from the stored files directly (they are not exported again), repartitioned as data would be. */
+    @Override
+    public void executeTrainingPaths(SparkDl4jMultiLayer network, SparkComputationGraph graph, JavaRDD<String> paths,
+                                     DataSetLoader dsLoader, MultiDataSetLoader mdsLoader) {
+        LoadFunctions.requireOneNetwork(network, graph);
+        if (network != null) {
+            Function<String, DataSet> load = LoadFunctions.loading(Objects.requireNonNull(dsLoader, "dsLoader"),
+                    HadoopConf.of(network.getSparkContext()));
+            lastStats = SharedTrainingDriver.runPaths(this, network, paths, it -> mapped(it, load));
+        } else {
+            Function<String, MultiDataSet> load = LoadFunctions.graphLoading(dsLoader, mdsLoader,
+                    HadoopConf.of(graph.getSparkContext()));
+            lastStats = SharedTrainingDriver.runPaths(this, graph, paths, it -> mapped(it, load));
+        }
+    }
+
+    /** {@code paths} loaded one at a time as the worker asks for them. */
+    private static <B> Iterator<B> mapped(Iterator<String> paths, Function<String, B> load) {
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return paths.hasNext();
+            }
+
+            @Override
+            public B next() {
+                String path = paths.next();
+                try {
+                    return load.call(path);
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("cannot load " + path + ": " + e.getMessage(), e);
+                }
+            }
+        };
     }
 
     // ------------------------------------------------------------------------- configuration API

@@ -16,11 +16,9 @@ import org.ferrodl.spark.impl.common.TaskThreads;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.broadcast.Broadcast;
 import org.ferrodl.jni.NativeSharedWorker;
-import org.ferrodl.linalg.cpu.nativecpu.NDArray;
-import org.ferrodl.linalg.api.ndarray.INDArray;
-import org.ferrodl.linalg.dataset.DataSet;
-import org.ferrodl.exception.DL4JInvalidInputException;
+import org.ferrodl.spark.api.TrainingWorker;
 import org.ferrodl.spark.impl.common.BatchAssembler;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.PrefetchingIterator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,32 +30,40 @@ import org.slf4j.LoggerFactory;
  * exactly {@code batchSizePerWorker} examples, and returns its reports once the driver has applied
  * everything it sent. Native handles are released before the task ends, whatever happens.
  */
-final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>, Iterator<SharedWorkerResult>> {
-    private static final long serialVersionUID = 1L;
+public final class SharedTrainingWorker<B>
+        implements Function2<Integer, Iterator<B>, Iterator<SharedWorkerResult>>, TrainingWorker<SharedWorkerResult> {
+    private static final long serialVersionUID = 2L;
     private static final Logger LOG = LoggerFactory.getLogger(SharedTrainingWorker.class);
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final Broadcast<SharedFitSpec> spec;
+    private final NetworkKind<?, B> kind;
+    private final Broadcast<SharedFitSpec<B>> spec;
 
-    SharedTrainingWorker(Broadcast<SharedFitSpec> spec) {
+    SharedTrainingWorker(NetworkKind<?, B> kind, Broadcast<SharedFitSpec<B>> spec) {
+        this.kind = kind;
         this.spec = spec;
     }
 
     @Override
-    public Iterator<SharedWorkerResult> call(Integer partition, Iterator<DataSet> data) throws Exception {
+    public NetworkKind<?, ?> getNetworkKind() {
+        return kind;
+    }
+
+    @Override
+    public Iterator<SharedWorkerResult> call(Integer partition, Iterator<B> data) throws Exception {
         if (!data.hasNext()) {
             return Collections.emptyIterator();
         }
-        SharedFitSpec s = spec.value();
+        SharedFitSpec<B> s = spec.value();
         TaskContext task = TaskContext.get();
         int attempt = task == null ? 0 : task.attemptNumber();
         String executor = executorId();
         long start = System.currentTimeMillis();
 
-        Iterator<DataSet> batches = new BatchAssembler(data, s.batchSizePerWorker);
-        PrefetchingIterator<DataSet> prefetch = s.prefetchNumBatches > 0
+        Iterator<B> batches = new BatchAssembler<>(data, s.batchSizePerWorker, kind);
+        PrefetchingIterator<B> prefetch = s.prefetchNumBatches > 0
                 ? new PrefetchingIterator<>(batches, s.prefetchNumBatches, "ferrodl-prefetch-p" + partition) : null;
-        Iterator<DataSet> source = prefetch != null ? prefetch : batches;
+        Iterator<B> source = prefetch != null ? prefetch : batches;
 
         long[] handles = NativeSharedWorker.connect(configJson(s, partition, attempt), s.params, s.updaterState);
         TaskThreads.configure(handles.length - 1);
@@ -69,9 +75,9 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
                         + (task == null ? "" : ", Spark task " + task.taskAttemptId()) + ")");
         try {
             int replicas = handles.length - 1;
-            long[] minibatches = new long[replicas];
+            long[][] trained = new long[replicas][];
             if (replicas == 1) {
-                minibatches[0] = trainReplica(handles[1], source, partition, 0, s.encodingDebugMode, progress);
+                trained[0] = trainReplica(kind, handles[1], source, partition, 0, s.encodingDebugMode, progress);
             } else {
                 ExecutorService pool = Executors.newFixedThreadPool(replicas, r -> {
                     Thread t = new Thread(r, "ferrodl-replica-p" + partition);
@@ -79,14 +85,14 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
                     return t;
                 });
                 try {
-                    List<Future<Long>> done = new ArrayList<>();
+                    List<Future<long[]>> done = new ArrayList<>();
                     for (int i = 0; i < replicas; i++) {
                         final int replica = i;
-                        done.add(pool.submit(() -> trainReplica(handles[1 + replica], source, partition, replica,
-                                s.encodingDebugMode, progress)));
+                        done.add(pool.submit(() -> trainReplica(kind, handles[1 + replica], source, partition,
+                                replica, s.encodingDebugMode, progress)));
                     }
                     for (int i = 0; i < replicas; i++) {
-                        minibatches[i] = done.get(i).get();
+                        trained[i] = done.get(i).get();
                     }
                 } finally {
                     pool.shutdownNow();
@@ -97,16 +103,18 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
             List<String> reports = new ArrayList<>(replicas);
             List<float[]> updaterStates = new ArrayList<>(replicas);
             long total = 0;
+            long examples = 0;
             for (int i = 0; i < replicas; i++) {
                 reports.add(NativeSharedWorker.replicaReport(handles[1 + i]));
                 updaterStates.add(NativeSharedWorker.replicaUpdaterState(handles[1 + i]));
-                total += minibatches[i];
+                total += trained[i][0];
+                examples += trained[i][1];
             }
             long millis = System.currentTimeMillis() - start;
             LOG.info("ferrodl-worker executor={} partition={} attempt={} minibatches={} replicas={} millis={} {}",
                     executor, partition, attempt, total, replicas, millis, nodeReport);
             return Collections.singletonList(new SharedWorkerResult(partition, attempt, executor, millis,
-                    nodeReport, reports, updaterStates)).iterator();
+                    nodeReport, reports, updaterStates, total, examples)).iterator();
         } finally {
             watchdog.interrupt();
             if (prefetch != null) {
@@ -181,31 +189,27 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         }
     }
 
-    /** Fits minibatches taken from the shared source until it is exhausted; returns how many. */
-    private static long trainReplica(long replica, Iterator<DataSet> source, int partition, int index,
-                                     boolean debug, Progress progress) {
+    /**
+     * Fits minibatches taken from the shared source until it is exhausted; returns how many and
+     * their examples.
+     */
+    private static <B> long[] trainReplica(NetworkKind<?, B> kind, long replica, Iterator<B> source, int partition,
+                                           int index, boolean debug, Progress progress) {
         long n = 0;
+        long examples = 0;
         while (true) {
-            DataSet batch;
+            B batch;
             synchronized (source) {
                 progress.set("waiting for minibatch " + (progress.trained() + 1) + " from the data source");
                 if (!source.hasNext()) {
-                    return n;
+                    return new long[] {n, examples};
                 }
                 batch = source.next();
             }
             progress.set("training minibatch " + (progress.trained() + 1) + " (replica " + index + ")");
-            INDArray f = batch.getFeatures();
-            INDArray l = batch.getLabels();
-            if (f == null || l == null || f.rank() != 2 || l.rank() != 2) {
-                throw new DL4JInvalidInputException("a training DataSet must hold features and labels matrices");
-            }
-            INDArray m = batch.getLabelsMaskArray();
-            NativeSharedWorker.fit(replica, NDArray.internalData(f), Math.toIntExact(f.size(0)),
-                    Math.toIntExact(f.size(1)), NDArray.internalData(l), Math.toIntExact(l.size(1)),
-                    m == null ? null : NDArray.internalData(m),
-                    m == null ? 0 : (m.rank() == 1 ? 1 : Math.toIntExact(m.size(1))));
+            kind.sharedFit(replica, batch);
             n++;
+            examples += kind.numExamples(batch);
             progress.trained.incrementAndGet();
             progress.set("trained minibatch " + progress.trained() + " (replica " + index + ")");
             if (debug) {
@@ -215,9 +219,10 @@ final class SharedTrainingWorker implements Function2<Integer, Iterator<DataSet>
         }
     }
 
-    static String configJson(SharedFitSpec s, int partition, int attempt) throws Exception {
+    static String configJson(SharedFitSpec<?> s, int partition, int attempt) throws Exception {
         ObjectNode c = JSON.createObjectNode();
         c.put("network", s.networkJson);
+        c.put("graph", s.kind.isGraph());
         c.put("relayAddress", s.relayAddress);
         c.put("secretHex", s.secretHex);
         c.put("partition", partition);

@@ -1,7 +1,7 @@
 package org.ferrodl.spark.parameterserver.training;
 
-import java.io.Serializable;
 import java.util.List;
+import org.ferrodl.spark.api.TrainingResult;
 
 /**
  * What one worker task returns to the driver: its executor, the node report and one report per
@@ -9,7 +9,7 @@ import java.util.List;
  * the state the next fit starts from). Parameters are not returned: the driver's relay already
  * holds them.
  */
-final class SharedWorkerResult implements Serializable {
+public final class SharedWorkerResult implements TrainingResult {
     private static final long serialVersionUID = 1L;
 
     final int partition;
@@ -19,9 +19,12 @@ final class SharedWorkerResult implements Serializable {
     final String nodeReportJson;
     final List<String> replicaReportsJson;
     final List<float[]> updaterStates;
+    final long minibatches;
+    final long examples;
 
     SharedWorkerResult(int partition, int attempt, String executorId, long fitMillis, String nodeReportJson,
-                       List<String> replicaReportsJson, List<float[]> updaterStates) {
+                       List<String> replicaReportsJson, List<float[]> updaterStates, long minibatches,
+                       long examples) {
         this.partition = partition;
         this.attempt = attempt;
         this.executorId = executorId;
@@ -29,5 +32,17 @@ final class SharedWorkerResult implements Serializable {
         this.nodeReportJson = nodeReportJson;
         this.replicaReportsJson = replicaReportsJson;
         this.updaterStates = updaterStates;
+        this.minibatches = minibatches;
+        this.examples = examples;
+    }
+
+    @Override
+    public long getMinibatches() {
+        return minibatches;
+    }
+
+    @Override
+    public long getExamples() {
+        return examples;
     }
 }

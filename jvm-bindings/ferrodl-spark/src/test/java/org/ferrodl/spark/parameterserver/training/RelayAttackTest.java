@@ -46,6 +46,7 @@ import org.ferrodl.linalg.learning.config.Sgd;
 import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.FixedThresholdAlgorithm;
 import org.ferrodl.spark.SparkTestSupport;
 import org.ferrodl.spark.api.RDDTrainingApproach;
+import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -105,7 +106,7 @@ class RelayAttackTest {
          * Asks for broadcast pieces fromId..toId again and again until one is a fit spec or time is
          * up (broadcast ids are consecutive numbers: an attacker walks them).
          */
-        SharedFitSpec steal(String host, int port, long fromId, long toId, long millis) {
+        SharedFitSpec<?> steal(String host, int port, long fromId, long toId, long millis) {
             long end = System.currentTimeMillis() + millis;
             while (System.currentTimeMillis() < end) {
                 for (long id = fromId; id <= toId && System.currentTimeMillis() < end; id++) {
@@ -113,7 +114,7 @@ class RelayAttackTest {
                         byte[] piece = fetch(host, port, "broadcast_" + id + "_piece0");
                         try (ObjectInputStream in = new ObjectInputStream(
                                 codec.compressedInputStream(new ByteArrayInputStream(piece)))) {
-                            if (in.readObject() instanceof SharedFitSpec spec) {
+                            if (in.readObject() instanceof SharedFitSpec<?> spec) {
                                 return spec;
                             }
                         }
@@ -126,10 +127,11 @@ class RelayAttackTest {
         }
 
         /** Joins the relay with a stolen spec as partition 77 and sends {@code steps} poisoned updates. */
-        static void poison(SharedFitSpec stolen, int steps) throws Exception {
+        static void poison(SharedFitSpec<?> stolen, int steps) throws Exception {
             // Its own network of the same shape: a huge learning rate and an always-wrong label, and a
             // fixed threshold of 0.5 so that every message moves every parameter by 0.5.
-            SharedFitSpec evil = new SharedFitSpec(SparkTestSupport.conf(new Sgd(1000.0), 0).toJson(), stolen.params,
+            SharedFitSpec<DataSet> evil = new SharedFitSpec<>(NetworkKind.MULTI_LAYER,
+                    SparkTestSupport.conf(new Sgd(1000.0), 0).toJson(), stolen.params,
                     null, stolen.relayAddress, stolen.secretHex, new FixedThresholdAlgorithm(0.5).toNativeJson(),
                     stolen.residualPostProcessorJson, null, 16, 1, 0, stolen.connectTimeoutMs, stolen.ioTimeoutMs,
                     stolen.queueLimit, stolen.maxMessageBytes, false, false, 0, stolen.encrypt, 60_000);
@@ -197,7 +199,7 @@ class RelayAttackTest {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Thief thief = new Thief()) {
             Future<?> fit = pool.submit(() -> victim.fit(train));
-            SharedFitSpec stolen = thief.steal("127.0.0.1", blockManagerPort, frontier, frontier + 50, 60_000);
+            SharedFitSpec<?> stolen = thief.steal("127.0.0.1", blockManagerPort, frontier, frontier + 50, 60_000);
             assertNotNull(stolen, "the stranger found no fit spec; failures: " + thief.failures.size());
             assertEquals(64, stolen.secretHex.length());
             Thief.poison(stolen, 40);
@@ -252,7 +254,7 @@ class RelayAttackTest {
             int port = blockManager.get(120, TimeUnit.SECONDS);
             assertTrue(port > 0, String.join("\n", out));
             // While the victim fits, the stranger asks for every broadcast piece, over and over.
-            SharedFitSpec stolen = thief.steal("127.0.0.1", port, 0, 60, 8_000);
+            SharedFitSpec<?> stolen = thief.steal("127.0.0.1", port, 0, 60, 8_000);
             assertNull(stolen, "the stranger stole the fit spec despite spark.authenticate");
             assertTrue(!thief.failures.isEmpty());
             assertTrue(victim.waitFor(240, TimeUnit.SECONDS), "the victim did not finish");
