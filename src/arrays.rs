@@ -1,9 +1,11 @@
 //! Copies between Java primitive arrays and Rust vectors (short region copies; no JNI calls are
-//! made while any array is pinned).
+//! made while any array is pinned). Copies into native memory are checked against the native
+//! memory budget first (their size comes from the caller's minibatch or file).
 
 use crate::boundary::invalid;
 use crate::errors::FerroResult;
-use jni::objects::{JFloatArray, JIntArray, JLongArray, JObject, JObjectArray};
+use ferrodl_tensor::memory;
+use jni::objects::{JByteArray, JFloatArray, JIntArray, JLongArray, JObject, JObjectArray};
 use jni::sys::{jint, jsize};
 use jni::JNIEnv;
 
@@ -17,8 +19,34 @@ pub fn read_floats(
         return invalid(format!("{what} is null"));
     }
     let len = env.get_array_length(array)? as usize;
-    let mut out = vec![0f32; len];
+    let mut out = memory::try_filled(len, 0f32, || {
+        format!("the native copy of {what} ({len} values)")
+    })?;
     env.get_float_array_region(array, 0, &mut out)?;
+    Ok(out)
+}
+
+/// Copies a non-null `byte[]` into a Vec, checked against the native memory budget; `what` names
+/// it in errors.
+pub fn read_bytes(
+    env: &mut JNIEnv<'_>,
+    array: &JByteArray<'_>,
+    what: &str,
+) -> FerroResult<Vec<u8>> {
+    if array.as_raw().is_null() {
+        return invalid(format!("{what} are null"));
+    }
+    let len = env.get_array_length(array)? as usize;
+    let mut out = memory::try_filled(len, 0i8, || format!("the native copy of {what}"))?;
+    env.get_byte_array_region(array, 0, &mut out)?;
+    // i8 -> u8 is a reinterpretation of the same bytes.
+    Ok(out.into_iter().map(|b| b as u8).collect())
+}
+
+/// A native copy of engine values on their way to Java, checked against the native memory budget.
+pub fn budgeted_copy(values: &[f32], what: &str) -> FerroResult<Vec<f32>> {
+    let mut out = memory::try_with_capacity(values.len(), || format!("the copy of {what}"))?;
+    out.extend_from_slice(values);
     Ok(out)
 }
 

@@ -2,6 +2,7 @@
 
 use ferrodl_data::DataError;
 use ferrodl_nn::NnError;
+use ferrodl_relay::RelayError;
 use ferrodl_sharing::SharingError;
 use std::fmt;
 
@@ -30,7 +31,9 @@ impl FerroError {
         let simple = match self {
             FerroError::Nn(NnError::InvalidConfig(_)) => "DL4JInvalidConfigException",
             FerroError::Nn(NnError::Memory(_))
-            | FerroError::Sharing(SharingError::Nn(NnError::Memory(_))) => "NativeMemoryException",
+            | FerroError::Data(DataError::Memory(_))
+            | FerroError::Sharing(SharingError::Nn(NnError::Memory(_)))
+            | FerroError::Sharing(SharingError::Relay(RelayError::Memory { .. })) => "NativeMemoryException",
             FerroError::Nn(_) => "DL4JInvalidInputException",
             FerroError::Data(DataError::Format(_)) => "DataSetFormatException",
             FerroError::Data(_) => "DL4JInvalidInputException",
@@ -75,6 +78,13 @@ impl From<DataError> for FerroError {
 impl From<SharingError> for FerroError {
     fn from(e: SharingError) -> Self {
         FerroError::Sharing(e)
+    }
+}
+
+/// A refused native allocation of the facade itself (copies of Java arrays).
+impl From<ferrodl_tensor::memory::MemoryError> for FerroError {
+    fn from(e: ferrodl_tensor::memory::MemoryError) -> Self {
+        FerroError::Nn(NnError::Memory(e))
     }
 }
 

@@ -1,7 +1,7 @@
 //! `org.ferrodl.jni.NativeDataSetCodec`: the DataSet and MultiDataSet binary formats (implemented
 //! in ferrodl-data, documented in docs/DATASET_FORMAT.md) for Java's `save`/`load` of both.
 
-use crate::arrays::{new_float_array, new_long_array, read_floats, read_shape};
+use crate::arrays::{new_float_array, new_long_array, read_bytes, read_floats, read_shape};
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
 use ferrodl_data::{decode, decode_multi, encode, encode_multi, Array, DataSet, MultiDataSet};
@@ -76,8 +76,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeDataSetCodec_decode<'local>(
         if bytes.as_raw().is_null() {
             return invalid("DataSet bytes are null");
         }
-        let raw = env.convert_byte_array(&bytes)?;
+        let raw = read_bytes(env, &bytes, "the DataSet bytes")?;
         let ds = decode(&raw)?;
+        drop(raw);
         let out: JObjectArray = env.new_object_array(8, "java/lang/Object", JObject::null())?;
         let arrays = [
             Some(&ds.features),
@@ -224,8 +225,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeDataSetCodec_decodeMulti<'loca
         if bytes.as_raw().is_null() {
             return invalid("MultiDataSet bytes are null");
         }
-        let raw = env.convert_byte_array(&bytes)?;
+        let raw = read_bytes(env, &bytes, "the MultiDataSet bytes")?;
         let m = decode_multi(&raw)?;
+        drop(raw);
         let out: JObjectArray = env.new_object_array(8, "java/lang/Object", JObject::null())?;
         let lists: [Option<Vec<Option<&Array>>>; 4] = [
             Some(m.features.iter().map(Some).collect()),

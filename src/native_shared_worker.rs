@@ -3,8 +3,8 @@
 //! replicas of one node train in parallel from different Java threads.
 
 use crate::arrays::{
-    new_float_array, new_long_array, read_batch, read_float_arrays, read_floats, read_masks,
-    read_optional_floats, OwnedMask,
+    budgeted_copy, new_float_array, new_long_array, read_batch, read_float_arrays, read_floats,
+    read_masks, read_optional_floats, OwnedMask,
 };
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroError;
@@ -138,7 +138,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_replicaParams<'lo
     replica: jlong,
 ) -> jfloatArray {
     guard(&mut env, |env| {
-        let params = replicas().with(replica, |t| Ok(t.network().params().to_vec()))?;
+        let params = replicas().with(replica, |t| budgeted_copy(t.network().params(), "the parameters"))?;
         Ok(new_float_array(env, &params)?.into_raw())
     })
 }
@@ -150,7 +150,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_replicaUpdaterSta
     replica: jlong,
 ) -> jfloatArray {
     guard(&mut env, |env| {
-        let state = replicas().with(replica, |t| Ok(t.network().updater_state().to_vec()))?;
+        let state = replicas().with(replica, |t| {
+            budgeted_copy(t.network().updater_state(), "the updater state")
+        })?;
         Ok(new_float_array(env, &state)?.into_raw())
     })
 }

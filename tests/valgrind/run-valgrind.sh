@@ -21,7 +21,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 crates=("$@")
 if ((${#crates[@]} == 0)); then
-  crates=(ferrodl-relay ferrodl-comm ferrodl-sharing ferrodl-data ferrodl-optim ferrodl-tensor ferrodl-nn ferrodl-testutil ferrodl-jni)
+  crates=(ferrodl-relay ferrodl-comm ferrodl-sharing ferrodl-data ferrodl-memory ferrodl-optim ferrodl-tensor ferrodl-nn ferrodl-testutil ferrodl-jni)
 fi
 logdir=target/valgrind
 mkdir -p "$logdir"

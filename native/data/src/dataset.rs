@@ -63,7 +63,7 @@ pub fn encode(ds: &DataSet) -> Result<Vec<u8>, DataError> {
             .map(encoded_array_len)
             .sum::<usize>()
         + 8;
-    let mut out = Vec::with_capacity(len);
+    let mut out = ferrodl_memory::try_with_capacity(len, || "encoding the DataSet".into())?;
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     let mut flags = 0;

@@ -37,12 +37,21 @@ pub enum DataError {
     Format(String),
     /// Array shapes are inconsistent (data length vs dims, rows of labels vs features...).
     Shape(String),
+    /// Decoding needs more native memory than the budget allows (`ferrodl_memory`).
+    Memory(ferrodl_memory::MemoryError),
+}
+
+impl From<ferrodl_memory::MemoryError> for DataError {
+    fn from(e: ferrodl_memory::MemoryError) -> Self {
+        DataError::Memory(e)
+    }
 }
 
 impl fmt::Display for DataError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DataError::Format(m) | DataError::Shape(m) => f.write_str(m),
+            DataError::Memory(e) => write!(f, "{e}"),
         }
     }
 }

@@ -128,7 +128,7 @@ pub fn encode_multi(m: &MultiDataSet) -> Result<Vec<u8>, DataError> {
         + mask_slots(&m.features_masks)
         + mask_slots(&m.labels_masks)
         + 8;
-    let mut out = Vec::with_capacity(len);
+    let mut out = ferrodl_memory::try_with_capacity(len, || "encoding the MultiDataSet".into())?;
     out.extend_from_slice(&MULTI_MAGIC);
     out.extend_from_slice(&MULTI_FORMAT_VERSION.to_le_bytes());
     let mut flags = 0;

@@ -134,10 +134,15 @@ impl<'a> Reader<'a> {
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| DataError::Format(format!("{name} dims {shape:?} are too large")))?;
         let raw = self.take(n_bytes, name)?;
-        let data = raw
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        // The values are really there; their decoded copy is checked against the native memory
+        // budget and reserved fallibly.
+        let mut data = ferrodl_memory::try_with_capacity(n_bytes / 4, || {
+            format!("decoding the {name} (shape {shape:?})")
+        })?;
+        data.extend(
+            raw.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
         Ok(Array { shape, data })
     }
 

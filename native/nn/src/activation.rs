@@ -304,6 +304,21 @@ impl<T: Scalar> ActivationCache<T> {
         }
     }
 
+    /// Room for the pre-activations of `len` values when the derivative needs them (checked
+    /// against the native memory budget; nothing otherwise).
+    pub fn reserve(
+        &mut self,
+        len: usize,
+        who: &str,
+    ) -> Result<(), ferrodl_tensor::memory::MemoryError> {
+        if !self.activation.needs_preactivation() {
+            return Ok(());
+        }
+        ferrodl_tensor::memory::try_capacity(&mut self.z, len, || {
+            format!("the pre-activations ({:?}) of {who}", self.activation)
+        })
+    }
+
     /// `out` holds `x·W` (or any pre-bias value): adds `bias` per row (when given) and applies the
     /// activation, keeping `z` when the derivative needs it.
     pub fn forward(&mut self, out: &mut [T], cols: usize, bias: Option<&[T]>) {

@@ -196,8 +196,11 @@ impl<T: Scalar> Executor<T> {
                     shapes,
                     frozen,
                 } => {
-                    let layer = build_layer::<T>(conf, shapes)
-                        .map_err(|e| NnError::InvalidConfig(format!("{}: {e}", def.who)))?;
+                    let layer = build_layer::<T>(conf, shapes).map_err(|e| match e {
+                        // A refused allocation stays a memory error (NativeMemoryException).
+                        NnError::Memory(m) => NnError::Memory(m),
+                        e => NnError::InvalidConfig(format!("{}: {e}", def.who)),
+                    })?;
                     let start = offset;
                     for spec in layer.param_specs() {
                         let len = spec
@@ -606,9 +609,15 @@ impl<T: Scalar> Executor<T> {
                         fit_len(&mut l.dropped, input.len(), || {
                             format!("the dropout input of {} for {in_rows} rows", node.who)
                         })?;
+                        if train_j {
+                            l.drop.reserve(input.len(), &node.who)?;
+                        }
                         l.drop.apply(input, &mut l.dropped, train_j, train_rng);
                         input = &l.dropped;
                     }
+                    // The layer's own scratch (im2col columns, arg-max, statistics, ...),
+                    // checked against the budget before the pass that uses it.
+                    l.layer.reserve_workspace(in_rows, &node.who)?;
                     let mut batch = Batch::new(in_rows, l.shapes.input);
                     batch.mask = mask;
                     let mut ctx = Ctx {
@@ -631,6 +640,7 @@ impl<T: Scalar> Executor<T> {
         for h in &mut self.heads {
             let a = &self.acts[h.node];
             fit_len(&mut h.out, a.len(), || "the network output".into())?;
+            h.act.reserve(a.len(), "the network output")?;
             h.out.copy_from_slice(a);
             let cols = self.nodes[h.node].shape.len();
             h.act.forward(&mut h.out, cols, None);

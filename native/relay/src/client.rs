@@ -311,10 +311,23 @@ impl RelayClient {
         }
         let relay_wish = u32::from_be_bytes(rest[..4].try_into().expect("4 bytes"));
         let heartbeat = proto::heartbeat_with(own_heartbeat, relay_wish);
-        // From here the peer is the authenticated relay: its snapshot length is trusted, but the
-        // buffer still grows with the bytes that actually arrive instead of being preallocated.
+        // From here the peer is the authenticated relay, but its snapshot length (unauthenticated
+        // on an unsealed connection) is still checked against the native memory budget and
+        // reserved fallibly before a byte of it is read.
         let len = u64::from_be_bytes(rest[4..].try_into().expect("8 bytes"));
-        let mut snapshot = Vec::with_capacity(len.min(1 << 24) as usize);
+        let what = || format!("the relay's parameter snapshot of {len} bytes");
+        ferrodl_memory::check(what, Some(len)).map_err(|error| RelayError::Memory {
+            addr: addr.into(),
+            error,
+        })?;
+        let mut snapshot = ferrodl_memory::try_with_capacity(
+            usize::try_from(len).unwrap_or(usize::MAX),
+            what,
+        )
+        .map_err(|error| RelayError::Memory {
+            addr: addr.into(),
+            error,
+        })?;
         let got = s
             .take(len)
             .read_to_end(&mut snapshot)
@@ -603,6 +616,12 @@ fn reader_loop(
                         addr: addr.into(),
                         size: len,
                         max,
+                    });
+                }
+                if let Err(error) = proto::reserve_body(&mut buf, len, "a relayed update") {
+                    break Err(RelayError::Memory {
+                        addr: addr.into(),
+                        error,
                     });
                 }
                 if let Err(e) = proto::read_body(&mut r, ty, len, &mut buf, opener.as_mut()) {

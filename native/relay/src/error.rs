@@ -47,6 +47,12 @@ pub enum RelayError {
     Closed { addr: String, reason: String },
     /// The relay is shutting down and no longer accepts workers.
     Unavailable { addr: String },
+    /// A frame or snapshot the peer announced needs more native memory than the budget allows
+    /// (`ferrodl_memory`); refused before anything was allocated.
+    Memory {
+        addr: String,
+        error: ferrodl_memory::MemoryError,
+    },
     /// A newer attempt of this partition is connected; the newest attempt wins.
     Superseded {
         addr: String,
@@ -99,6 +105,7 @@ impl fmt::Display for RelayError {
             RelayError::Unavailable { addr } => {
                 write!(f, "relay {addr}: the relay is shutting down and accepts no more workers")
             }
+            RelayError::Memory { addr, error } => write!(f, "relay {addr}: {error}"),
             RelayError::Superseded {
                 addr,
                 partition,

@@ -265,6 +265,16 @@ fn header(ty: u8, len: usize) -> io::Result<[u8; FRAME_HEADER_LEN]> {
     Ok(h)
 }
 
+/// Makes room in `buf` for a frame body of `len` bytes the peer announced, checked against the
+/// native memory budget and reserved fallibly, before any of it is read.
+pub(crate) fn reserve_body(
+    buf: &mut Vec<u8>,
+    len: usize,
+    what: &str,
+) -> Result<(), ferrodl_memory::MemoryError> {
+    ferrodl_memory::try_capacity(buf, len, || format!("{what} of {len} bytes"))
+}
+
 /// Reads a frame's payload of `len` bytes into `buf` (resized) and, when `open` is given, its
 /// tag, and decrypts it. A frame that fails authentication is an `InvalidData` error.
 pub(crate) fn read_body<R: Read>(

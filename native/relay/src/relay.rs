@@ -919,6 +919,10 @@ fn reader_loop(
                     break ReadEnd::Abort { reason, tell: true };
                 }
                 let mut payload = Vec::new();
+                if let Err(e) = proto::reserve_body(&mut payload, len, "an update frame") {
+                    let reason = dropped(&format!("update refused: {e}"));
+                    break ReadEnd::Abort { reason, tell: true };
+                }
                 if let Err(e) = proto::read_body(&mut r, ty, len, &mut payload, opener.as_mut()) {
                     if tampered(&e) {
                         sh.stats().protocol_errors += 1;

@@ -1642,3 +1642,76 @@ fn a_stall_report_reaches_the_relay_with_its_sender_and_the_connection_stays() {
     assert_eq!(st.per_worker[&3].messages_applied, 1);
     assert!(lines.lock().unwrap()[0].contains("partition 3 attempt 0"));
 }
+
+/// A peer's announced sizes are checked against the native memory budget before anything is
+/// allocated or read: a relay announcing a 2^40-byte snapshot is refused at once (the client does
+/// not wait for, or reserve, a byte of it), and an update frame larger than the budget is refused
+/// by the relay with a message naming the bytes while the worker is told why.
+#[test]
+fn announced_sizes_past_the_native_memory_budget_are_refused_before_allocating() {
+    // A fake relay that knows the secret and announces a snapshot of 2^40 bytes, then sends
+    // nothing more (the connection stays open: a client reading it would wait for its timeout).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let fake = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let rn = [3u8; proto::NONCE_LEN];
+        s.write_all(&proto::encode_hello(&rn)).unwrap();
+        let mut auth = [0u8; proto::AUTH_LEN];
+        s.read_exact(&mut auth).unwrap();
+        let a = proto::parse_auth(&auth).unwrap();
+        let tag = proto::auth_tag(SECRET, Side::Relay, &rn, &a.client_nonce, a.worker, a.flags);
+        let mut accept = vec![proto::VERDICT_ACCEPT];
+        accept.extend_from_slice(&tag);
+        accept.extend_from_slice(&1000u32.to_be_bytes());
+        accept.extend_from_slice(&(1u64 << 40).to_be_bytes());
+        s.write_all(&accept).unwrap();
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest); // until the client hangs up
+    });
+    let mut cfg = client_cfg(SECRET, 0, 0);
+    cfg.io_timeout = Duration::from_secs(20);
+    let t0 = Instant::now();
+    let e = RelayClient::connect(&addr, cfg, Box::new(|_: &[u8]| {}))
+        .err()
+        .expect("the snapshot is refused");
+    assert!(matches!(e, RelayError::Memory { .. }), "{e:?}");
+    assert!(
+        e.to_string().starts_with(&format!(
+            "relay {addr}: the relay's parameter snapshot of 1099511627776 bytes needs \
+             1,099,511,627,776 bytes of native memory, but the native memory budget is"
+        )),
+        "{e}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5), "refused before reading: {:?}", t0.elapsed());
+    fake.join().unwrap();
+
+    // An update frame of 4 GiB - 1 (the largest a frame header can announce) against a relay
+    // that allows frames that large but has a 1 GiB budget. The budget is process-wide: 1 GiB is
+    // far more than the other tests of this binary hold at once.
+    ferrodl_memory::set_budget(1 << 30);
+    let (mut rcfg, _) = relay_cfg(SECRET);
+    rcfg.max_message_bytes = u32::MAX as usize;
+    let relay = Relay::start(rcfg, SumState::boxed()).unwrap();
+    let w = WorkerId {
+        partition: 0,
+        attempt: 0,
+    };
+    let (mut s, _) = raw_handshake(&relay.local_addr().to_string(), SECRET, w);
+    let mut header = [proto::T_UPDATE, 0, 0, 0, 0];
+    header[1..].copy_from_slice(&u32::MAX.to_be_bytes());
+    s.write_all(&header).unwrap();
+    let (answer, took) = read_to_close(&mut s);
+    ferrodl_memory::set_budget(0);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(
+        text.contains("update refused: an update frame of 4294967295 bytes needs 4,294,967,295 bytes of native memory, but the native memory budget is 1,073,741,824 bytes"),
+        "{text}"
+    );
+    assert!(took < Duration::from_secs(3), "refused at the header: {took:?}");
+    let st = relay.shutdown().1;
+    assert_eq!(
+        (st.per_worker[&0].messages_dropped, st.connections_aborted),
+        (1, 1)
+    );
+}

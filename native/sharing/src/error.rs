@@ -47,3 +47,10 @@ impl From<ferrodl_relay::RelayError> for SharingError {
         SharingError::Relay(e)
     }
 }
+
+/// A refused native allocation (a buffer sized by the network) is the network's memory error.
+impl From<ferrodl_memory::MemoryError> for SharingError {
+    fn from(e: ferrodl_memory::MemoryError) -> Self {
+        SharingError::Nn(ferrodl_nn::NnError::Memory(e))
+    }
+}

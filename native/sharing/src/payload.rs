@@ -68,10 +68,14 @@ impl Snapshot {
                 bytes.len()
             )));
         }
-        let params = bytes[24..]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect();
+        let mut params = ferrodl_memory::try_with_capacity(n as usize, || {
+            format!("the parameter snapshot ({n} parameters)")
+        })?;
+        params.extend(
+            bytes[24..]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))),
+        );
         Ok(Snapshot {
             iteration,
             epoch,

@@ -212,15 +212,19 @@ impl WorkerNode {
             nets.push(net);
         }
         let n = nets[0].num_params();
+        // One dense sum of relayed updates per replica, sized by the network: budgeted.
+        let inboxes = (0..config.replicas)
+            .map(|r| {
+                Ok(Mutex::new(Inbox {
+                    sum: ferrodl_memory::try_filled(n, 0.0, || {
+                        format!("the relayed-update sum of replica {r} ({n} parameters)")
+                    })?,
+                    pending: 0,
+                }))
+            })
+            .collect::<Result<Vec<_>, ferrodl_memory::MemoryError>>()?;
         let shared = Arc::new(NodeShared {
-            inboxes: (0..config.replicas)
-                .map(|_| {
-                    Mutex::new(Inbox {
-                        sum: vec![0.0; n],
-                        pending: 0,
-                    })
-                })
-                .collect(),
+            inboxes,
             client: Mutex::new(None),
             relayed_error: Mutex::new(None),
             received: AtomicU64::new(0),

@@ -27,7 +27,9 @@ mod amx_tests;
 mod cpu;
 mod denormals;
 mod kernel;
-pub mod memory;
+/// Native memory accounting lives in its own crate (the codec and relay crates need it without
+/// the numeric kernels); re-exported so the engine keeps one path to it.
+pub use ferrodl_memory as memory;
 mod parallel;
 mod pool;
 

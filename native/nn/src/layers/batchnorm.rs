@@ -14,6 +14,7 @@ use crate::config::Shape;
 use crate::config::{LayerShapes, ShapeCx};
 use crate::layers::LayerKind;
 use crate::NnError;
+use ferrodl_tensor::memory::{self, MemoryError};
 use ferrodl_tensor::{Rng, Scalar};
 
 /// Trained gamma and beta, absent with `lockGammaBeta`.
@@ -56,12 +57,13 @@ impl<T: Scalar> BatchNormLayer<T> {
             gamma: c.gamma,
             beta: c.beta,
             act: ActivationCache::new(c.activation),
+            // Sized in `reserve_workspace`, against the native memory budget.
             xhat: Vec::new(),
-            inv_std: vec![T::zero(); n],
-            batch_mean: vec![0.0; n],
-            batch_var: vec![0.0; n],
-            sum_dy: vec![0.0; n],
-            sum_dy_xhat: vec![0.0; n],
+            inv_std: Vec::new(),
+            batch_mean: Vec::new(),
+            batch_var: Vec::new(),
+            sum_dy: Vec::new(),
+            sum_dy_xhat: Vec::new(),
             trained: false,
         }
     }
@@ -124,6 +126,27 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
         params[off + n..off + 2 * n].fill(T::one());
     }
 
+    /// The per-channel statistics (5 vectors of `n`), `x̂` for `rows` examples and the
+    /// pre-activations when the activation needs them.
+    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+        let n = self.n;
+        let what = || format!("the batch statistics of {who}");
+        memory::try_grow(&mut self.inv_std, n, T::zero(), what)?;
+        for v in [
+            &mut self.batch_mean,
+            &mut self.batch_var,
+            &mut self.sum_dy,
+            &mut self.sum_dy_xhat,
+        ] {
+            memory::try_grow(v, n, 0.0, what)?;
+        }
+        let len = rows.saturating_mul(self.shape.len());
+        memory::try_capacity(&mut self.xhat, len, || {
+            format!("the normalized inputs of {who} for a minibatch of {rows} examples")
+        })?;
+        self.act.reserve(len, who)
+    }
+
     fn forward(
         &mut self,
         params: &[T],
@@ -133,6 +156,7 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
         ctx: &mut Ctx,
     ) {
         let rows = batch.rows;
+        super::reserved(self.reserve_workspace(rows, "BatchNormalization"));
         let (n, s) = (self.n, self.spatial);
         let width = n * s;
         let (gb, mean, var) = self.split(params);

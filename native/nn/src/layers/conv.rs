@@ -33,7 +33,7 @@
 //! the output (`oW` of an image, `L` of a sequence), as the reference's softmax over the last
 //! dimension of an NCHW / NCW array does.
 
-use super::{Batch, Ctx, Layer, ParamKind, ParamSpec};
+use super::{product, Batch, Ctx, Layer, ParamKind, ParamSpec};
 use crate::activation::ActivationCache;
 use crate::config::defaults::*;
 use crate::config::{window, BaseConfig, ConvolutionMode, Distribution, Shape, WeightInit};
@@ -41,6 +41,7 @@ use crate::config::{LayerShapes, ShapeCx};
 use crate::error::NnError;
 use crate::init::init_weights;
 use crate::layers::LayerKind;
+use ferrodl_tensor::memory::{self, MemoryError};
 use ferrodl_tensor::{gemm, parallel_for_each, Op, Rng, Scalar};
 
 /// Largest column matrix (elements) built at once; bigger batches are processed in chunks.
@@ -462,21 +463,56 @@ impl<T: Scalar> ConvCore<T> {
         }
     }
 
-    /// Sizes the slots' buffers for `plan` (they only ever grow).
-    fn reserve(&mut self, plan: &Plan) {
+    /// Sizes the slots' buffers for `plan` (they only ever grow): the im2col columns, the GEMM
+    /// staging of `Z` and each slot's gradient share, with checked sizes, checked against the
+    /// native memory budget as one request and reserved fallibly; `who` names the layer.
+    fn reserve(&mut self, plan: &Plan, who: &str) -> Result<(), MemoryError> {
         let g = self.geom;
-        let n = plan.sub * g.out_plane();
+        let what = || {
+            format!(
+                "the convolution workspace (im2col columns) of {who} for a minibatch of {} \
+                 examples",
+                plan.rows
+            )
+        };
+        let n = plan.sub.checked_mul(g.out_plane());
+        let sizes: Vec<Option<[usize; 3]>> = (0..plan.slots)
+            .map(|s| {
+                let cols = if plan.keep { plan.chunks_of_slot(s) } else { 1 };
+                let n = n?;
+                let col = product(&[cols, g.k(), n])?;
+                let z = if plan.sub > 1 { g.cout.checked_mul(n)? } else { 0 };
+                let grad = g.cout.checked_mul(g.k())?.checked_add(g.cout)?;
+                Some([col, z, grad])
+            })
+            .collect();
+        // Everything this plan adds, as one request: the refusal states the whole workspace.
+        let mut extra: Option<u64> = Some(0);
+        for (s, size) in sizes.iter().enumerate() {
+            let have = self.slots.get(s).map_or([0; 3], |sl| {
+                [sl.col.capacity(), sl.z.capacity(), sl.grad.capacity()]
+            });
+            extra = match (extra, size) {
+                (Some(e), Some(size)) => size.iter().zip(have).try_fold(e, |e, (&want, have)| {
+                    e.checked_add(memory::bytes_of(want.saturating_sub(have), std::mem::size_of::<T>())?)
+                }),
+                _ => None,
+            };
+        }
+        if extra != Some(0) {
+            memory::check(what, extra)?;
+        }
         if self.slots.len() < plan.slots {
             self.slots.resize_with(plan.slots, Slot::default);
         }
-        for (s, slot) in self.slots[..plan.slots].iter_mut().enumerate() {
-            let cols = if plan.keep { plan.chunks_of_slot(s) } else { 1 };
-            grow(&mut slot.col, cols * g.k() * n);
-            if plan.sub > 1 {
-                grow(&mut slot.z, g.cout * n);
-            }
-            grow(&mut slot.grad, g.cout * g.k() + g.cout);
+        for (slot, size) in self.slots[..plan.slots].iter_mut().zip(sizes) {
+            let [col, z, grad] = size.expect("checked above");
+            memory::try_grow(&mut slot.col, col, T::zero(), what)?;
+            memory::try_grow(&mut slot.z, z, T::zero(), what)?;
+            memory::try_grow(&mut slot.grad, grad, T::zero(), what)?;
         }
+        let out = plan.rows.saturating_mul(g.n_out());
+        self.act.reserve(out, who)
     }
 
     fn forward(&mut self, params: &[T], input: &[T], batch: &Batch<'_, T>, output: &mut [T]) {
@@ -493,7 +529,7 @@ impl<T: Scalar> ConvCore<T> {
         let (w, b) = params.split_at(self.n_weights());
         let bias = self.has_bias.then_some(b);
         let plan = self.plan(rows);
-        self.reserve(&plan);
+        super::reserved(self.reserve(&plan, self.type_name));
         let mut work: Vec<SlotWork<'_, T, &mut [T]>> = self.slots[..plan.slots]
             .iter_mut()
             .map(|s| (s, Vec::new()))
@@ -567,7 +603,7 @@ impl<T: Scalar> ConvCore<T> {
         let w = &params[..nw];
         let plan = self.plan(rows);
         let reuse = self.cols_of == Some(plan);
-        self.reserve(&plan);
+        super::reserved(self.reserve(&plan, self.type_name));
         let has_bias = self.has_bias;
         let wants_gx = grad_input.is_some();
         let delta: &[T] = delta;
@@ -655,12 +691,6 @@ fn lane_sum<T: Scalar>(x: &[T]) -> T {
     }
     let s = chunks.remainder().iter().fold(T::zero(), |s, &v| s + v);
     acc.iter().fold(s, |s, &v| s + v)
-}
-
-fn grow<T: Scalar>(v: &mut Vec<T>, len: usize) {
-    if v.len() < len {
-        v.resize(len, T::zero());
-    }
 }
 
 fn output_shape(input: Shape, g: &Geom) -> Shape {
@@ -809,6 +839,10 @@ macro_rules! delegate_layer {
             }
             fn init_params(&self, params: &mut [T], rng: &mut Rng) {
                 self.core.init_params(params, rng)
+            }
+            fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+                let plan = self.core.plan(rows);
+                self.core.reserve(&plan, who)
             }
             fn forward(
                 &mut self,

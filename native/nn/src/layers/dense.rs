@@ -143,6 +143,14 @@ impl<T: Scalar> Layer<T> for DenseLayer<T> {
         b.fill(T::of(self.bias_init));
     }
 
+    fn reserve_workspace(
+        &mut self,
+        rows: usize,
+        who: &str,
+    ) -> Result<(), ferrodl_tensor::memory::MemoryError> {
+        self.act.reserve(rows.saturating_mul(self.n_out), who)
+    }
+
     fn forward(
         &mut self,
         params: &[T],

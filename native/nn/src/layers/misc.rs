@@ -10,6 +10,7 @@ use crate::config::{Activation, Shape};
 use crate::config::{LayerShapes, ShapeCx};
 use crate::layers::LayerKind;
 use crate::NnError;
+use ferrodl_tensor::memory::{self, MemoryError};
 use ferrodl_tensor::{Rng, Scalar};
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,15 @@ impl<T: Scalar> DropoutMask<T> {
     /// Whether this mask ever drops anything.
     pub fn enabled(&self) -> bool {
         self.retain > 0.0 && self.retain < 1.0
+    }
+
+    /// Room for the mask of `len` values (training only), checked against the native memory
+    /// budget; `who` names the layer in a refusal.
+    pub fn reserve(&mut self, len: usize, who: &str) -> Result<(), MemoryError> {
+        if !self.enabled() {
+            return Ok(());
+        }
+        memory::try_capacity(&mut self.mask, len, || format!("the dropout mask of {who}"))
     }
 
     /// `out = input ⊙ mask` in training (drawing a new mask from `rng`), `out = input` otherwise.
@@ -135,6 +145,9 @@ impl<T: Scalar> Layer<T> for ActivationLayer<T> {
     fn output_shape(&self) -> Shape {
         self.shape
     }
+    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+        self.act.reserve(rows.saturating_mul(self.shape.len()), who)
+    }
     fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], _: &mut Ctx) {
         output.copy_from_slice(input);
         self.act.forward(output, self.shape.len(), None);
@@ -181,6 +194,10 @@ impl<T: Scalar> Layer<T> for DropoutLayer<T> {
     }
     fn output_shape(&self) -> Shape {
         self.shape
+    }
+    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+        self.mask
+            .reserve(rows.saturating_mul(self.shape.len()), who)
     }
     fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], ctx: &mut Ctx) {
         self.mask.apply(input, output, ctx.train, ctx.rng);

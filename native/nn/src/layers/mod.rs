@@ -5,7 +5,9 @@
 //! layer its block (laid out as [`Layer::param_specs`] says), and the same for gradients. That
 //! keeps `params()` a zero-copy view and lets updaters run over the whole vector at once. Layers do
 //! own their scratch buffers (im2col columns, pooling arg-max, batch statistics, pre-activations),
-//! which are resized only when the batch size grows.
+//! which grow only when the batch size grows, in [`Layer::reserve_workspace`]: checked against the
+//! native memory budget and reserved fallibly before the forward pass, so a workspace too large for
+//! the budget is a `NativeMemoryException` naming the layer, not an abort.
 //!
 //! Regularization, gradient normalization, updaters and frozen layers are handled by the network
 //! from the configuration and the parameter kinds, so each layer only does forward/backward.
@@ -31,6 +33,7 @@ pub use reshape::{Upsampling2dLayer, ZeroPaddingLayer};
 pub use crate::batch::{Batch, Mask, MaskRule};
 use crate::config::{LayerConfig, LayerShapes, Shape, ShapeCx};
 use crate::error::NnError;
+use ferrodl_tensor::memory::MemoryError;
 use ferrodl_tensor::{Rng, Scalar};
 use std::fmt::Debug;
 
@@ -122,6 +125,15 @@ pub trait Layer<T: Scalar>: Send + Debug {
         MaskRule::Keep
     }
 
+    /// Grows the layer's own scratch buffers to what [`forward`](Self::forward) and
+    /// [`backward`](Self::backward) need for a minibatch of `rows` examples, each checked against
+    /// the native memory budget and reserved fallibly (`ferrodl_tensor::memory`); `who` names the
+    /// layer in the refusal. The executor calls it before every forward pass, so the passes
+    /// themselves allocate nothing. Default: no workspace.
+    fn reserve_workspace(&mut self, _rows: usize, _who: &str) -> Result<(), MemoryError> {
+        Ok(())
+    }
+
     /// `output (rows × n_out) = f(input (rows × n_in))` for the `batch.rows` examples;
     /// `output`'s old contents are ignored.
     fn forward(
@@ -164,6 +176,20 @@ pub trait LayerKind {
 
     /// Builds the layer for shapes [`output_shape`](Self::output_shape) accepted.
     fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError>;
+}
+
+/// For a forward or backward pass called without [`Layer::reserve_workspace`] (the layers' unit
+/// tests call them directly): grows the workspace there. On the executor's path the workspace is
+/// already sized, so this allocates nothing and cannot fail; a refusal here is a caller's bug.
+pub(crate) fn reserved(r: Result<(), MemoryError>) {
+    if let Err(e) = r {
+        panic!("layer workspace not reserved before the pass: {e}");
+    }
+}
+
+/// `a · b · ...` with overflow reported as `None` (workspace sizes).
+pub(crate) fn product(dims: &[usize]) -> Option<usize> {
+    dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
 }
 
 /// Builds the layer for configuration `conf` (validated) with the shapes the validation computed.

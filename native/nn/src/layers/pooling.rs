@@ -19,7 +19,7 @@
 //!   (global pooling: [`GLOBAL_PNORM_EPS`]).
 
 use super::conv::{describe, Dim};
-use super::{Batch, Ctx, Layer};
+use super::{product, Batch, Ctx, Layer};
 use crate::config::defaults::*;
 use crate::config::layers::plain_layer_fields;
 use crate::config::ConvolutionMode;
@@ -27,6 +27,7 @@ use crate::config::{LayerShapes, ShapeCx};
 use crate::config::{PoolingType, Shape};
 use crate::error::NnError;
 use crate::layers::LayerKind;
+use ferrodl_tensor::memory::{self, MemoryError};
 use ferrodl_tensor::{chunk_len, parallel_for_each, Scalar};
 use serde::{Deserialize, Serialize};
 
@@ -121,6 +122,12 @@ impl PoolCore {
                 h.input * w.input
             )));
         }
+        // The window tables grow with the output plane, which the configuration sets.
+        let taps = h.out.checked_add(w.out);
+        memory::check(
+            || format!("{who}: the pooling window tables"),
+            taps.and_then(|t| memory::bytes_of(t, std::mem::size_of::<(usize, usize)>())),
+        )?;
         Ok(PoolCore {
             type_name,
             kind,
@@ -164,6 +171,17 @@ impl PoolCore {
         chunk_len(planes, MIN_BLOCK_VALUES.div_ceil(pin))
     }
 
+    /// MAX keeps one arg-max offset per output value of the minibatch.
+    fn reserve(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+        if self.kind != PoolingType::Max {
+            return Ok(());
+        }
+        let len = product(&[rows, self.channels, self.h.out, self.w.out]).unwrap_or(usize::MAX);
+        memory::try_grow(&mut self.argmax, len, NO_CELL, || {
+            format!("the arg-max positions of {who} for a minibatch of {rows} examples")
+        })
+    }
+
     fn forward<T: Scalar>(&mut self, input: &[T], rows: usize, output: &mut [T]) {
         let planes = rows * self.channels;
         let (pin, pout) = (self.h.input * self.w.input, self.h.out * self.w.out);
@@ -183,10 +201,8 @@ impl PoolCore {
             return;
         }
         let max = self.kind == PoolingType::Max;
+        super::reserved(self.reserve(rows, self.type_name));
         let mut argmax = std::mem::take(&mut self.argmax);
-        if max && argmax.len() < planes * pout {
-            argmax.resize(planes * pout, NO_CELL);
-        }
         let per = self.block_planes(planes);
         let mut am_rest: &mut [u32] = if max {
             &mut argmax[..planes * pout]
@@ -478,6 +494,9 @@ macro_rules! delegate_pooling {
             fn output_shape(&self) -> Shape {
                 self.core.output
             }
+            fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+                self.core.reserve(rows, who)
+            }
             fn forward(
                 &mut self,
                 _params: &[T],
@@ -555,6 +574,17 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
         self.output
     }
 
+    /// MAX keeps one arg-max position per (example, channel).
+    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+        if self.kind != PoolingType::Max {
+            return Ok(());
+        }
+        let len = rows.saturating_mul(self.channels);
+        memory::try_grow(&mut self.argmax, len, NO_CELL, || {
+            format!("the arg-max positions of {who} for a minibatch of {rows} examples")
+        })
+    }
+
     fn forward(
         &mut self,
         _: &[T],
@@ -567,9 +597,11 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
         let (s, planes) = (self.positions, rows * self.channels);
         assert_eq!(input.len(), planes * s, "GlobalPoolingLayer: input length");
         assert_eq!(output.len(), planes, "GlobalPoolingLayer: output length");
-        if self.kind == PoolingType::Max && self.argmax.len() < planes {
-            self.argmax.resize(planes, NO_CELL);
-        }
+        super::reserved(Layer::<T>::reserve_workspace(
+            self,
+            rows,
+            "GlobalPoolingLayer",
+        ));
         let p = self.pnorm;
         for (pl, (x, y)) in input.chunks_exact(s).zip(output.iter_mut()).enumerate() {
             *y = match self.kind {

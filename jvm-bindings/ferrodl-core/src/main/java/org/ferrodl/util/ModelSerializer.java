@@ -2,6 +2,7 @@ package org.ferrodl.util;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.Closeable;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -20,7 +21,9 @@ import java.util.zip.ZipException;
 import java.util.zip.ZipFile;
 import java.util.zip.ZipOutputStream;
 import org.ferrodl.exception.DL4JInvalidConfigException;
+import org.ferrodl.exception.NativeMemoryException;
 import org.ferrodl.jni.NativeLoader;
+import org.ferrodl.linalg.api.ndarray.INDArray;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
@@ -68,12 +71,12 @@ public final class ModelSerializer {
     private ModelSerializer() {
     }
 
-    /** What a saved model consists of, whatever its network type. */
+    /** What a model to save consists of, whatever its network type. */
     static final class ModelParts {
         final String modelType;
         final String configurationJson;
         final float[] params;
-        /** Null when not saved or not loaded. */
+        /** Null when not saved. */
         final float[] updaterState;
 
         ModelParts(String modelType, String configurationJson, float[] params, float[] updaterState) {
@@ -211,7 +214,9 @@ public final class ModelSerializer {
      * @throws IOException when the file is missing or not a valid MultiLayerNetwork model
      */
     public static MultiLayerNetwork restoreMultiLayerNetwork(File file, boolean loadUpdater) throws IOException {
-        return toMultiLayerNetwork(read(file, file.toString(), TYPE_MULTI_LAYER_NETWORK, loadUpdater), file.toString());
+        try (Archive a = Archive.open(file, file.toString(), TYPE_MULTI_LAYER_NETWORK)) {
+            return toMultiLayerNetwork(a, loadUpdater);
+        }
     }
 
     /**
@@ -251,20 +256,20 @@ public final class ModelSerializer {
      */
     public static MultiLayerNetwork restoreMultiLayerNetwork(InputStream stream, boolean loadUpdater)
             throws IOException {
-        return toMultiLayerNetwork(readStream(stream, TYPE_MULTI_LAYER_NETWORK, loadUpdater), STREAM);
+        return fromStream(stream, TYPE_MULTI_LAYER_NETWORK, a -> toMultiLayerNetwork(a, loadUpdater));
     }
 
-    private static MultiLayerNetwork toMultiLayerNetwork(ModelParts parts, String label) throws IOException {
+    private static MultiLayerNetwork toMultiLayerNetwork(Archive a, boolean loadUpdater) throws IOException {
         MultiLayerConfiguration conf;
         try {
-            conf = MultiLayerConfiguration.fromJson(parts.configurationJson);
+            conf = MultiLayerConfiguration.fromJson(a.configurationJson);
         } catch (DL4JInvalidConfigException e) {
-            throw new IOException(label + ": invalid " + CONFIGURATION_JSON + ": " + e.getMessage(), e);
+            throw new IOException(a.label + ": invalid " + CONFIGURATION_JSON + ": " + e.getMessage(), e);
         }
         MultiLayerNetwork net = new MultiLayerNetwork(conf);
         try {
-            net.init();
-            restoreState(parts, label, net, net::setUpdaterState);
+            init(a, net::init);
+            restoreState(a, loadUpdater, net, net::getUpdaterState, net::setUpdaterState);
             net.setIterationCount(conf.getIterationCount());
             net.setEpochCount(conf.getEpochCount());
             return net;
@@ -274,16 +279,32 @@ public final class ModelSerializer {
         }
     }
 
-    /** Parameters (length checked) and, when read, the updater state of a freshly initialized model. */
-    private static void restoreState(ModelParts parts, String label, Model net,
-            java.util.function.Consumer<NDArray> setUpdaterState) throws IOException {
-        if (parts.params.length != net.numParams()) {
-            throw new IOException(label + ": " + COEFFICIENTS_BIN + " has " + parts.params.length
-                    + " values but the configuration needs " + net.numParams());
+    /**
+     * Builds the network the configuration describes before any vector is read, so the engine's
+     * native memory check (a configuration claiming a huge network) comes first; its refusal names
+     * the file.
+     */
+    private static void init(Archive a, Runnable init) {
+        try {
+            init.run();
+        } catch (NativeMemoryException e) {
+            throw new NativeMemoryException(a.label + ": " + CONFIGURATION_JSON + " describes a network that "
+                    + "does not fit the native memory budget: " + e.getMessage());
         }
-        net.setParams(new NDArray(parts.params, 1, parts.params.length));
-        if (parts.updaterState != null) {
-            setUpdaterState.accept(new NDArray(parts.updaterState, 1, parts.updaterState.length));
+    }
+
+    /**
+     * Parameters and, when wanted and saved, the updater state of a freshly initialized model, each
+     * read only after its declared length matched what the model needs.
+     */
+    private static void restoreState(Archive a, boolean loadUpdater, Model net,
+            java.util.function.Supplier<INDArray> updaterState,
+            java.util.function.Consumer<NDArray> setUpdaterState) throws IOException {
+        float[] params = a.vector(COEFFICIENTS_BIN, net.numParams());
+        net.setParams(new NDArray(params, 1, params.length));
+        if (loadUpdater && a.has(UPDATER_BIN)) {
+            float[] upd = a.vector(UPDATER_BIN, updaterState.get().length());
+            setUpdaterState.accept(new NDArray(upd, 1, upd.length));
         }
     }
 
@@ -304,7 +325,9 @@ public final class ModelSerializer {
      * @throws IOException when the file is missing or not a valid ComputationGraph model
      */
     public static ComputationGraph restoreComputationGraph(File file, boolean loadUpdater) throws IOException {
-        return toComputationGraph(read(file, file.toString(), TYPE_COMPUTATION_GRAPH, loadUpdater), file.toString());
+        try (Archive a = Archive.open(file, file.toString(), TYPE_COMPUTATION_GRAPH)) {
+            return toComputationGraph(a, loadUpdater);
+        }
     }
 
     /**
@@ -344,20 +367,20 @@ public final class ModelSerializer {
      */
     public static ComputationGraph restoreComputationGraph(InputStream stream, boolean loadUpdater)
             throws IOException {
-        return toComputationGraph(readStream(stream, TYPE_COMPUTATION_GRAPH, loadUpdater), STREAM);
+        return fromStream(stream, TYPE_COMPUTATION_GRAPH, a -> toComputationGraph(a, loadUpdater));
     }
 
-    private static ComputationGraph toComputationGraph(ModelParts parts, String label) throws IOException {
+    private static ComputationGraph toComputationGraph(Archive a, boolean loadUpdater) throws IOException {
         ComputationGraphConfiguration conf;
         try {
-            conf = ComputationGraphConfiguration.fromJson(parts.configurationJson);
+            conf = ComputationGraphConfiguration.fromJson(a.configurationJson);
         } catch (DL4JInvalidConfigException e) {
-            throw new IOException(label + ": invalid " + CONFIGURATION_JSON + ": " + e.getMessage(), e);
+            throw new IOException(a.label + ": invalid " + CONFIGURATION_JSON + ": " + e.getMessage(), e);
         }
         ComputationGraph net = new ComputationGraph(conf);
         try {
-            net.init(); // counters come from the configuration
-            restoreState(parts, label, net, net::setUpdaterState);
+            init(a, net::init); // counters come from the configuration
+            restoreState(a, loadUpdater, net, net::getUpdaterState, net::setUpdaterState);
             return net;
         } catch (IOException | RuntimeException e) {
             net.close();
@@ -365,36 +388,65 @@ public final class ModelSerializer {
         }
     }
 
-    /** Copies a stream to a temporary file so that the archive can be read with random access. */
-    private static ModelParts readStream(InputStream stream, String expectedType, boolean loadUpdater)
+    /** Restores from a stream: copied to a temporary file so that the archive has random access. */
+    private static <M> M fromStream(InputStream stream, String expectedType, ArchiveReader<M> restore)
             throws IOException {
         Objects.requireNonNull(stream, "stream");
         File tmp = File.createTempFile("ferrodl-model-", ".zip");
         try {
             Files.copy(stream, tmp.toPath(), StandardCopyOption.REPLACE_EXISTING);
-            return read(tmp, STREAM, expectedType, loadUpdater);
+            try (Archive a = Archive.open(tmp, STREAM, expectedType)) {
+                return restore.apply(a);
+            }
         } finally {
             Files.deleteIfExists(tmp.toPath());
         }
     }
 
+    @FunctionalInterface
+    private interface ArchiveReader<M> {
+        M apply(Archive a) throws IOException;
+    }
+
     /**
-     * Reads and checks the archive's entries.
-     *
-     * @param f the archive
-     * @param label how messages name it
-     * @param expectedType the {@code modelType} the caller restores
-     * @param loadUpdater whether to read the updater state
+     * An opened model archive whose properties, type and configuration were checked and read; the
+     * vectors are read on demand, each only after its declared length matched the length the built
+     * model needs, so no size a file merely claims is ever allocated.
      */
-    static ModelParts read(File f, String label, String expectedType, boolean loadUpdater) throws IOException {
-        ZipFile zip;
-        try {
-            zip = new ZipFile(f);
-        } catch (ZipException e) {
-            throw new IOException(label + " is not a ferrodl model file (not a ZIP archive: " + e.getMessage() + ")",
-                    e);
+    static final class Archive implements Closeable {
+        final ZipFile zip;
+        /** How messages name the archive. */
+        final String label;
+        final String configurationJson;
+
+        private Archive(ZipFile zip, String label, String configurationJson) {
+            this.zip = zip;
+            this.label = label;
+            this.configurationJson = configurationJson;
         }
-        try (ZipFile z = zip) {
+
+        /**
+         * @param f the archive
+         * @param label how messages name it
+         * @param expectedType the {@code modelType} the caller restores
+         */
+        static Archive open(File f, String label, String expectedType) throws IOException {
+            ZipFile zip;
+            try {
+                zip = new ZipFile(f);
+            } catch (ZipException e) {
+                throw new IOException(label + " is not a ferrodl model file (not a ZIP archive: " + e.getMessage()
+                        + ")", e);
+            }
+            try {
+                return new Archive(zip, label, readConfiguration(zip, label, expectedType));
+            } catch (IOException | RuntimeException e) {
+                zip.close();
+                throw e;
+            }
+        }
+
+        private static String readConfiguration(ZipFile z, String label, String expectedType) throws IOException {
             ZipEntry propsEntry = z.getEntry(MODEL_PROPERTIES);
             if (propsEntry == null) {
                 throw new IOException(label + " is not a ferrodl model file (missing entry " + MODEL_PROPERTIES + ")");
@@ -414,32 +466,45 @@ public final class ModelSerializer {
                         + "ModelSerializer.restore" + type + ")");
             }
             ZipEntry confEntry = z.getEntry(CONFIGURATION_JSON);
-            ZipEntry coefEntry = z.getEntry(COEFFICIENTS_BIN);
-            if (confEntry == null || coefEntry == null) {
+            if (confEntry == null || z.getEntry(COEFFICIENTS_BIN) == null) {
                 throw new IOException(label + " is not a complete ferrodl model (missing entry "
                         + (confEntry == null ? CONFIGURATION_JSON : COEFFICIENTS_BIN) + ")");
             }
-            String json;
             try (InputStream in = z.getInputStream(confEntry)) {
-                json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
             }
-            float[] params;
-            try (InputStream in = z.getInputStream(coefEntry)) {
-                params = readVector(in, coefEntry.getSize(), label, COEFFICIENTS_BIN);
+        }
+
+        boolean has(String entry) {
+            return zip.getEntry(entry) != null;
+        }
+
+        /**
+         * Reads a vector entry that must hold exactly {@code expected} values: the declared count is
+         * compared with it (and with the entry's size in the archive) before the array is allocated.
+         */
+        float[] vector(String entry, long expected) throws IOException {
+            ZipEntry e = zip.getEntry(entry);
+            if (e == null) {
+                throw new IOException(label + " is not a complete ferrodl model (missing entry " + entry + ")");
             }
-            float[] upd = null;
-            ZipEntry updEntry = z.getEntry(UPDATER_BIN);
-            if (loadUpdater && updEntry != null) {
-                try (InputStream in = z.getInputStream(updEntry)) {
-                    upd = readVector(in, updEntry.getSize(), label, UPDATER_BIN);
-                }
+            try (InputStream in = zip.getInputStream(e)) {
+                return readVector(in, e.getSize(), expected, label, entry);
             }
-            return new ModelParts(type, json, params, upd);
+        }
+
+        @Override
+        public void close() throws IOException {
+            zip.close();
         }
     }
 
-    /** Reads a vector entry; {@code size} is the entry's size from the archive, -1 when unknown. */
-    private static float[] readVector(InputStream in, long size, String label, String entry) throws IOException {
+    /**
+     * Reads a vector entry; {@code size} is the entry's size from the archive (-1 when unknown),
+     * {@code expected} the number of values the model needs.
+     */
+    private static float[] readVector(InputStream in, long size, long expected, String label, String entry)
+            throws IOException {
         DataInputStream d = new DataInputStream(new BufferedInputStream(in));
         try {
             int magic = d.readInt();
@@ -447,10 +512,15 @@ public final class ModelSerializer {
                 throw new IOException(label + ": entry " + entry + " is not a ferrodl vector (bad magic)");
             }
             long n = d.readLong();
-            if (n < 0 || n > NDArray.MAX_LENGTH) {
-                throw new IOException(label + ": entry " + entry + " declares an invalid length " + n);
+            // Checked before allocating: a corrupted or forged count must not drive an allocation.
+            if (n != expected) {
+                throw new IOException(label + ": entry " + entry + " declares " + n + " values but the configuration "
+                        + "needs " + expected);
             }
-            // Checked before allocating: a corrupted count must not drive a huge allocation.
+            if (n > NDArray.MAX_LENGTH) {
+                throw new IOException(label + ": entry " + entry + " holds " + n + " values, more than a Java array "
+                        + "holds (" + NDArray.MAX_LENGTH + ")");
+            }
             if (size >= 0 && size != 12 + 4 * n) {
                 throw new IOException(label + ": entry " + entry + " declares " + n + " values (" + (12 + 4 * n)
                         + " bytes) but holds " + size + " bytes");

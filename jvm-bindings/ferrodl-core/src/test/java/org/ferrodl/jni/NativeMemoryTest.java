@@ -13,6 +13,8 @@ import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.ConvolutionLayer;
 import org.ferrodl.nn.conf.layers.DenseLayer;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
@@ -82,5 +84,37 @@ class NativeMemoryTest {
             assertTrue(Double.isFinite(net.score()));
         }
         assertThrows(DL4JInvalidInputException.class, () -> NativeInfo.setNativeMemoryBudget(-1));
+    }
+
+    /**
+     * A layer's own workspace is budgeted like activations: one 16×16 filter over a 256×256 image
+     * needs 59.5 MB of im2col columns for 232 KB of activations. Refused under a budget of 16 MiB
+     * more than in use, naming the layer and the exact bytes; the same fit passes at 256 MiB.
+     */
+    @Test
+    void aConvolutionWorkspaceOverTheBudgetIsRefusedNamingTheLayer() throws Exception {
+        MultiLayerConfiguration conf = new NeuralNetConfiguration.Builder().seed(1).list()
+                .layer(new ConvolutionLayer.Builder(16, 16).nOut(1).activation(Activation.RELU).build())
+                .layer(new OutputLayer.Builder(LossFunction.MCXENT).nOut(2).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.convolutionalFlat(256, 256, 1))
+                .build();
+        try (MultiLayerNetwork net = new MultiLayerNetwork(conf)) {
+            net.init();
+            float[] x = new float[256 * 256];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = (i % 13) / 13f;
+            }
+            DataSet one = new DataSet(Nd4j.create(x, 1, x.length), Nd4j.create(new float[] {1, 0}, 1, 2));
+            long inUse = JSON.readTree(NativeInfo.nativeMemory()).get("inUse").asLong();
+            NativeInfo.setNativeMemoryBudget(inUse + (16L << 20));
+            NativeMemoryException e = assertThrows(NativeMemoryException.class, () -> net.fit(one));
+            // 256 column rows × 241² positions, plus the 257-value gradient share, in f32.
+            assertTrue(e.getMessage().startsWith("the convolution workspace (im2col columns) of layer 0 "
+                    + "(ConvolutionLayer) for a minibatch of 1 examples needs 59,475,972 bytes of native memory"),
+                    e.getMessage());
+            NativeInfo.setNativeMemoryBudget(inUse + (256L << 20));
+            net.fit(one);
+            assertTrue(Double.isFinite(net.score()));
+        }
     }
 }

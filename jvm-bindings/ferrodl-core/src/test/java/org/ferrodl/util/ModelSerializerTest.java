@@ -149,14 +149,14 @@ class ModelSerializerTest {
         coef[4] = 0x10;
         File huge = withEntry("coefficients.bin", coef);
         IOException count = assertThrows(IOException.class, () -> ModelSerializer.restoreMultiLayerNetwork(huge));
-        assertEquals(huge + ": entry coefficients.bin declares an invalid length 1152921504606846999",
-                count.getMessage());
+        assertEquals(huge + ": entry coefficients.bin declares 1152921504606846999 values but the configuration "
+                + "needs 23", count.getMessage());
         byte[] big = entry(fixture(), "coefficients.bin");
         big[9] = 0x10;
         File bigCount = withEntry("coefficients.bin", big);
         IOException size = assertThrows(IOException.class, () -> ModelSerializer.restoreMultiLayerNetwork(bigCount));
-        assertEquals(bigCount + ": entry coefficients.bin declares 1048599 values (4194408 bytes) but holds 104"
-                + " bytes", size.getMessage());
+        assertEquals(bigCount + ": entry coefficients.bin declares 1048599 values but the configuration needs 23",
+                size.getMessage());
         byte[] shortCoef = java.util.Arrays.copyOf(entry(fixture(), "coefficients.bin"), 50);
         File cut = withEntry("coefficients.bin", shortCoef);
         IOException truncated = assertThrows(IOException.class, () -> ModelSerializer.restoreMultiLayerNetwork(cut));
@@ -165,5 +165,75 @@ class ModelSerializerTest {
         File noConf = withEntry("configuration.json", null);
         IOException missing = assertThrows(IOException.class, () -> ModelSerializer.restoreMultiLayerNetwork(noConf));
         assertTrue(missing.getMessage().contains("missing entry configuration.json"), missing.getMessage());
+    }
+
+    /**
+     * A model archive whose central directory is forged to agree with a huge declared count (here
+     * 2^29 values, 2 GiB of floats, with 12 bytes really stored), so no size check of the archive
+     * catches it: the vector is refused from the count the configuration needs before any array is
+     * allocated, and a configuration that itself claims a huge network is refused by the engine's
+     * native memory budget before any vector is read, naming the file and the bytes.
+     */
+    @Test
+    void aForgedArchiveClaimingHugeParameterCountsIsRefusedBeforeAllocating() throws Exception {
+        long declared = 1L << 29;
+        String small = new String(entry(fixture(), "configuration.json"), java.nio.charset.StandardCharsets.UTF_8);
+        File forged = forgedArchive("forged-count.zip", small, declared);
+        IOException count = assertThrows(IOException.class, () -> ModelSerializer.restoreMultiLayerNetwork(forged));
+        assertEquals(forged + ": entry coefficients.bin declares 536870912 values but the configuration needs 23",
+                count.getMessage());
+
+        String huge = new org.ferrodl.nn.conf.NeuralNetConfiguration.Builder().seed(1).list()
+                .layer(new org.ferrodl.nn.conf.layers.DenseLayer.Builder().nIn(1 << 20).nOut(1 << 20).build())
+                .layer(new org.ferrodl.nn.conf.layers.OutputLayer.Builder().nIn(1 << 20).nOut(2).build())
+                .build().toJson();
+        File hugeNet = forgedArchive("forged-network.zip", huge, declared);
+        org.ferrodl.exception.NativeMemoryException mem = assertThrows(
+                org.ferrodl.exception.NativeMemoryException.class,
+                () -> ModelSerializer.restoreMultiLayerNetwork(hugeNet));
+        assertTrue(mem.getMessage().startsWith(hugeNet + ": configuration.json describes a network that does not "
+                + "fit the native memory budget: the network's 1,099,514,773,506 parameters"), mem.getMessage());
+        assertTrue(mem.getMessage().contains("needs 8,796,118,188,048 bytes of native memory"), mem.getMessage());
+    }
+
+    /**
+     * A model archive with {@code conf} whose {@code coefficients.bin} declares {@code declared}
+     * values but stores only its 12-byte header, with the central directory's uncompressed size
+     * rewritten to match the declaration.
+     */
+    private File forgedArchive(String name, String conf, long declared) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (ZipOutputStream zip = new ZipOutputStream(bytes)) {
+            zip.putNextEntry(new ZipEntry(ModelSerializer.MODEL_PROPERTIES));
+            zip.write(("formatVersion=1\nmodelType=MultiLayerNetwork\nnumParams=" + declared + "\n")
+                    .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            zip.putNextEntry(new ZipEntry(ModelSerializer.CONFIGURATION_JSON));
+            zip.write(conf.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            zip.putNextEntry(new ZipEntry(ModelSerializer.COEFFICIENTS_BIN));
+            java.nio.ByteBuffer header = java.nio.ByteBuffer.allocate(12).putInt(0x46444C56).putLong(declared);
+            zip.write(header.array());
+            zip.closeEntry();
+        }
+        byte[] b = bytes.toByteArray();
+        java.nio.ByteBuffer le = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        byte[] target = ModelSerializer.COEFFICIENTS_BIN.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        boolean patched = false;
+        for (int at = 0; at + 46 <= b.length; at++) {
+            if (le.getInt(at) != 0x02014b50) { // central directory file header
+                continue;
+            }
+            int nameLen = le.getShort(at + 28) & 0xFFFF;
+            if (java.util.Arrays.equals(java.util.Arrays.copyOfRange(b, at + 46, at + 46 + nameLen), target)) {
+                le.putInt(at + 24, (int) (12 + 4 * declared)); // uncompressed size, unsigned
+                patched = true;
+            }
+        }
+        assertTrue(patched, "central directory entry of coefficients.bin found");
+        File out = dir.resolve(name).toFile();
+        Files.write(out.toPath(), b);
+        try (ZipFile z = new ZipFile(out)) {
+            assertEquals(12 + 4 * declared, z.getEntry(ModelSerializer.COEFFICIENTS_BIN).getSize(), "forged size");
+        }
+        return out;
     }
 }

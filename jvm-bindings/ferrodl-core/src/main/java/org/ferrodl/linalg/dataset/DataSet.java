@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.Random;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.exception.DataSetFormatException;
+import org.ferrodl.exception.NativeMemoryException;
 import org.ferrodl.jni.NativeDataSetCodec;
 import org.ferrodl.linalg.api.ndarray.INDArray;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
@@ -413,6 +414,8 @@ public class DataSet implements Iterable<DataSet>, java.io.Serializable {
             load(in);
         } catch (DataSetFormatException e) {
             throw new DataSetFormatException(from + ": " + e.getMessage(), e);
+        } catch (NativeMemoryException e) {
+            throw new NativeMemoryException(from + ": " + e.getMessage());
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Random;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.exception.DataSetFormatException;
+import org.ferrodl.exception.NativeMemoryException;
 import org.ferrodl.jni.NativeDataSetCodec;
 import org.ferrodl.linalg.api.ndarray.INDArray;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
@@ -582,6 +583,8 @@ public class MultiDataSet implements org.ferrodl.linalg.dataset.api.MultiDataSet
             load(in);
         } catch (DataSetFormatException e) {
             throw new DataSetFormatException(from + ": " + e.getMessage(), e);
+        } catch (NativeMemoryException e) {
+            throw new NativeMemoryException(from + ": " + e.getMessage());
         }
     }
 

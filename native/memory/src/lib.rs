@@ -2,11 +2,13 @@
 //! allocation is checked against before it is made.
 //!
 //! The JNI library installs [`CountingAllocator`] as its global allocator, so `in_use`/`peak` count
-//! every native byte (networks, buffers, relay, codec). Large allocations — parameters, gradients,
-//! updater state, activations of a minibatch, decode buffers — go through [`check`] /
-//! [`try_zeroed`] / [`try_grow`] first: sizes are computed with checked arithmetic, a request that
-//! would take the process past the budget is refused with a [`MemoryError`] naming what it was for,
-//! the bytes needed and the budget, and the reservation itself is fallible. Nothing here aborts.
+//! every native byte (networks, buffers, relay, codec). Every allocation whose size comes from
+//! outside — parameters, gradients, updater state, activations and layer workspaces of a
+//! minibatch, decode buffers, relay frames and snapshots — goes through [`check`] /
+//! [`try_filled`] / [`try_grow`] / [`try_capacity`] first: sizes are computed with checked
+//! arithmetic, a request that would take the process past the budget is refused with a
+//! [`MemoryError`] naming what it was for, the bytes needed and the budget, and the reservation
+//! itself is fallible. Nothing here aborts.
 //!
 //! The budget starts at the machine's physical memory (`/proc/meminfo`), or `FERRODL_NATIVE_MEMORY`
 //! (bytes) when set; [`set_budget`] changes it (Java: `NativeInfo.setNativeMemoryBudget`).
@@ -118,6 +120,19 @@ impl fmt::Display for MemoryError {
 
 impl std::error::Error for MemoryError {}
 
+impl MemoryError {
+    /// A refusal of `bytes` (None: the size overflows 64 bits) for `what`, with the budget and the
+    /// bytes in use now.
+    pub fn refused(what: impl Into<String>, bytes: Option<u64>) -> MemoryError {
+        MemoryError {
+            what: what.into(),
+            bytes,
+            budget: budget(),
+            in_use: in_use(),
+        }
+    }
+}
+
 /// Bytes the engine holds now (0 unless the process installed [`CountingAllocator`]).
 pub fn in_use() -> u64 {
     IN_USE.load(Ordering::Relaxed)
@@ -183,6 +198,34 @@ pub fn check(what: impl FnOnce() -> String, bytes: Option<u64>) -> Result<(), Me
     }
 }
 
+/// An empty vector with room for `n` values, checked against the budget and reserved fallibly
+/// (for buffers filled by pushing, such as decoded arrays).
+pub fn try_with_capacity<T>(
+    n: usize,
+    what: impl FnOnce() -> String,
+) -> Result<Vec<T>, MemoryError> {
+    let mut v = Vec::new();
+    try_capacity(&mut v, n, what)?;
+    Ok(v)
+}
+
+/// Makes room for at least `n` values in `v` (its length unchanged), checking the additional
+/// bytes against the budget and reserving them fallibly.
+pub fn try_capacity<T>(
+    v: &mut Vec<T>,
+    n: usize,
+    what: impl FnOnce() -> String,
+) -> Result<(), MemoryError> {
+    if v.capacity() >= n {
+        return Ok(());
+    }
+    let bytes = bytes_of(n - v.capacity(), std::mem::size_of::<T>());
+    let mut what = Some(what);
+    check(|| (what.take().expect("called once"))(), bytes)?;
+    v.try_reserve_exact(n - v.len())
+        .map_err(|_| MemoryError::refused(what.take().map_or_else(String::new, |w| w()), bytes))
+}
+
 /// A vector of `n` default values, checked against the budget and reserved fallibly.
 pub fn try_filled<T: Clone>(
     n: usize,
@@ -205,20 +248,8 @@ pub fn try_grow<T: Clone>(
     if v.len() >= n {
         return Ok(());
     }
+    try_capacity(v, n, what)?;
     let extra = n - v.len();
-    if v.capacity() < n {
-        let bytes = bytes_of(n - v.capacity(), std::mem::size_of::<T>());
-        let mut what = Some(what);
-        check(|| (what.take().expect("called once"))(), bytes)?;
-        if v.try_reserve_exact(n - v.len()).is_err() {
-            return Err(MemoryError {
-                what: (what.take().map_or_else(String::new, |w| w())),
-                bytes,
-                budget: budget(),
-                in_use: in_use(),
-            });
-        }
-    }
     v.extend(std::iter::repeat_n(value, extra));
     Ok(())
 }
@@ -239,5 +270,25 @@ mod tests {
         // A request the budget allows goes through and really grows the vector.
         let v: Vec<f32> = try_filled(1000, 0.5, || unreachable!()).unwrap();
         assert_eq!(v.len(), 1000);
+        let v: Vec<u8> = try_with_capacity(4096, || unreachable!()).unwrap();
+        assert!(v.is_empty() && v.capacity() >= 4096);
+    }
+
+    /// A size past the budget is refused before anything is reserved (2^40 f32 would abort the
+    /// process if it were attempted); the vector is left as it was.
+    #[test]
+    fn requests_past_the_budget_leave_the_vector_untouched() {
+        let mut v = vec![1u32; 3];
+        let e = try_grow(&mut v, 1 << 40, 0, || "a huge buffer".into()).unwrap_err();
+        assert_eq!(e.bytes, Some(4 * ((1u64 << 40) - 3)));
+        assert!(
+            e.to_string()
+                .starts_with("a huge buffer needs 4,398,046,511,092 bytes"),
+            "{e}"
+        );
+        assert_eq!(v, [1, 1, 1]);
+        let e =
+            try_with_capacity::<u64>(usize::MAX, || "an overflowing buffer".into()).unwrap_err();
+        assert_eq!(e.bytes, None);
     }
 }
