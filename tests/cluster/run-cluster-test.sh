@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Real-cluster test: a Spark standalone master and two workers (separate JVMs on 127.0.0.1, one core
-# each); the example uber-jar is submitted with spark-submit --workers 2 in three scenarios:
+# each); the example uber-jar is submitted with spark-submit --workers 2 in these scenarios:
 #   paramavg     parameter averaging: accuracy >= MIN_ACCURACY, both workers' executors trained
+#   paramavg-dir the reference's production workflow: the minibatches are saved once as DataSet files
+#                (--save-data, a separate submission that starts no Spark job), then trained with
+#                fit(directory) (--train-dir): the workers read the files; accuracy >= MIN_ACCURACY
 #   shared       gradient sharing: accuracy >= MIN_SHARED_ACCURACY, both workers trained, and the wire
 #                bytes per worker iteration (everything each worker's relay connection wrote: handshake,
 #                frame headers, counters, encoded updates, heartbeats) at most MAX_SHARED_RATIO of the
@@ -14,7 +17,7 @@
 # frames are sealed too), through a private SPARK_CONF_DIR read by the daemons and spark-submit.
 # Every process the script starts is stopped at the end.
 #
-# Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: all three)
+# Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: paramavg-dir shared shared-kill)
 #        SPARK_LINE=2.12 tests/cluster/run-cluster-test.sh ...  the Spark 3.5 / Scala 2.12 line: the
 #        pyspark 3.5 distribution and the example built against ferrodl-spark_2.12 (default 2.13:
 #        Spark 4.x, ferrodl-spark_2.13)
@@ -57,7 +60,7 @@ MAX_SHARED_RATIO="${MAX_SHARED_RATIO:-0.001}"
 # (native/sharing/examples/mnist_sharing.rs, 4 seeds): test accuracy 0.9551-0.9606 at 1/1100 of dense.
 SHARED_ARGS="${SHARED_ARGS:---epochs 20 --batch-size 16 --updater nesterovs --learning-rate 0.03 --lr-decay 0.9 --sparsity-target 2.5e-3 --initial-threshold 1e-2}"
 SCENARIOS=("$@")
-((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg shared shared-kill)
+((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg-dir shared shared-kill)
 PASSED=0
 SUBMIT_TIMEOUT="${SUBMIT_TIMEOUT:-600}"
 REGISTER_TIMEOUT="${REGISTER_TIMEOUT:-90}"
@@ -367,14 +370,31 @@ run_scenario() {
   PASSED=$((PASSED + 1))
 }
 
+# Saves the training minibatches as DataSet files into $1 with the example's --save-data.
+save_minibatches() {
+  local dir="$1" save_log="$TMP/logs/spark-submit-save-data.log"
+  rm -rf "$dir"
+  log "[paramavg-dir] saving the training minibatches to $dir"
+  "$SPARK_HOME/bin/spark-submit" --master "$MASTER_URL" --deploy-mode client --driver-memory 1g \
+    --conf spark.ui.enabled=false "$JAR" --save-data "file://$dir" >"$save_log" 2>&1 \
+    || fail "--save-data failed (see $save_log)"
+  grep -E '^SAVED [0-9]+ DataSet files' "$save_log" || fail "no 'SAVED' line in $save_log"
+  local files
+  files="$(find "$dir" -name 'mnist-train-*.bin' | wc -l)"
+  ((files > 0)) || fail "no saved minibatch files in $dir"
+}
+
 for scenario in "${SCENARIOS[@]}"; do
   case "$scenario" in
     paramavg) run_scenario paramavg "$MIN_ACCURACY" 0 ;;
+    paramavg-dir)
+      save_minibatches "$TMP/saved-minibatches"
+      run_scenario paramavg-dir "$MIN_ACCURACY" 0 --train-dir "file://$TMP/saved-minibatches" ;;
     # shellcheck disable=SC2086
     shared) run_scenario shared "$MIN_SHARED_ACCURACY" 0 --training-master shared $SHARED_ARGS ;;
     # shellcheck disable=SC2086
     shared-kill) run_scenario shared-kill 0 1 --training-master shared $SHARED_ARGS ;;
-    *) fail "unknown scenario '$scenario' (known: paramavg shared shared-kill)" ;;
+    *) fail "unknown scenario '$scenario' (known: paramavg paramavg-dir shared shared-kill)" ;;
   esac
 done
 CURRENT="done"

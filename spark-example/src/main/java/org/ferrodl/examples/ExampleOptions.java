@@ -68,6 +68,18 @@ public final class ExampleOptions {
                 "train-/test-labels-idx1-ubyte.gz; default: the copy in the jar"})
     public Path dataDir;
 
+    /** Hadoop path (hdfs://, file:, ...) to write the training minibatches to, then exit; null: none. */
+    @Option(names = "--save-data", paramLabel = "DIR", converter = NonBlank.class,
+            description = {"write the training minibatches (--batch-size examples each) as",
+                "DataSet files to DIR (any Hadoop path) and exit, for --train-dir"})
+    public String saveData;
+
+    /** Hadoop path of minibatches written by --save-data to train from; null: the in-memory digits. */
+    @Option(names = "--train-dir", paramLabel = "DIR", converter = NonBlank.class,
+            description = {"train from the DataSet files in DIR (written by --save-data;",
+                "any Hadoop path, e.g. hdfs://) with fit(DIR) instead of from an RDD"})
+    public String trainDir;
+
     @Option(names = "--epochs", paramLabel = "N", converter = PositiveInt.class,
             description = "training epochs (default ${DEFAULT-VALUE})")
     public int epochs = DEFAULT_EPOCHS;

@@ -149,6 +149,10 @@ public final class MnistMlpExample {
         // read the data before starting Spark, so that bad files fail fast and clearly
         MnistData train = MnistData.load(opts.dataDir, "train");
         MnistData test = MnistData.load(opts.dataDir, "test");
+        if (opts.saveData != null) {
+            saveData(train.toDataSets(opts.batchSize, train.shuffledOrder(opts.seed)), opts.saveData, out);
+            return;
+        }
 
         SparkConf conf = sparkConf(opts);
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
@@ -177,10 +181,14 @@ public final class MnistMlpExample {
             long t0 = System.nanoTime();
             for (int epoch = 1; epoch <= opts.epochs; epoch++) {
                 long e0 = System.nanoTime();
-                // a fresh shuffle per epoch; the batches are built on the driver and distributed
-                List<DataSet> batches = train.toDataSets(opts.batchSize, train.shuffledOrder(opts.seed + epoch));
-                JavaRDD<DataSet> rdd = sc.parallelize(batches, workers);
-                sparkNet.fit(rdd);
+                if (opts.trainDir != null) {
+                    // the reference's production workflow: minibatches saved once, read by the workers
+                    sparkNet.fit(opts.trainDir);
+                } else {
+                    // a fresh shuffle per epoch; the batches are built on the driver and distributed
+                    List<DataSet> batches = train.toDataSets(opts.batchSize, train.shuffledOrder(opts.seed + epoch));
+                    sparkNet.fit(sc.parallelize(batches, workers));
+                }
                 double secs = (System.nanoTime() - e0) / 1e9;
                 double eta = (System.nanoTime() - t0) / 1e9 / epoch * (opts.epochs - epoch);
                 out.printf(Locale.ROOT, "epoch %d/%d score=%.5f examples/s=%.0f seconds=%.2f eta=%s%n",
@@ -201,6 +209,25 @@ public final class MnistMlpExample {
                     eval.accuracy(), train.count, opts.epochs, seconds);
             out.flush();
         }
+    }
+
+    /**
+     * Writes {@code batches} as DataSet files {@code mnist-train-00000.bin}, ... into {@code dir}
+     * through Hadoop's FileSystem (so {@code hdfs://} works), for {@code --train-dir}.
+     */
+    static void saveData(List<DataSet> batches, String dir, PrintStream out) throws IOException {
+        org.apache.hadoop.fs.Path folder = new org.apache.hadoop.fs.Path(dir);
+        org.apache.hadoop.fs.FileSystem fs = folder.getFileSystem(new org.apache.hadoop.conf.Configuration());
+        fs.mkdirs(folder);
+        for (int i = 0; i < batches.size(); i++) {
+            org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(folder,
+                    String.format(Locale.ROOT, "mnist-train-%05d.bin", i));
+            try (java.io.OutputStream o = fs.create(file, true)) {
+                batches.get(i).save(o);
+            }
+        }
+        out.printf(Locale.ROOT, "SAVED %d DataSet files to %s%n", batches.size(), fs.makeQualified(folder));
+        out.flush();
     }
 
     /** {@code 45s}, {@code 3m07s}, {@code 1h02m}: a remaining time for the epoch lines. */

@@ -45,6 +45,29 @@ class ExampleOptionsTest {
         assertTrue(ExampleOptions.parse("--help").help);
     }
 
+    /** --save-data writes the minibatches as DataSet files that --train-dir trains from (fit(String)). */
+    @Test
+    void savedDataRoundTripsThroughTheDirectoryOptions(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        ExampleOptions o = ExampleOptions.parse("--save-data", dir.toUri().toString(), "--train-dir", "hdfs://nn/x");
+        assertEquals(dir.toUri().toString(), o.saveData);
+        assertEquals("hdfs://nn/x", o.trainDir);
+        assertEquals(null, ExampleOptions.parse().trainDir, "default: train from the in-memory digits");
+        assertTrue(usageError("--train-dir", " ").contains("--train-dir"));
+
+        java.util.List<org.ferrodl.linalg.dataset.DataSet> batches = java.util.List.of(
+                new org.ferrodl.linalg.dataset.DataSet(org.ferrodl.linalg.factory.Nd4j.create(new float[] {1, 2}, 1, 2),
+                        org.ferrodl.linalg.factory.Nd4j.create(new float[] {0, 1}, 1, 2)),
+                new org.ferrodl.linalg.dataset.DataSet(org.ferrodl.linalg.factory.Nd4j.create(new float[] {3, 4}, 1, 2),
+                        org.ferrodl.linalg.factory.Nd4j.create(new float[] {1, 0}, 1, 2)));
+        java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
+        MnistMlpExample.saveData(batches, dir.resolve("saved").toString(), new java.io.PrintStream(text, true));
+        assertTrue(text.toString().startsWith("SAVED 2 DataSet files to "), text.toString());
+        org.ferrodl.linalg.dataset.DataSet back = new org.ferrodl.linalg.dataset.DataSet();
+        back.load(dir.resolve("saved").resolve("mnist-train-00001.bin").toFile());
+        assertEquals(batches.get(1), back);
+    }
+
     @Test
     void gradientSharingOptionsParse() throws Exception {
         ExampleOptions o = ExampleOptions.parse("--training-master", "SHARED", "--sparsity-target", "0.001");

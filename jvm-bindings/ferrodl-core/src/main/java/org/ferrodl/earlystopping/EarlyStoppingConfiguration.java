@@ -61,7 +61,7 @@ public class EarlyStoppingConfiguration<T extends Model> implements Serializable
         return scoreCalculator;
     }
 
-    /** Builder; defaults: in-memory saver (for MultiLayerNetwork), score every epoch, latest model not saved. */
+    /** Builder; defaults: in-memory saver, score every epoch, latest model not saved. */
     public static class Builder<T extends Model> {
         private EarlyStoppingModelSaver<T> modelSaver;
         private final List<EpochTerminationCondition> epochConditions = new ArrayList<>();
@@ -123,7 +123,6 @@ public class EarlyStoppingConfiguration<T extends Model> implements Serializable
             return this;
         }
 
-        @SuppressWarnings("unchecked")
         public EarlyStoppingConfiguration<T> build() {
             if (scoreCalculator == null) {
                 throw new IllegalStateException("EarlyStoppingConfiguration needs a scoreCalculator");
@@ -133,7 +132,7 @@ public class EarlyStoppingConfiguration<T extends Model> implements Serializable
                         + "termination condition, or training would never end");
             }
             if (modelSaver == null) {
-                modelSaver = (EarlyStoppingModelSaver<T>) (EarlyStoppingModelSaver<?>) new InMemoryModelSaver();
+                modelSaver = new InMemoryModelSaver<>();
             }
             return new EarlyStoppingConfiguration<>(this);
         }

@@ -24,13 +24,13 @@ public class SparkEarlyStoppingTrainer extends BaseEarlyStoppingTrainer<MultiLay
     private final SparkDl4jMultiLayer sparkNet;
     private final JavaRDD<DataSet> train;
 
-    public SparkEarlyStoppingTrainer(SparkContext sc, TrainingMaster trainingMaster,
+    public SparkEarlyStoppingTrainer(SparkContext sc, TrainingMaster<?, ?> trainingMaster,
                                      EarlyStoppingConfiguration<MultiLayerNetwork> esConfig, MultiLayerNetwork net,
                                      JavaRDD<DataSet> train) {
         this(new JavaSparkContext(sc), trainingMaster, esConfig, net, train);
     }
 
-    public SparkEarlyStoppingTrainer(JavaSparkContext sc, TrainingMaster trainingMaster,
+    public SparkEarlyStoppingTrainer(JavaSparkContext sc, TrainingMaster<?, ?> trainingMaster,
                                      EarlyStoppingConfiguration<MultiLayerNetwork> esConfig, MultiLayerNetwork net,
                                      JavaRDD<DataSet> train) {
         super(esConfig, net);

@@ -1,6 +1,9 @@
 package org.ferrodl.spark.parameterserver.training;
 
 import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import org.ferrodl.optimize.api.TrainingListener;
 import org.ferrodl.spark.impl.common.NetworkKind;
 
 /**
@@ -33,12 +36,15 @@ final class SharedFitSpec<B> implements Serializable {
     /** Seal relay frames (spark.network.crypto.enabled). */
     final boolean encrypt;
     final long stallTimeoutMs;
+    /** The wrapper's listeners: called after each minibatch of every replica ({@link ReplicaModel}). */
+    final List<TrainingListener> listeners;
 
     SharedFitSpec(NetworkKind<?, B> kind, String networkJson, float[] params, float[] updaterState, String relayAddress, String secretHex,
                   String thresholdAlgorithmJson, String residualPostProcessorJson, String thresholdStateJson,
                   int batchSizePerWorker, int replicasPerWorker, int prefetchNumBatches, long connectTimeoutMs,
                   long ioTimeoutMs, int queueLimit, long maxMessageBytes, boolean collectStats,
-                  boolean encodingDebugMode, long debugLongerIterationsMs, boolean encrypt, long stallTimeoutMs) {
+                  boolean encodingDebugMode, long debugLongerIterationsMs, boolean encrypt, long stallTimeoutMs,
+                  List<TrainingListener> listeners) {
         this.kind = kind;
         this.networkJson = networkJson;
         this.params = params;
@@ -60,5 +66,6 @@ final class SharedFitSpec<B> implements Serializable {
         this.debugLongerIterationsMs = debugLongerIterationsMs;
         this.encrypt = encrypt;
         this.stallTimeoutMs = stallTimeoutMs;
+        this.listeners = listeners == null ? List.of() : new ArrayList<>(listeners);
     }
 }

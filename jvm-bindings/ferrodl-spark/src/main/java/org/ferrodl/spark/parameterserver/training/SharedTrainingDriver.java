@@ -153,7 +153,8 @@ final class SharedTrainingDriver {
                     replicas, master.getWorkerPrefetchNumBatches(), master.getRelayTimeoutMs(),
                     master.getRelayTimeoutMs(), master.getRelayQueueLimit(), maxMessageBytes,
                     master.getIsCollectTrainingStats(), master.isEncodingDebugMode(),
-                    master.getDebugLongerIterations(), trust.encrypt(), master.getWorkerStallTimeoutMs()));
+                    master.getDebugLongerIterations(), trust.encrypt(), master.getWorkerStallTimeoutMs(),
+                    sparkNetwork.getListeners()));
 
             JobDescriptions.part(sc, "gradient-sharing workers");
             List<SharedWorkerResult> results = StallWatch.collect(sc,

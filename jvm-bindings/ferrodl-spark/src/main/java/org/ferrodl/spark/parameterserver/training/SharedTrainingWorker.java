@@ -1,5 +1,6 @@
 package org.ferrodl.spark.parameterserver.training;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
@@ -77,7 +78,7 @@ public final class SharedTrainingWorker<B>
             int replicas = handles.length - 1;
             long[][] trained = new long[replicas][];
             if (replicas == 1) {
-                trained[0] = trainReplica(kind, handles[1], source, partition, 0, s.encodingDebugMode, progress);
+                trained[0] = trainReplica(kind, handles[1], source, partition, 0, s, progress);
             } else {
                 ExecutorService pool = Executors.newFixedThreadPool(replicas, r -> {
                     Thread t = new Thread(r, "ferrodl-replica-p" + partition);
@@ -89,7 +90,7 @@ public final class SharedTrainingWorker<B>
                     for (int i = 0; i < replicas; i++) {
                         final int replica = i;
                         done.add(pool.submit(() -> trainReplica(kind, handles[1 + replica], source, partition,
-                                replica, s.encodingDebugMode, progress)));
+                                replica, s, progress)));
                     }
                     for (int i = 0; i < replicas; i++) {
                         trained[i] = done.get(i).get();
@@ -194,9 +195,18 @@ public final class SharedTrainingWorker<B>
      * their examples.
      */
     private static <B> long[] trainReplica(NetworkKind<?, B> kind, long replica, Iterator<B> source, int partition,
-                                           int index, boolean debug, Progress progress) {
+                                           int index, SharedFitSpec<B> s, Progress progress) throws Exception {
         long n = 0;
         long examples = 0;
+        ReplicaModel model = new ReplicaModel(replica, s.params.length, s.listeners);
+        long startIteration = 0;
+        long epoch = 0;
+        if (model.hasListeners()) {
+            // the counters this replica starts from (the fit's, or the driver's current ones on a re-run)
+            JsonNode report = JSON.readTree(NativeSharedWorker.replicaReport(replica));
+            startIteration = report.path("iteration").asLong();
+            epoch = report.path("epoch").asLong();
+        }
         while (true) {
             B batch;
             synchronized (source) {
@@ -207,12 +217,16 @@ public final class SharedTrainingWorker<B>
                 batch = source.next();
             }
             progress.set("training minibatch " + (progress.trained() + 1) + " (replica " + index + ")");
-            kind.sharedFit(replica, batch);
+            double score = kind.sharedFit(replica, batch);
+            int rows = kind.numExamples(batch);
+            if (model.hasListeners()) {
+                model.iterationDone(score, rows, startIteration + n, epoch);
+            }
             n++;
-            examples += kind.numExamples(batch);
+            examples += rows;
             progress.trained.incrementAndGet();
             progress.set("trained minibatch " + progress.trained() + " (replica " + index + ")");
-            if (debug) {
+            if (s.encodingDebugMode) {
                 LOG.info("ferrodl-encoding partition={} replica={} minibatch={} {}", partition, index, n,
                         NativeSharedWorker.debugStats(replica));
             }

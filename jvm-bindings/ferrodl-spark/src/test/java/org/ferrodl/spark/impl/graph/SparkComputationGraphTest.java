@@ -38,6 +38,7 @@ import org.ferrodl.nn.conf.graph.MergeVertex;
 import org.ferrodl.nn.conf.layers.DenseLayer;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.graph.ComputationGraph;
+import org.ferrodl.optimize.api.TrainingListener;
 import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TrainingMaster;
@@ -52,13 +53,13 @@ import scala.Tuple2;
  * equals local graph training, a two-input/two-output graph learns under both masters, and
  * scoring, inference and evaluation equal the local graph's. Runs in about 40 s on 2 loaded cores.
  */
-class SparkComputationGraphTest {
+public class SparkComputationGraphTest {
     private static final float TOL = 1e-5f;
     private static final int IN1 = 6;
     private static final int IN2 = 4;
 
     /** in1 (6) -> d1 (8), in2 (4) -> d2 (8); [d1, d2] -> h (12) -> out1 (softmax 3), out2 (softmax 2). */
-    static ComputationGraphConfiguration twoByTwo(IUpdater updater, double l2) {
+    public static ComputationGraphConfiguration twoByTwo(IUpdater updater, double l2) {
         return new NeuralNetConfiguration.Builder().seed(3).updater(updater).l2(l2).graphBuilder()
                 .addInputs("in1", "in2")
                 .addLayer("d1", new DenseLayer.Builder().nIn(IN1).nOut(8).activation(Activation.TANH).build(), "in1")
@@ -84,7 +85,7 @@ class SparkComputationGraphTest {
                 .build();
     }
 
-    static ComputationGraph graph(ComputationGraphConfiguration conf) {
+    public static ComputationGraph graph(ComputationGraphConfiguration conf) {
         ComputationGraph g = new ComputationGraph(conf);
         g.init();
         return g;
@@ -95,7 +96,7 @@ class SparkComputationGraphTest {
      * random linear function of both inputs, labels of out2 the sign of another (learnable, so
      * accuracy can rise well above chance: 1/3 and 1/2).
      */
-    static List<MultiDataSet> twoByTwoData(int count, int size, long seed) {
+    public static List<MultiDataSet> twoByTwoData(int count, int size, long seed) {
         Random teacher = new Random(99);
         float[][] w1 = new float[IN1 + IN2][3];
         float[] w2 = new float[IN1 + IN2];
@@ -215,6 +216,17 @@ class SparkComputationGraphTest {
                 sc().parallelize(List.of(dir.resolve("part-000.bin").toUri().toString(),
                         dir.resolve("part-001.bin").toUri().toString()), 1));
         assertEquals(1, fromPaths.getIterationCount(), "two files of 4 = one minibatch of 8 on one of 2 workers");
+
+        // DataSet files on a one-input/one-output graph: fit(String) equals fit(JavaRDD<DataSet>)
+        ComputationGraphConfiguration c1 = oneByOne(new Nesterovs(0.05, 0.9), 0);
+        List<DataSet> ds = oneByOneData(6, 4, 22);
+        Path dsDir = Files.createDirectory(dir.resolve("datasets"));
+        for (int i = 0; i < ds.size(); i++) {
+            ds.get(i).save(new File(dsDir.toFile(), String.format("part-%03d.bin", i)));
+        }
+        ComputationGraph dsFromRdd = new SparkComputationGraph(sc(), c1, tm).fit(sc().parallelize(ds, 2));
+        ComputationGraph dsFromDir = new SparkComputationGraph(sc(), c1, tm).fit(dsDir.toUri().toString());
+        assertArrayEquals(dsFromRdd.params().toFloatVector(), dsFromDir.params().toFloatVector());
     }
 
     /** Accuracy of each output and the mean score on held-out data. */
@@ -224,10 +236,11 @@ class SparkComputationGraphTest {
         return new double[] {e1.accuracy(), e2.accuracy(), spark.calculateScoreMultiDataSet(test, true)};
     }
 
-    private static void learns(TrainingMaster<?, ?> tm, int epochs, String label) {
+    private static void learns(TrainingMaster<?, ?> tm, int epochs, String label, TrainingListener... listeners) {
         JavaRDD<MultiDataSet> train = sc().parallelize(twoByTwoData(64, 16, 31), 4);
         JavaRDD<MultiDataSet> test = sc().parallelize(twoByTwoData(16, 32, 32), 2);
         SparkComputationGraph spark = new SparkComputationGraph(sc(), twoByTwo(new Nesterovs(0.1, 0.9), 0), tm);
+        spark.setListeners(listeners);
         double[] before = quality(spark, test);
         for (int e = 0; e < epochs; e++) {
             spark.fitMultiDataSet(train);
@@ -254,7 +267,12 @@ class SparkComputationGraphTest {
     void twoInputTwoOutputGraphLearnsWithGradientSharing() {
         SharedTrainingMaster tm = new SharedTrainingMaster.Builder(16).batchSizePerWorker(16).rngSeed(2)
                 .collectTrainingStats(true).build();
-        learns(tm, 6, "gradient sharing");
+        CountingListener.reset();
+        learns(tm, 6, "gradient sharing", new CountingListener());
+        // listeners run on the workers after every minibatch of every replica (local mode: this JVM)
+        assertEquals(6 * 64, CountingListener.CALLS.get(), "one iterationDone per minibatch");
+        assertEquals(0, CountingListener.BAD.get(), "every call saw a finite score, 16 examples, "
+                + "the replica's parameters and a counter below 6 × 64");
         // the last fit's statistics: one series of encoding steps per worker, one step per minibatch
         SparkTrainingStats stats = tm.getTrainingStats();
         long minibatches = 0;
@@ -266,6 +284,29 @@ class SparkComputationGraphTest {
         assertTrue(stats.getMeanBytesPerWorkerIteration() > 0
                 && stats.getMeanBytesPerWorkerIteration() < 4.0 * stats.getParameterCount(),
                 "encoded updates smaller than dense: " + stats.getMeanBytesPerWorkerIteration());
+    }
+
+    /** Counts iterationDone calls and checks what each one sees (local mode: executors share this JVM). */
+    static final class CountingListener implements TrainingListener, java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        static final java.util.concurrent.atomic.AtomicInteger CALLS = new java.util.concurrent.atomic.AtomicInteger();
+        static final java.util.concurrent.atomic.AtomicInteger BAD = new java.util.concurrent.atomic.AtomicInteger();
+
+        static void reset() {
+            CALLS.set(0);
+            BAD.set(0);
+        }
+
+        @Override
+        public void iterationDone(org.ferrodl.nn.api.Model model, int iteration, int epoch) {
+            int call = CALLS.incrementAndGet();
+            boolean ok = Double.isFinite(model.score()) && model.batchSize() == 16 && iteration >= 0
+                    && iteration < 6 * 64 && epoch >= 0 && epoch < 6
+                    && (call % 97 != 1 || model.params().length() == model.numParams());
+            if (!ok) {
+                BAD.incrementAndGet();
+            }
+        }
     }
 
     // ---------------------------------------------------------------------------- bad input
