@@ -149,10 +149,11 @@ test: test-rust test-valgrind-relay test-jvm test-cluster test-python
 
 # every benchmark of issue 5 in one session, not a test (never part of `make test`): GEMM and
 # engine-level training vs numpy/JAX, training through the Java API vs DL4J and JAX with JNI
-# overhead and memory, distributed time-to-accuracy vs DL4J and MLlib; writes docs/BENCHMARKS.md and
-# the charts (bench/bench.sh has the details; 40-55 min on 2 cores). Options:
-# make bench BENCH_PARTS="gemm single" BENCH_REPS=3   (parts: gemm single jvm cluster; default all)
-# BENCH_ROUNDS / BENCH_JVM_REPS / BENCH_CLUSTER_REPEATS per part, BENCH_ARGS for run_bench.py
+# overhead and memory, distributed time-to-accuracy vs DL4J and MLlib, the Spark path against local
+# training (issue 15); writes docs/BENCHMARKS.md and the charts (bench/bench.sh has the details;
+# 50-65 min on 2 cores). Options:
+# make bench BENCH_PARTS="gemm single" BENCH_REPS=3   (parts: gemm single jvm cluster spark; default all)
+# BENCH_ROUNDS / BENCH_JVM_REPS / BENCH_CLUSTER_REPEATS / BENCH_SPARK_ROUNDS per part, BENCH_ARGS for run_bench.py
 BENCH_PARTS ?= all
 bench:
-	BENCH_PARTS="$(BENCH_PARTS)" PYTHON="$(PYTHON)" bench/bench.sh
+	BENCH_PARTS="$(BENCH_PARTS)" PYTHON="$(PYTHON)" MVN="$(MVN)" bench/bench.sh

@@ -13,12 +13,17 @@
 #            the MNIST digits; JNI overhead; peak RSS over 20 epochs (bench/jvm/run.sh)  ~10-15 min
 #   cluster  distributed time-to-accuracy on a real 2-worker standalone cluster: ferrodl paramavg and
 #            shared vs DL4J's masters vs MLlib (bench/cluster/run.sh)             ~25 min per repeat
+#   spark    the Spark path (issue 15): SparkDl4jMultiLayer.fit on a cached RDD against local
+#            MultiLayerNetwork.fit on the same cores, both masters, on local[2] and on a standalone
+#            cluster, ratios from one application each; per-phase time breakdown (bench/spark/run.sh)
+#                                                                          ~10 min
 #   (aliases: jni, memory -> jvm; all -> every part)
 #
 # Repetitions: BENCH_REPS sets all three below; each can be set on its own:
 #   BENCH_ROUNDS (7)             rounds of gemm/single (systems interleaved within a round)
 #   BENCH_JVM_REPS (3)           repetitions of every jvm measurement (each its own JVM / process)
 #   BENCH_CLUSTER_REPEATS (1)    repeats of every distributed system
+#   BENCH_SPARK_ROUNDS (5)       timed rounds of the spark part (one epoch of every configuration)
 # BENCH_ARGS: extra options for run_bench.py (e.g. "--mlp-secs 2"); BENCH_OUT: the report (default
 # docs/BENCHMARKS.md; another path to try the command without touching it).
 #
@@ -37,16 +42,16 @@ mkdir -p "$LOGS" "$RESULTS"
 log() { echo "[make bench] $(date -u +%H:%M:%S) $*" >&2; }
 
 # ---- which parts
-ALL=(gemm single jvm cluster)
+ALL=(gemm single jvm cluster spark)
 req=${BENCH_PARTS:-all}
 req=${req//,/ }
 want=()
 for p in $req; do
   case $p in
     all) want+=("${ALL[@]}") ;;
-    gemm|single|jvm|cluster) want+=("$p") ;;
+    gemm|single|jvm|cluster|spark) want+=("$p") ;;
     jni|memory) want+=(jvm) ;;
-    *) echo "make bench: unknown part '$p' in BENCH_PARTS; valid: gemm single jvm cluster (jni, memory: jvm; all)" >&2
+    *) echo "make bench: unknown part '$p' in BENCH_PARTS; valid: gemm single jvm cluster spark (jni, memory: jvm; all)" >&2
        exit 2 ;;
   esac
 done
@@ -120,6 +125,12 @@ if has cluster; then
   run_part cluster "$LOGS/cluster.log" env REPEATS="$CLUSTER_REPEATS" PYTHON="$PYTHON" bench/cluster/run.sh
 fi
 
+# ---- spark: the Spark path against local training (issue 15)
+if has spark; then
+  run_part spark "$LOGS/spark.log" env SPARK_BENCH_ROUNDS="${BENCH_SPARK_ROUNDS:-${BENCH_REPS:-5}}" \
+    PYTHON="$PYTHON" MVN="${MVN:-mvn -B -q}" bench/spark/run.sh
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 "$VENV/bin/python" - "$RESULTS/session.json" "$SESSION_START" "$LOAD_START" "$LOAD_END" <<'EOF'
 import json, os, subprocess, sys, time
@@ -136,7 +147,7 @@ clean() { local x out=(); for x in "$@"; do [ -n "$x" ] && out+=("$x"); done; (I
 RAN=$(clean "${ran[@]}")
 FAILED=$(clean "${failed[@]}")
 "$VENV/bin/python" bench/report.py --parts "$RAN" --failed "$FAILED" \
-  --engine "$RESULTS/engine.json" --jvm bench/jvm/results.json --cluster bench/cluster/results.json \
+  --engine "$RESULTS/engine.json" --jvm bench/jvm/results.json --cluster bench/cluster/results.json --spark bench/spark/results.json \
   --session "$RESULTS/session.json" --out "${BENCH_OUT:-docs/BENCHMARKS.md}" --charts "$HERE/charts" \
   || { log "writing docs/BENCHMARKS.md failed"; exit 1; }
 log "done: ${RAN}${FAILED:+ (failed: $FAILED)}; load $LOAD_START -> $LOAD_END"

@@ -20,12 +20,13 @@ import json
 import os
 import re
 
-PARTS = ("gemm", "single", "jvm", "cluster")
+PARTS = ("gemm", "single", "jvm", "cluster", "spark")
 TITLES = {
     "gemm": "GEMM: ferrodl vs numpy (OpenBLAS)",
     "single": "Single-node training, engine level (Rust API): ferrodl vs JAX",
     "jvm": "Single-node training through the Java API: ferrodl vs DL4J vs JAX; JNI overhead; memory",
     "cluster": "Distributed time-to-accuracy: ferrodl vs DL4J vs Spark MLlib",
+    "spark": "The Spark path: SparkDl4jMultiLayer.fit against local MultiLayerNetwork.fit on the same cores",
 }
 LATEST_START = "<!-- bench:latest:start -->"
 LATEST_END = "<!-- bench:latest:end -->"
@@ -450,6 +451,61 @@ def cluster_section(c, out, cluster_dir):
     return lines
 
 
+# ---------------------------------------------------------------- spark part (issue 15)
+
+SPARK_MODE = {"local": "local[2] (one JVM, 2 cores)",
+              "cluster": "standalone cluster: master + 2 one-core workers on 127.0.0.1, spark-submit"}
+SPARK_CONFIG = {"local-32": "local `MultiLayerNetwork.fit`, batch 32, all cores",
+                "local-16": "local `MultiLayerNetwork.fit`, batch 16, all cores",
+                "paramavg-32": "ParameterAveragingTrainingMaster, batch 32, averaging frequency 10",
+                "shared-16": "SharedTrainingMaster (gradient sharing), batch 16",
+                "shared-32": "SharedTrainingMaster (gradient sharing), batch 32"}
+
+
+def spark_section(r):
+    v = r["versions"]
+    lines = [
+        f"- Measured {r['date']} (UTC) by `bench/spark/run.sh` ({r['rounds']} timed round(s) after one warm-up "
+        "epoch per configuration; every configuration its own network; a round runs one epoch of each, "
+        "the order rotating); raw epochs, load averages and the breakdowns: `bench/spark/results.json`.",
+        f"- Machine: {v['cpu_model']}, {v['cpus']} CPUs; load average at start {load3(r['load_start'])}, at end "
+        f"{load3(r['load_end'])} (per epoch: results.json).",
+        f"- Versions: ferrodl `{v['git_head']}`{' + uncommitted engine changes' if v.get('uncommitted_engine_changes') else ''}"
+        f" on the pyspark 4.2.0 distribution; {v['java']}.",
+        "",
+        "Network: MLP 784-500-100-10 (ReLU, softmax + MCXENT, Adam 1e-3, seed 12345); data: the 7,996 "
+        "training digits of `spark-example`'s mnist10k in one fixed shuffle, as DataSets of one minibatch "
+        "each, the training RDD parallelized into one partition per worker, persisted MEMORY_ONLY and "
+        "materialised before the clock starts. Local: `MultiLayerNetwork.fit` over the same minibatches on "
+        "all cores of the same JVM (the driver's, in the cluster run), in the same run. Spark: "
+        "`SparkDl4jMultiLayer.fit(rdd)` = one epoch, timed as a whole on the driver; masters as a user "
+        "would configure them (prefetch 2, rngSeed, defaults otherwise). examples/s = 7,996 / epoch seconds; "
+        "median (min–max) over the rounds; ratio = ratio of the medians (per-round ratios in results.json).",
+        "",
+    ]
+    for mode, m in r["modes"].items():
+        lines += [f"**{SPARK_MODE.get(mode, mode)}** (load {load3(m['load_start'])} → {load3(m['load_end'])}"
+                  f"{'; FAILED, see results.json' if m.get('rc') else ''}):", "",
+                  "| configuration | examples/s | test accuracy after the run (epochs) |", "|---|---|---|"]
+        for c, t in m["throughput"].items():
+            a = m["accuracy"].get(c)
+            acc = f"{a['test_accuracy']:.4f} ({a['epochs']})" if a else "–"
+            lines.append(f"| {SPARK_CONFIG.get(c, c)} | {fmt(t, 0)} | {acc} |")
+        lines += ["", "| Spark ÷ local (same batch) | ratio of medians | per round (min–max) |", "|---|---|---|"]
+        for x in m["ratios"]:
+            lines.append(f"| {x['label']} | **{x['ratio_of_medians']:.2f}** | "
+                         f"{x['per_round_min']:.2f}–{x['per_round_max']:.2f} |")
+        bds = [b for b in m.get("breakdown", []) if b.get("time_breakdown")]
+        if bds:
+            lines += ["", "Where the time goes (one extra epoch per Spark configuration with "
+                      "`collectTrainingStats(true)`; `SparkTrainingStats.getTimeBreakdown()`, ms per worker "
+                      "iteration):", ""]
+            for b in bds:
+                lines += ["```", b["time_breakdown"].rstrip(), "```"]
+        lines.append("")
+    return lines
+
+
 # ---------------------------------------------------------------- the document
 
 TEMPLATE = f"""# Benchmarks
@@ -518,6 +574,7 @@ def main():
     ap.add_argument("--engine", default="bench/results/engine.json")
     ap.add_argument("--jvm", default="bench/jvm/results.json")
     ap.add_argument("--cluster", default="bench/cluster/results.json")
+    ap.add_argument("--spark", default="bench/spark/results.json")
     ap.add_argument("--failed", default="", help="comma list of parts whose command failed")
     ap.add_argument("--session", help="JSON with the session's start/end dates and load averages")
     ap.add_argument("--out", default="docs/BENCHMARKS.md")
@@ -543,6 +600,9 @@ def main():
         elif p == "jvm":
             j = json.load(open(a.jvm))
             body, date = jvm_section(j, a.charts, a.out), j["started"]
+        elif p == "spark":
+            r = json.load(open(a.spark))
+            body, date = spark_section(r), r["date"]
         else:
             c = json.load(open(a.cluster))
             body, date = cluster_section(c, a.out, os.path.dirname(os.path.abspath(a.cluster))), c["date"]

@@ -19,4 +19,6 @@ pub use master::MasterCopy;
 pub use payload::Snapshot;
 pub use replica_network::{ReplicaBatch, ReplicaNetwork};
 pub use thresholds::average_threshold_states;
-pub use worker::{NodeReport, ReplicaReport, ReplicaTrainer, StepRecord, WorkerConfig, WorkerNode};
+pub use worker::{
+    NodeReport, ReplicaReport, ReplicaTrainer, StepRecord, StepTimes, WorkerConfig, WorkerNode,
+};

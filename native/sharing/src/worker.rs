@@ -72,20 +72,82 @@ pub fn parse_hex(hex: &str) -> Result<Vec<u8>, SharingError> {
         .collect()
 }
 
-/// Updates received but not yet applied to one replica: their decoded sum.
+/// Updates received but not yet applied to one replica. Kept encoded, in arrival order, and
+/// applied entry by entry (a step costs what was sent, not a pass over every parameter); once the
+/// queued bytes pass `dense_after` they are decoded into a dense sum instead (a worker that fell
+/// far behind, or bitmap messages), which bounds the queue.
 struct Inbox {
+    /// Queued messages, back to back; `ends[i]` is where message `i` ends.
+    queued: Vec<u8>,
+    ends: Vec<usize>,
+    /// Decoded sum of the messages folded in (zeros when `summed` is false).
     sum: Vec<f32>,
+    summed: bool,
     pending: u64,
+    dense_after: usize,
+}
+
+impl Inbox {
+    /// `sum`: zeros, one per parameter.
+    fn new(sum: Vec<f32>) -> Inbox {
+        Inbox {
+            queued: Vec::new(),
+            ends: Vec::new(),
+            // A queue of about one byte per parameter decodes in roughly the time of a dense pass.
+            dense_after: sum.len().max(4096),
+            sum,
+            summed: false,
+            pending: 0,
+        }
+    }
+
+    fn push(&mut self, encoded: &[u8], param_count: usize) -> Result<(), ferrodl_comm::CodecError> {
+        if self.queued.len() + encoded.len() > self.dense_after {
+            self.fold()?;
+            ferrodl_comm::decode_add(encoded, 1.0, &mut self.sum)?;
+            self.summed = true;
+        } else {
+            // The header is checked here; the payload was validated by the relay before it
+            // forwarded the message (MasterCopy::apply), or comes from this node's own encoder.
+            let header = ferrodl_comm::read_header(encoded)?;
+            if header.param_count != param_count as u64 {
+                return Err(ferrodl_comm::CodecError::ParamCountMismatch {
+                    message: header.param_count,
+                    target: param_count,
+                });
+            }
+            self.queued.extend_from_slice(encoded);
+            self.ends.push(self.queued.len());
+        }
+        self.pending += 1;
+        Ok(())
+    }
+
+    /// Decodes the queued messages into the dense sum.
+    fn fold(&mut self) -> Result<(), ferrodl_comm::CodecError> {
+        let mut start = 0;
+        for &end in &self.ends {
+            ferrodl_comm::decode_add(&self.queued[start..end], 1.0, &mut self.sum)?;
+            start = end;
+        }
+        self.queued.clear();
+        self.ends.clear();
+        self.summed |= start > 0;
+        Ok(())
+    }
 }
 
 /// State shared by a node's replicas and its relay reader thread.
 struct NodeShared {
     inboxes: Vec<Mutex<Inbox>>,
+    param_count: usize,
     /// The connection; taken out by `finish` (later sends fail with a clear error).
     client: Mutex<Option<RelayClient>>,
     /// The first malformed relayed message, reported by the next training step.
     relayed_error: Mutex<Option<String>>,
     received: AtomicU64,
+    /// Time the reader thread spent decoding relayed messages into the inboxes (nanoseconds).
+    decode_nanos: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -101,20 +163,21 @@ impl NodeShared {
             if Some(i) == skip {
                 continue;
             }
-            let mut inbox = lock(inbox);
-            ferrodl_comm::decode_add(encoded, 1.0, &mut inbox.sum)?;
-            inbox.pending += 1;
+            lock(inbox).push(encoded, self.param_count)?;
         }
         Ok(())
     }
 
     fn on_relayed(&self, payload: &[u8]) {
+        let started = Instant::now();
         self.received.fetch_add(1, Ordering::Relaxed);
         let result = crate::payload::read_update(payload)
             .and_then(|(_, _, encoded)| self.deliver(encoded, None).map_err(SharingError::from));
         if let Err(e) = result {
             lock(&self.relayed_error).get_or_insert_with(|| format!("relayed update: {e}"));
         }
+        self.decode_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 }
 
@@ -136,6 +199,24 @@ pub struct StepRecord {
     pub bytes: usize,
 }
 
+/// Where a replica's training steps spent their time, summed over its steps (nanoseconds). The
+/// phases follow each other on the replica's thread, in this order.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StepTimes {
+    /// Subtracting what other replicas and nodes sent since the last step (the inbox).
+    pub apply_received_nanos: u64,
+    /// Forward, backward and the updater (`compute_update`).
+    pub compute_nanos: u64,
+    /// Threshold encoding of residual + update (and the residual post-processing).
+    pub encode_nanos: u64,
+    /// Applying the encoded update to this replica and queueing it for the node's other replicas.
+    pub apply_own_nanos: u64,
+    /// Framing the payload and handing it to the connection's writer (blocks while its queue is
+    /// full: back-pressure from the relay).
+    pub send_nanos: u64,
+}
+
 /// What one replica reports at the end of its partition.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -153,6 +234,8 @@ pub struct ReplicaReport {
     pub entries_sent: u64,
     pub messages_applied_from_others: u64,
     pub fit_millis: u64,
+    /// Per-phase time of the steps (sums; divide by `minibatches`).
+    pub step_times: StepTimes,
     pub steps: Vec<StepRecord>,
 }
 
@@ -173,6 +256,9 @@ pub struct NodeReport {
     pub wire_bytes_sent: u64,
     pub messages_received: u64,
     pub bytes_received: u64,
+    /// Time the connection's reader thread spent decoding relayed updates into the replicas'
+    /// inboxes (milliseconds; concurrent with training, so it costs a core, not step latency).
+    pub decode_received_millis: f64,
 }
 
 /// A replica: its network, encoder and reusable buffers. Used by one thread at a time.
@@ -182,6 +268,10 @@ pub struct ReplicaTrainer {
     net: ReplicaNetwork,
     encoder: ThresholdEncoder,
     encoded: Vec<u8>,
+    /// The inbox's queue buffers while this replica applies them (swapped, so neither side
+    /// allocates per step).
+    spare_queued: Vec<u8>,
+    spare_ends: Vec<usize>,
     report: ReplicaReport,
     collect_stats: bool,
     sleep: Duration,
@@ -212,22 +302,22 @@ impl WorkerNode {
             nets.push(net);
         }
         let n = nets[0].num_params();
-        // One dense sum of relayed updates per replica, sized by the network: budgeted.
+        // One dense sum of relayed updates per replica (used when its queue overflows), sized by
+        // the network: budgeted.
         let inboxes = (0..config.replicas)
             .map(|r| {
-                Ok(Mutex::new(Inbox {
-                    sum: ferrodl_memory::try_filled(n, 0.0, || {
-                        format!("the relayed-update sum of replica {r} ({n} parameters)")
-                    })?,
-                    pending: 0,
-                }))
+                Ok(Mutex::new(Inbox::new(ferrodl_memory::try_filled(n, 0.0, || {
+                    format!("the relayed-update sum of replica {r} ({n} parameters)")
+                })?)))
             })
             .collect::<Result<Vec<_>, ferrodl_memory::MemoryError>>()?;
         let shared = Arc::new(NodeShared {
             inboxes,
+            param_count: n,
             client: Mutex::new(None),
             relayed_error: Mutex::new(None),
             received: AtomicU64::new(0),
+            decode_nanos: AtomicU64::new(0),
         });
         let client_config = ClientConfig {
             secret: parse_hex(&config.secret_hex)?,
@@ -286,6 +376,8 @@ impl WorkerNode {
                 net,
                 encoder,
                 encoded: Vec::new(),
+                spare_queued: Vec::new(),
+                spare_ends: Vec::new(),
                 report: ReplicaReport {
                     replica: index,
                     minibatches: 0,
@@ -299,6 +391,7 @@ impl WorkerNode {
                     entries_sent: 0,
                     messages_applied_from_others: 0,
                     fit_millis: 0,
+                    step_times: StepTimes::default(),
                     steps: Vec::new(),
                 },
                 collect_stats: config.collect_stats,
@@ -349,6 +442,7 @@ impl WorkerNode {
             wire_bytes_sent: stats.wire_bytes_sent,
             messages_received: stats.messages_received,
             bytes_received: stats.bytes_received,
+            decode_received_millis: self.shared.decode_nanos.load(Ordering::Relaxed) as f64 / 1e6,
         })
     }
 }
@@ -408,16 +502,20 @@ impl ReplicaTrainer {
         if let Some(e) = lock(&self.shared.relayed_error).clone() {
             return Err(SharingError::Message(e));
         }
-        self.apply_inbox();
+        self.apply_inbox()?;
+        let t_inbox = Instant::now();
         let rows = batch.rows();
         let score = self.net.compute_update(batch)?;
+        let t_compute = Instant::now();
         let (iteration, epoch) = (self.net.iteration_count(), self.net.epoch_count());
         let stats =
             self.encoder
                 .encode_update(self.net.update(), iteration, epoch, &mut self.encoded)?;
+        let t_encode = Instant::now();
         // Only the encoded part is applied here, exactly as every other replica applies it.
         ferrodl_comm::decode_add(&self.encoded, -1.0, self.net.params_mut())?;
         self.shared.deliver(&self.encoded, Some(self.index))?;
+        let t_own = Instant::now();
         let mut payload = Vec::new();
         write_update(iteration, epoch, &self.encoded, &mut payload);
         let bytes = payload.len();
@@ -428,7 +526,15 @@ impl ReplicaTrainer {
             })?;
             client.send(payload)?;
         }
+        let t_sent = Instant::now();
         let r = &mut self.report;
+        let nanos = |a: Instant, b: Instant| b.duration_since(a).as_nanos() as u64;
+        let times = &mut r.step_times;
+        times.apply_received_nanos += nanos(started, t_inbox);
+        times.compute_nanos += nanos(t_inbox, t_compute);
+        times.encode_nanos += nanos(t_compute, t_encode);
+        times.apply_own_nanos += nanos(t_encode, t_own);
+        times.send_nanos += nanos(t_own, t_sent);
         r.minibatches += 1;
         r.examples += rows as u64;
         r.last_score = Some(score);
@@ -452,24 +558,52 @@ impl ReplicaTrainer {
         Ok(score)
     }
 
-    /// Subtracts everything other replicas and nodes sent since the last step.
-    fn apply_inbox(&mut self) {
-        let mut inbox = lock(&self.shared.inboxes[self.index]);
-        if inbox.pending == 0 {
-            return;
+    /// Subtracts everything other replicas and nodes sent since the last step: the queued
+    /// messages one by one (entries only), a dense sum when the queue overflowed into one.
+    fn apply_inbox(&mut self) -> Result<(), SharingError> {
+        let pending = {
+            let mut inbox = lock(&self.shared.inboxes[self.index]);
+            if inbox.pending == 0 {
+                return Ok(());
+            }
+            // Take the queue (leaving the spare buffers behind), so the reader thread is not held
+            // while this replica decodes.
+            std::mem::swap(&mut inbox.queued, &mut self.spare_queued);
+            std::mem::swap(&mut inbox.ends, &mut self.spare_ends);
+            if inbox.summed {
+                let params = self.net.params_mut();
+                for (p, s) in params.iter_mut().zip(inbox.sum.iter_mut()) {
+                    *p -= *s;
+                    *s = 0.0;
+                }
+                inbox.summed = false;
+            }
+            std::mem::take(&mut inbox.pending)
+        };
+        let params = self.net.params_mut();
+        let mut start = 0;
+        let mut result = Ok(());
+        for &end in &self.spare_ends {
+            if let Err(e) = ferrodl_comm::decode_add(&self.spare_queued[start..end], -1.0, params) {
+                result = Err(SharingError::from(e));
+                break;
+            }
+            start = end;
         }
-        for (p, s) in self.net.params_mut().iter_mut().zip(inbox.sum.iter_mut()) {
-            *p -= *s;
-            *s = 0.0;
-        }
-        self.report.messages_applied_from_others += inbox.pending;
-        inbox.pending = 0;
+        self.spare_queued.clear();
+        self.spare_ends.clear();
+        self.report.messages_applied_from_others += pending;
+        result
     }
 
     /// The replica's report; also applies what is still in its inbox, so the parameters are
     /// the most recent ones.
     pub fn report(&mut self) -> ReplicaReport {
-        self.apply_inbox();
+        // A message that fails to decode here was refused by the relay already (it validates every
+        // update before forwarding it); the error is kept for the next step, as a relayed one is.
+        if let Err(e) = self.apply_inbox() {
+            lock(&self.shared.relayed_error).get_or_insert_with(|| format!("relayed update: {e}"));
+        }
         let mut r = self.report.clone();
         r.threshold_state =
             serde_json::to_value(self.encoder.threshold_state()).unwrap_or(serde_json::Value::Null);

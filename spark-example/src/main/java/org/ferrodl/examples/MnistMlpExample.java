@@ -28,6 +28,7 @@ import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.TargetSparsi
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.TimeBreakdown;
 import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
 import org.ferrodl.spark.parameterserver.training.SharedTrainingMaster;
 
@@ -178,6 +179,7 @@ public final class MnistMlpExample {
                     networkConfiguration(opts.updater, opts.learningRate, opts.lrDecay, opts.seed), tm);
 
             SharingTotals sharing = new SharingTotals();
+            TimeBreakdown lastBreakdown = null;
             long t0 = System.nanoTime();
             for (int epoch = 1; epoch <= opts.epochs; epoch++) {
                 long e0 = System.nanoTime();
@@ -196,6 +198,10 @@ public final class MnistMlpExample {
                 if (tm instanceof SharedTrainingMaster) {
                     sharing.add(tm.getTrainingStats());
                 }
+                SparkTrainingStats stats = tm.getTrainingStats();
+                if (stats != null && stats.getTimeBreakdown() != null) {
+                    lastBreakdown = stats.getTimeBreakdown();
+                }
                 out.flush();
             }
 
@@ -204,6 +210,10 @@ public final class MnistMlpExample {
             double seconds = (System.nanoTime() - t0) / 1e9;
             if (tm instanceof SharedTrainingMaster) {
                 out.println(sharing.summary());
+            }
+            if (lastBreakdown != null) {
+                // where the last epoch's time went, per worker iteration (SparkTrainingStats)
+                out.print("TIME " + lastBreakdown.format().replace("\n  ", "\nTIME   "));
             }
             out.printf(Locale.ROOT, "FINAL test_accuracy=%.4f train_examples=%d epochs=%d seconds=%.1f%n",
                     eval.accuracy(), train.count, opts.epochs, seconds);
@@ -252,6 +262,7 @@ public final class MnistMlpExample {
                         .aggregationDepth(2)
                         .saveUpdater(true)
                         .rngSeed(opts.seed)
+                        .collectTrainingStats(true)
                         .build();
             case "shared":
                 return new SharedTrainingMaster.Builder(opts.batchSize)

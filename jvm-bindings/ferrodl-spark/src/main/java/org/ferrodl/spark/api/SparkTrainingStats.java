@@ -48,6 +48,7 @@ public final class SparkTrainingStats implements Serializable {
     private String relayStatsJson;
     private long parameterCount;
     private final List<Long> splitMillis = new ArrayList<>();
+    private TimeBreakdown timeBreakdown;
 
     public void addWorker(WorkerStats stats) {
         workers.add(stats);
@@ -101,6 +102,15 @@ public final class SparkTrainingStats implements Serializable {
             steps += w.minibatches();
         }
         return steps == 0 ? Double.NaN : (double) bytes / steps;
+    }
+
+    /** Where the fit's time went per worker iteration (compute, encoding, Spark, data, ...). */
+    public TimeBreakdown getTimeBreakdown() {
+        return timeBreakdown;
+    }
+
+    public void setTimeBreakdown(TimeBreakdown timeBreakdown) {
+        this.timeBreakdown = timeBreakdown;
     }
 
     public List<WorkerStats> getWorkerStats() {

@@ -8,11 +8,16 @@ import org.ferrodl.spark.api.TrainingResult;
 /**
  * Sum of worker results of one split, combined with {@code treeAggregate}: parameter and updater
  * sums (double, so the average does not depend on the order of addition beyond double rounding),
- * score sum and counts.
+ * score sum and counts. A single worker's result keeps its float arrays until it is added to
+ * another: it is what travels from the executor to the driver, and float is half the bytes of
+ * double (5.3 MB instead of 10.6 MB per worker and split for the MNIST MLP with Adam).
  */
 public final class AveragingAggregate implements TrainingResult {
     private static final long serialVersionUID = 1L;
 
+    /** One worker's own result (null once summed into the double arrays below). */
+    float[] params;
+    float[] updater;
     double[] paramSum;
     double[] updaterSum;
     double scoreSum;
@@ -30,8 +35,8 @@ public final class AveragingAggregate implements TrainingResult {
     static AveragingAggregate ofWorker(float[] params, float[] updaterState, double score, int minibatches,
                                        long examples, WorkerStats stats) {
         AveragingAggregate a = new AveragingAggregate();
-        a.paramSum = toDouble(params);
-        a.updaterSum = updaterState == null ? null : toDouble(updaterState);
+        a.params = params;
+        a.updater = updaterState;
         a.scoreSum = score;
         a.workers = 1;
         a.maxMinibatches = minibatches;
@@ -51,9 +56,10 @@ public final class AveragingAggregate implements TrainingResult {
         if (workers == 0) {
             return other;
         }
-        paramSum = addInto(paramSum, other.paramSum, "parameters");
-        updaterSum = updaterSum == null || other.updaterSum == null ? null
-                : addInto(updaterSum, other.updaterSum, "updater state");
+        toSums();
+        paramSum = addInto(paramSum, other.params != null ? null : other.paramSum, other.params, "parameters");
+        boolean bothUpdaters = updaterSum != null && (other.updater != null || other.updaterSum != null);
+        updaterSum = bothUpdaters ? addInto(updaterSum, other.updaterSum, other.updater, "updater state") : null;
         scoreSum += other.scoreSum;
         workers += other.workers;
         maxMinibatches = Math.max(maxMinibatches, other.maxMinibatches);
@@ -73,13 +79,43 @@ public final class AveragingAggregate implements TrainingResult {
         return examples;
     }
 
-    private static double[] addInto(double[] a, double[] b, String what) {
-        if (a.length != b.length) {
-            throw new IllegalStateException("workers returned " + what + " of different lengths: "
-                    + a.length + " and " + b.length);
+    /** Turns a single worker's float result into double sums (before anything is added to it). */
+    private void toSums() {
+        if (params != null) {
+            paramSum = toDouble(params);
+            updaterSum = updater == null ? null : toDouble(updater);
+            params = null;
+            updater = null;
         }
-        for (int i = 0; i < a.length; i++) {
-            a[i] += b[i];
+    }
+
+    /** The summed parameters (double), whether this holds one worker's result or a sum. */
+    double[] paramSum() {
+        toSums();
+        return paramSum;
+    }
+
+    /** The summed updater state (double), or null when not every worker returned one. */
+    double[] updaterSum() {
+        toSums();
+        return updaterSum;
+    }
+
+    /** {@code a += b} where b is either the double sums {@code bd} or one worker's floats {@code bf}. */
+    private static double[] addInto(double[] a, double[] bd, float[] bf, String what) {
+        int n = bd != null ? bd.length : bf.length;
+        if (a.length != n) {
+            throw new IllegalStateException("workers returned " + what + " of different lengths: "
+                    + a.length + " and " + n);
+        }
+        if (bd != null) {
+            for (int i = 0; i < a.length; i++) {
+                a[i] += bd[i];
+            }
+        } else {
+            for (int i = 0; i < a.length; i++) {
+                a[i] += bf[i];
+            }
         }
         return a;
     }

@@ -10,12 +10,14 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.io.Serializable;
 import org.apache.spark.Partitioner;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.Function;
 import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.rdd.PartitionPruningRDD;
 import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.core.loader.DataSetLoader;
 import org.ferrodl.core.loader.MultiDataSetLoader;
@@ -31,6 +33,7 @@ import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.Repartition;
 import org.ferrodl.spark.api.RepartitionStrategy;
 import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.TimeBreakdown;
 import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.api.TrainingMaster;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
@@ -48,6 +51,9 @@ import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+import scala.runtime.AbstractFunction1;
 
 /**
  * Synchronous data-parallel training by parameter averaging.
@@ -168,6 +174,11 @@ public class ParameterAveragingTrainingMaster
 
     /** Trains on an RDD of the network's minibatch type with the configured approach. */
     private <N extends NativeHandleOwner & Model, B> void trainOn(SparkNetwork<N, B> sparkNetwork, JavaRDD<B> data) {
+        if (!data.getStorageLevel().equals(StorageLevel.NONE())) {
+            // persisted by the user: trained from as it is, under either approach (RDDTrainingApproach)
+            train(sparkNetwork, data, null, null);
+            return;
+        }
         if (rddTrainingApproach == RDDTrainingApproach.Direct) {
             train(sparkNetwork, data, null, StorageLevels.fromName(storageLevel));
             return;
@@ -265,6 +276,7 @@ public class ParameterAveragingTrainingMaster
      */
     private <N extends NativeHandleOwner & Model, B, T> void train(SparkNetwork<N, B> sparkNetwork, JavaRDD<T> items,
                                                               Function<T, B> loader, StorageLevel level) {
+        long fitStart = System.nanoTime();
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         N network = sparkNetwork.getNetwork();
         NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
@@ -311,31 +323,45 @@ public class ParameterAveragingTrainingMaster
         }
 
         SparkTrainingStats stats = collectTrainingStats ? new SparkTrainingStats() : null;
-        Partitioner byWorker = keep ? new PartitionKeeper(workers) : new WorkerPartitioner(splitter, workers);
         boolean sparkDefault = !keep && repartitionStrategy == RepartitionStrategy.SparkDefault;
+        // One shuffle per fit deals every object to its (split, worker) partition; each split's job
+        // then reads only its own partitions, so it is one stage with no shuffle of its own (a
+        // shuffle per split cost about 20 ms of scheduling per worker iteration: BENCHMARKS.md).
+        JavaPairRDD<Placed, T> dealt = sparkDefault ? null
+                : positioned.partitionBy(new SplitWorkerPartitioner(splitter, workers, keep));
         List<TrainingHook> hooks = List.copyOf(trainingHooks);
         double score = Double.NaN;
+        SplitClock clock = new SplitClock((System.nanoTime() - fitStart) / 1e6);
         try {
             for (int split = 0; split < splitter.numSplits(); split++) {
                 long t0 = System.currentTimeMillis();
+                long n0 = System.nanoTime();
                 final int s = split;
                 JobDescriptions.part(sc, "split " + (split + 1) + "/" + splitter.numSplits());
                 Broadcast<NetworkSnapshot<N>> snapshot = sc.broadcast(NetworkSnapshot.of(kind, network, saveUpdater));
-                JavaPairRDD<Placed, T> share = positioned.filter(p -> splitter.splitOf(p._1().position()) == s);
-                share = sparkDefault ? share.repartition(workers) : share.partitionBy(byWorker);
+                long n1 = System.nanoTime();
+                long jobStartWall = System.currentTimeMillis();
+                JavaRDD<Tuple2<Placed, T>> share = sparkDefault
+                        ? positioned.filter(p -> splitter.splitOf(p._1().position()) == s).repartition(workers).rdd()
+                                .toJavaRDD()
+                        : SplitWorkerPartitioner.split(dealt, s, workers);
                 JavaRDD<AveragingAggregate> results = share.mapPartitionsWithIndex(
                         new ParameterAveragingWorker<>(kind, snapshot, loader, batchSizePerWorker, prefetchNumBatches,
                                 s, saveUpdater, collectTrainingStats, hooks,
                                 sparkNetwork.getListeners()), true);
                 AveragingAggregate sum = results.treeAggregate(AveragingAggregate.empty(),
                         AveragingAggregate::add, AveragingAggregate::add, aggregationDepth);
+                long jobEndWall = System.currentTimeMillis();
+                long n2 = System.nanoTime();
                 snapshot.destroy();
                 if (sum.workers > 0) {
-                    network.setParams(Nd4j.create(AveragingAggregate.mean(sum.paramSum, sum.workers),
-                            1, sum.paramSum.length));
-                    if (saveUpdater && sum.updaterSum != null) {
-                        kind.setUpdaterState(network, Nd4j.create(AveragingAggregate.mean(sum.updaterSum,
-                                sum.workers), 1, sum.updaterSum.length));
+                    double[] paramSum = sum.paramSum();
+                    double[] updaterSum = sum.updaterSum();
+                    network.setParams(Nd4j.create(AveragingAggregate.mean(paramSum, sum.workers),
+                            1, paramSum.length));
+                    if (saveUpdater && updaterSum != null) {
+                        kind.setUpdaterState(network, Nd4j.create(AveragingAggregate.mean(updaterSum,
+                                sum.workers), 1, updaterSum.length));
                     }
                     kind.setCounters(network, kind.iterationCount(network) + sum.maxMinibatches,
                             kind.epochCount(network));
@@ -344,6 +370,7 @@ public class ParameterAveragingTrainingMaster
                 if (stats != null) {
                     sum.stats.forEach(stats::addWorker);
                     stats.addSplitMillis(System.currentTimeMillis() - t0);
+                    clock.add(sum.stats, (n1 - n0) / 1e6, jobStartWall, jobEndWall, (System.nanoTime() - n2) / 1e6);
                 }
             }
         } finally {
@@ -354,68 +381,125 @@ public class ParameterAveragingTrainingMaster
         }
         kind.setCounters(network, kind.iterationCount(network), kind.epochCount(network) + 1);
         sparkNetwork.setScore(score);
+        if (stats != null) {
+            stats.setTimeBreakdown(clock.breakdown((System.nanoTime() - fitStart) / 1e6));
+        }
         lastStats = stats;
     }
 
-    /** Balanced: each position to the worker that owns it in its split. */
-    static final class WorkerPartitioner extends Partitioner {
+    /** Sums the per-split phases of one fit for its {@link TimeBreakdown}. */
+    static final class SplitClock {
+        private final double prepareMillis;
+        private double snapshotMillis;
+        private double startDelay;
+        private double restore;
+        private double data;
+        private double fit;
+        private double result;
+        private double collect;
+        private double apply;
+        private long maxMinibatches;
+        private long minibatches;
+
+        SplitClock(double prepareMillis) {
+            this.prepareMillis = prepareMillis;
+        }
+
+        void add(List<SparkTrainingStats.WorkerStats> workers, double snapshotMillis, long jobStartWall,
+                 long jobEndWall, double applyMillis) {
+            this.snapshotMillis += snapshotMillis;
+            this.apply += applyMillis;
+            long lastEnd = jobStartWall;
+            long most = 0;
+            for (SparkTrainingStats.WorkerStats w : workers) {
+                startDelay += Math.max(0, w.startTimeMillis() - jobStartWall);
+                restore += w.restoreMillis();
+                data += w.dataMillis();
+                fit += w.fitMillis();
+                result += w.resultMillis();
+                minibatches += w.minibatches();
+                most = Math.max(most, w.minibatches());
+                lastEnd = Math.max(lastEnd, w.startTimeMillis() + w.totalMillis());
+            }
+            maxMinibatches += most;
+            collect += Math.max(0, jobEndWall - lastEnd);
+        }
+
+        TimeBreakdown breakdown(double fitMillis) {
+            return new TimeBreakdown("parameter averaging", fitMillis, maxMinibatches, minibatches)
+                    .driver("data: index, position, persist", prepareMillis)
+                    .driver("snapshot + broadcast of params and updater state", snapshotMillis)
+                    .worker("Spark scheduling, shuffle and task start", startDelay)
+                    .worker("restore the network from the snapshot", restore)
+                    .worker("wait for minibatches (load, deserialize, assemble)", data)
+                    .worker("fit: forward, backward, updater (+ JNI, hooks)", fit)
+                    .worker("extract params and updater state", result)
+                    .driver("results to the driver + aggregation", collect)
+                    .driver("average applied to the network", apply);
+        }
+    }
+
+    /**
+     * Partition {@code split × workers + worker} for each object: the worker that owns its position
+     * in its split (Balanced), or, with partitions kept, the worker of the RDD partition it came from.
+     */
+    static final class SplitWorkerPartitioner extends Partitioner {
         private static final long serialVersionUID = 1L;
         private final BalancedSplitter splitter;
         private final int workers;
+        private final boolean keep;
 
-        WorkerPartitioner(BalancedSplitter splitter, int workers) {
+        SplitWorkerPartitioner(BalancedSplitter splitter, int workers, boolean keep) {
             this.splitter = splitter;
+            this.workers = workers;
+            this.keep = keep;
+        }
+
+        @Override
+        public int numPartitions() {
+            return splitter.numSplits() * workers;
+        }
+
+        @Override
+        public int getPartition(Object key) {
+            Placed p = (Placed) key;
+            return splitter.splitOf(p.position()) * workers + (keep ? p.partition() : splitter.workerOf(p.position()));
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SplitWorkerPartitioner w && w.workers == workers && w.keep == keep
+                    && w.splitter == splitter;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(workers, keep, System.identityHashCode(splitter));
+        }
+
+        /** The {@code workers} partitions of split {@code split} of {@code dealt}, as their own RDD. */
+        @SuppressWarnings("unchecked")
+        static <T> JavaRDD<Tuple2<Placed, T>> split(JavaPairRDD<Placed, T> dealt, int split, int workers) {
+            PartitionPruningRDD<Tuple2<Placed, T>> pruned = PartitionPruningRDD.create(dealt.rdd(),
+                    new InSplit(split, workers));
+            return new JavaRDD<>(pruned, (ClassTag<Tuple2<Placed, T>>) (ClassTag<?>) ClassTag$.MODULE$.apply(Tuple2.class));
+        }
+    }
+
+    /** Keeps the partitions {@code split × workers ... split × workers + workers - 1}. */
+    static final class InSplit extends AbstractFunction1<Object, Object> implements Serializable {
+        private static final long serialVersionUID = 1L;
+        private final int split;
+        private final int workers;
+
+        InSplit(int split, int workers) {
+            this.split = split;
             this.workers = workers;
         }
 
         @Override
-        public int numPartitions() {
-            return workers;
-        }
-
-        @Override
-        public int getPartition(Object key) {
-            return splitter.workerOf(((Placed) key).position());
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof WorkerPartitioner w && w.workers == workers && w.splitter == splitter;
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(workers, System.identityHashCode(splitter));
-        }
-    }
-
-    /** Partitions kept: each object to the worker of the RDD partition it came from. */
-    static final class PartitionKeeper extends Partitioner {
-        private static final long serialVersionUID = 1L;
-        private final int partitions;
-
-        PartitionKeeper(int partitions) {
-            this.partitions = partitions;
-        }
-
-        @Override
-        public int numPartitions() {
-            return partitions;
-        }
-
-        @Override
-        public int getPartition(Object key) {
-            return ((Placed) key).partition();
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof PartitionKeeper k && k.partitions == partitions;
-        }
-
-        @Override
-        public int hashCode() {
-            return partitions;
+        public Object apply(Object partition) {
+            return (Integer) partition / workers == split;
         }
     }
 

@@ -25,6 +25,7 @@ import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.TimeBreakdown;
 import org.ferrodl.spark.api.SparkTrainingStats.EncodingStep;
 import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
 import org.ferrodl.spark.impl.common.DataSetExport;
@@ -54,16 +55,19 @@ final class SharedTrainingDriver {
     /** Trains {@code sparkNetwork} on {@code data}; returns the fit's statistics (null when not collected). */
     static <N extends NativeHandleOwner & Model, B> SparkTrainingStats run(SharedTrainingMaster master,
                                                                      SparkNetwork<N, B> sparkNetwork, JavaRDD<B> data) {
+        long fitStart = System.nanoTime();
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
 
-        if (master.getRddTrainingApproach() == RDDTrainingApproach.Export) {
+        // An RDD the user persisted is trained from as it is (RDDTrainingApproach's javadoc).
+        boolean userPersisted = !data.getStorageLevel().equals(StorageLevel.NONE());
+        if (master.getRddTrainingApproach() == RDDTrainingApproach.Export && !userPersisted) {
             String base = master.getExportDirectory() != null ? master.getExportDirectory()
                     : DataSetExport.defaultBaseDirectory(sc);
             String fitId = "ferrodl-fit-" + UUID.randomUUID();
             try {
                 JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId, kind);
-                return runPaths(master, sparkNetwork, paths, it -> DataSetExport.load(it, kind));
+                return runPaths(master, sparkNetwork, paths, it -> DataSetExport.load(it, kind), fitStart);
             } finally {
                 for (String problem : DataSetExport.delete(sc, base, fitId)) {
                     LOG.warn("ferrodl gradient sharing: {}", problem);
@@ -75,7 +79,6 @@ final class SharedTrainingDriver {
         StorageLevel level = master.getStorageLevel();
         // An RDD the user already persisted is used as it is (Spark cannot change its level, and
         // it is the user's to unpersist); otherwise it is persisted for the fit and released after.
-        boolean userPersisted = !data.getStorageLevel().equals(StorageLevel.NONE());
         boolean persisted = !userPersisted && level != null && !level.equals(StorageLevel.NONE());
         if (persisted) {
             input = input.persist(level);
@@ -86,7 +89,7 @@ final class SharedTrainingDriver {
             }
             JavaRDD<B> partitioned = master.getRepartitioner() == null ? input
                     : master.getRepartitioner().repartition(input, minObjectsPerPartition(master), sc.defaultParallelism());
-            return train(master, sparkNetwork, partitioned);
+            return train(master, sparkNetwork, partitioned, fitStart);
         } finally {
             if (persisted) {
                 input.unpersist(false);
@@ -101,13 +104,19 @@ final class SharedTrainingDriver {
     static <N extends NativeHandleOwner & Model, B> SparkTrainingStats runPaths(
             SharedTrainingMaster master, SparkNetwork<N, B> sparkNetwork, JavaRDD<String> paths,
             FlatMapFunction<Iterator<String>, B> load) {
+        return runPaths(master, sparkNetwork, paths, load, System.nanoTime());
+    }
+
+    private static <N extends NativeHandleOwner & Model, B> SparkTrainingStats runPaths(
+            SharedTrainingMaster master, SparkNetwork<N, B> sparkNetwork, JavaRDD<String> paths,
+            FlatMapFunction<Iterator<String>, B> load, long fitStart) {
         if (paths.isEmpty()) {
             throw empty(sparkNetwork.getNetworkKind());
         }
         JavaRDD<String> partitioned = master.getRepartitioner() == null ? paths
                 : master.getRepartitioner().repartition(paths, minObjectsPerPartition(master),
                         sparkNetwork.getSparkContext().defaultParallelism());
-        return train(master, sparkNetwork, partitioned.mapPartitions(load));
+        return train(master, sparkNetwork, partitioned.mapPartitions(load), fitStart);
     }
 
     private static int minObjectsPerPartition(SharedTrainingMaster master) {
@@ -119,8 +128,14 @@ final class SharedTrainingDriver {
                 + " objects)");
     }
 
+    /**
+     * @param fitStart System.nanoTime() when the fit began: what passed before this call (exporting
+     *                 or persisting, checking and repartitioning the data) is the breakdown's data phase
+     */
     private static <N extends NativeHandleOwner & Model, B> SparkTrainingStats train(
-            SharedTrainingMaster master, SparkNetwork<N, B> sparkNetwork, JavaRDD<B> data) {
+            SharedTrainingMaster master, SparkNetwork<N, B> sparkNetwork, JavaRDD<B> data, long fitStart) {
+        long relayStart = System.nanoTime();
+        double prepareMillis = (relayStart - fitStart) / 1e6;
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         N network = sparkNetwork.getNetwork();
         NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
@@ -157,15 +172,25 @@ final class SharedTrainingDriver {
                     sparkNetwork.getListeners()));
 
             JobDescriptions.part(sc, "gradient-sharing workers");
+            double setupMillis = (System.nanoTime() - relayStart) / 1e6;
+            long jobStartWall = System.currentTimeMillis();
             List<SharedWorkerResult> results = StallWatch.collect(sc,
                     data.mapPartitionsWithIndex(new SharedTrainingWorker<>(kind, spec), false), relay);
+            long jobEndWall = System.currentTimeMillis();
 
             // Every worker waited for its messages to be applied: the master copy is final.
             NativeRelay.shutdown(relay);
             float[] finalParams = NativeRelay.params(relay);
             long[] counters = NativeRelay.counters(relay);
             String relayStats = NativeRelay.statsJson(relay);
-            return finish(master, sparkNetwork, results, finalParams, counters, relayStats);
+            long finishStart = System.nanoTime();
+            SparkTrainingStats stats = finish(master, sparkNetwork, results, finalParams, counters, relayStats);
+            if (stats != null) {
+                double finishMillis = (System.nanoTime() - finishStart) / 1e6;
+                stats.setTimeBreakdown(breakdown(results, (System.nanoTime() - fitStart) / 1e6, prepareMillis,
+                        setupMillis, jobStartWall, jobEndWall, finishMillis));
+            }
+            return stats;
         } finally {
             NativeRelay.destroy(relay);
             if (spec != null) {
@@ -173,6 +198,69 @@ final class SharedTrainingDriver {
             }
         }
     }
+
+    /** Where the fit's time went (docs/ARCHITECTURE.md §7): driver, Spark, Java and native phases. */
+    static TimeBreakdown breakdown(List<SharedWorkerResult> results, double fitMillis, double prepareMillis,
+                                   double setupMillis, long jobStartWall, long jobEndWall, double finishMillis) {
+        long maxPerWorker = 0;
+        long all = 0;
+        double startDelay = 0;
+        double connect = 0;
+        double data = 0;
+        double fitCall = 0;
+        double finishWait = 0;
+        double result = 0;
+        double decode = 0;
+        long lastTaskEnd = jobStartWall;
+        double[] step = new double[STEP_PHASES.length];
+        for (SharedWorkerResult r : results) {
+            long minibatches = 0;
+            for (String json : r.replicaReportsJson) {
+                JsonNode rep = parse(json);
+                minibatches += rep.path("minibatches").asLong();
+                JsonNode t = rep.path("stepTimes");
+                for (int i = 0; i < STEP_PHASES.length; i++) {
+                    step[i] += t.path(STEP_PHASES[i]).asLong() / 1e6;
+                }
+            }
+            maxPerWorker = Math.max(maxPerWorker, minibatches);
+            all += minibatches;
+            startDelay += Math.max(0, r.startWallMillis - jobStartWall);
+            lastTaskEnd = Math.max(lastTaskEnd, r.startWallMillis + r.fitMillis);
+            connect += r.connectNanos / 1e6;
+            data += r.dataNanos / 1e6;
+            fitCall += r.fitCallNanos / 1e6;
+            finishWait += r.finishNanos / 1e6;
+            result += r.resultNanos / 1e6;
+            decode += parse(r.nodeReportJson).path("decodeReceivedMillis").asDouble();
+        }
+        double nativeSteps = 0;
+        for (double x : step) {
+            nativeSteps += x;
+        }
+        TimeBreakdown b = new TimeBreakdown("gradient sharing", fitMillis, maxPerWorker, all)
+                .driver("data: persist/export and repartition", prepareMillis)
+                .driver("relay start, parameter broadcast", setupMillis)
+                .worker("Spark scheduling and task start", startDelay)
+                .worker("connect: build network, relay handshake, download params", connect)
+                .worker("wait for minibatches (data source, deserialization)", data)
+                .worker("apply received updates (inbox)", step[0])
+                .worker("compute: forward, backward, updater", step[1])
+                .worker("encode (threshold, residual)", step[2])
+                .worker("apply own encoded update", step[3])
+                .worker("send: frame and queue to the relay", step[4])
+                .worker("JNI call and minibatch copy", Math.max(0, fitCall - nativeSteps))
+                .worker("finish: wait until the driver applied the last updates", finishWait)
+                .worker("reports and updater states", result)
+                .driver("task results to the driver", Math.max(0, jobEndWall - lastTaskEnd))
+                .driver("driver: master copy to the network, updater states averaged", finishMillis)
+                .concurrent("receive + decode relayed updates (reader thread)", decode);
+        return b;
+    }
+
+    /** Fields of the native replica report's {@code stepTimes}, in step order. */
+    private static final String[] STEP_PHASES = {"applyReceivedNanos", "computeNanos", "encodeNanos",
+            "applyOwnNanos", "sendNanos"};
 
     private static <N extends NativeHandleOwner & Model> SparkTrainingStats finish(
             SharedTrainingMaster master, SparkNetwork<N, ?> sparkNetwork, List<SharedWorkerResult> results,

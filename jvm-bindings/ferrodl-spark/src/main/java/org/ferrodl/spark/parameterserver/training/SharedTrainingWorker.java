@@ -60,6 +60,7 @@ public final class SharedTrainingWorker<B>
         int attempt = task == null ? 0 : task.attemptNumber();
         String executor = executorId();
         long start = System.currentTimeMillis();
+        long t0 = System.nanoTime();
 
         Iterator<B> batches = new BatchAssembler<>(data, s.batchSizePerWorker, kind);
         PrefetchingIterator<B> prefetch = s.prefetchNumBatches > 0
@@ -67,6 +68,7 @@ public final class SharedTrainingWorker<B>
         Iterator<B> source = prefetch != null ? prefetch : batches;
 
         long[] handles = NativeSharedWorker.connect(configJson(s, partition, attempt), s.params, s.updaterState);
+        long connectNanos = System.nanoTime() - t0;
         TaskThreads.configure(handles.length - 1);
         LOG.info("ferrodl-worker-start executor={} partition={} attempt={} relay={}", executor, partition, attempt,
                 s.relayAddress);
@@ -100,7 +102,10 @@ public final class SharedTrainingWorker<B>
                 }
             }
             progress.set("waiting for the driver to apply this task's last updates");
+            long t1 = System.nanoTime();
             String nodeReport = NativeSharedWorker.finish(handles[0]);
+            long finishNanos = System.nanoTime() - t1;
+            t1 = System.nanoTime();
             List<String> reports = new ArrayList<>(replicas);
             List<float[]> updaterStates = new ArrayList<>(replicas);
             long total = 0;
@@ -111,11 +116,13 @@ public final class SharedTrainingWorker<B>
                 total += trained[i][0];
                 examples += trained[i][1];
             }
+            long resultNanos = System.nanoTime() - t1;
             long millis = System.currentTimeMillis() - start;
             LOG.info("ferrodl-worker executor={} partition={} attempt={} minibatches={} replicas={} millis={} {}",
                     executor, partition, attempt, total, replicas, millis, nodeReport);
             return Collections.singletonList(new SharedWorkerResult(partition, attempt, executor, millis,
-                    nodeReport, reports, updaterStates, total, examples)).iterator();
+                    nodeReport, reports, updaterStates, total, examples, start, connectNanos,
+                    progress.dataNanos.get(), progress.fitCallNanos.get(), finishNanos, resultNanos)).iterator();
         } finally {
             watchdog.interrupt();
             if (prefetch != null) {
@@ -133,6 +140,9 @@ public final class SharedTrainingWorker<B>
         private volatile String activity = "connected to the relay";
         private volatile long sinceNanos = System.nanoTime();
         private final AtomicLong trained = new AtomicLong();
+        /** Summed over replicas: waiting for the data source; inside the native training call. */
+        final AtomicLong dataNanos = new AtomicLong();
+        final AtomicLong fitCallNanos = new AtomicLong();
 
         void set(String what) {
             activity = what;
@@ -209,15 +219,20 @@ public final class SharedTrainingWorker<B>
         }
         while (true) {
             B batch;
+            long t = System.nanoTime();
             synchronized (source) {
                 progress.set("waiting for minibatch " + (progress.trained() + 1) + " from the data source");
                 if (!source.hasNext()) {
+                    progress.dataNanos.addAndGet(System.nanoTime() - t);
                     return new long[] {n, examples};
                 }
                 batch = source.next();
             }
+            progress.dataNanos.addAndGet(System.nanoTime() - t);
             progress.set("training minibatch " + (progress.trained() + 1) + " (replica " + index + ")");
+            t = System.nanoTime();
             double score = kind.sharedFit(replica, batch);
+            progress.fitCallNanos.addAndGet(System.nanoTime() - t);
             int rows = kind.numExamples(batch);
             if (model.hasListeners()) {
                 model.iterationDone(score, rows, startIteration + n, epoch);

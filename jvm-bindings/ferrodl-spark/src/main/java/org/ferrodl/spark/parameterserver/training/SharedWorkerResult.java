@@ -21,10 +21,24 @@ public final class SharedWorkerResult implements TrainingResult {
     final List<float[]> updaterStates;
     final long minibatches;
     final long examples;
+    /** Wall clock (ms since the epoch, executor host) when the task started. */
+    final long startWallMillis;
+    /**
+     * Java-side phase times of the task (ns): connecting (network replicas built, relay
+     * handshake, parameters downloaded), waiting for minibatches from the data source, the
+     * native training calls (the native phases plus JNI and the batch copies), waiting for the
+     * driver to apply the last updates, and reading the reports and updater states.
+     */
+    final long connectNanos;
+    final long dataNanos;
+    final long fitCallNanos;
+    final long finishNanos;
+    final long resultNanos;
 
     SharedWorkerResult(int partition, int attempt, String executorId, long fitMillis, String nodeReportJson,
                        List<String> replicaReportsJson, List<float[]> updaterStates, long minibatches,
-                       long examples) {
+                       long examples, long startWallMillis,
+                       long connectNanos, long dataNanos, long fitCallNanos, long finishNanos, long resultNanos) {
         this.partition = partition;
         this.attempt = attempt;
         this.executorId = executorId;
@@ -34,6 +48,12 @@ public final class SharedWorkerResult implements TrainingResult {
         this.updaterStates = updaterStates;
         this.minibatches = minibatches;
         this.examples = examples;
+        this.startWallMillis = startWallMillis;
+        this.connectNanos = connectNanos;
+        this.dataNanos = dataNanos;
+        this.fitCallNanos = fitCallNanos;
+        this.finishNanos = finishNanos;
+        this.resultNanos = resultNanos;
     }
 
     @Override
