@@ -83,4 +83,50 @@ fn main() {
             );
         }
     }
+    println!();
+    println!("| encoder step (encode_update), target sparsity | bytes | µs |");
+    println!("|---|---|---|");
+    for s in [1e-3, 1e-2] {
+        let (us, bytes) = encoder_step_micros(n, repeats, s);
+        println!("| {s} | {bytes} | {us:.0} |");
+    }
+}
+
+/// One worker step of the encoder as gradient sharing runs it (`ThresholdEncoder::encode_update`:
+/// residual + update, count, encode, subtract; fixed threshold, no post-processing), µs, median.
+/// Printed after the table by `main` (second line of output per sparsity target).
+pub fn encoder_step_micros(n: usize, repeats: usize, sparsity: f64) -> (f64, usize) {
+    use ferrodl_comm::ThresholdEncoder;
+    let t = 1e-3f32;
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    // Updates of about t/8 with a `sparsity` share of larger ones, so that the residual sends
+    // about that share per step.
+    let updates: Vec<Vec<f32>> = (0..8)
+        .map(|_| {
+            (0..n)
+                .map(|_| {
+                    let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+                    let m = if rng.unit() < sparsity { t * 1.5 } else { t * 0.125 * rng.unit() as f32 };
+                    sign * m
+                })
+                .collect()
+        })
+        .collect();
+    let mut enc = ThresholdEncoder::from_json(
+        n,
+        &serde_json::json!({"type": "fixed", "threshold": t}),
+        &serde_json::json!({"type": "noop"}),
+        None,
+    )
+    .expect("encoder");
+    let mut out = Vec::new();
+    let mut times = Vec::with_capacity(repeats);
+    let mut bytes = 0;
+    for i in 0..repeats {
+        let t0 = Instant::now();
+        let s = enc.encode_update(&updates[i % 8], i as u64, 0, &mut out).expect("encode");
+        times.push(t0.elapsed().as_secs_f64() * 1e6);
+        bytes = s.bytes;
+    }
+    (median(&mut times), bytes)
 }

@@ -242,7 +242,22 @@ pub(crate) fn write_message(
     out: &mut Vec<u8>,
 ) -> EncodeStats {
     let (kind, rice_k) = choose_encoding(residual.len() as u64, count);
-    write_kind(residual, t, count, kind, rice_k, out)
+    write_kind(residual, None, t, count, kind, rice_k, out)
+}
+
+/// [`write_message`] for `residual + update`: adds `update` into the residual in the same pass
+/// that encodes it (one pass over both vectors instead of two). `count` is the number of entries
+/// with `|r + u| >= t`, all finite; `update` has the residual's length.
+pub(crate) fn write_message_adding(
+    residual: &mut [f32],
+    update: &[f32],
+    t: f32,
+    count: u64,
+    out: &mut Vec<u8>,
+) -> EncodeStats {
+    debug_assert_eq!(residual.len(), update.len());
+    let (kind, rice_k) = choose_encoding(residual.len() as u64, count);
+    write_kind(residual, Some(update), t, count, kind, rice_k, out)
 }
 
 /// [`encode`] into a given kind instead of the chosen one: `Encoding::Rice` (with the Rice
@@ -264,11 +279,14 @@ pub fn encode_as(
         Encoding::Rice => rice::parameter(residual.len() as u64, count),
         _ => 0,
     };
-    Ok(write_kind(residual, threshold, count, kind, k, out))
+    Ok(write_kind(residual, None, threshold, count, kind, k, out))
 }
 
+/// Writes the message of `residual` (plus `update`, added entry by entry as the pass goes, when
+/// given) and subtracts what it sends.
 fn write_kind(
     residual: &mut [f32],
+    update: Option<&[f32]>,
     t: f32,
     count: u64,
     kind: Encoding,
@@ -294,7 +312,16 @@ fn write_kind(
             let mut next = 0usize;
             // Blocks of 64: a branch-free (vectorisable) pass builds the mask of qualifying
             // entries, and only its set bits are visited; at sparsity 1e-3 most masks are 0.
+            let t_bits = t.to_bits();
             for (b, block) in residual.chunks_mut(64).enumerate() {
+                if let Some(u) = update {
+                    add_block(block, &u[b * 64..b * 64 + block.len()]);
+                }
+                // Most blocks hold no qualifying entry: an integer max over |x|'s bits (a
+                // reduction that vectorises, unlike the mask below) skips them.
+                if max_abs_bits(block) < t_bits {
+                    continue;
+                }
                 let mut mask = 0u64;
                 for (i, &x) in block.iter().enumerate() {
                     mask |= u64::from(x.abs() >= t) << i;
@@ -312,8 +339,17 @@ fn write_kind(
             }
             bits.finish();
         }
-        Encoding::Rice => {}
+        // Nothing qualifies: the residual only takes the update.
+        Encoding::Rice => {
+            if let Some(u) = update {
+                add_block(residual, u);
+            }
+        }
         Encoding::Bitmap => {
+            // (rare: dense messages) adding first keeps the word loop as tight as it was
+            if let Some(u) = update {
+                add_block(residual, u);
+            }
             let mut chunks = residual.chunks_exact_mut(16);
             for chunk in &mut chunks {
                 out.extend_from_slice(&bitmap_word(chunk, t).to_le_bytes());
@@ -337,6 +373,23 @@ fn write_kind(
         },
         threshold: t,
         param_count,
+    }
+}
+
+/// The largest `|x|` of finite floats, as its bits: for non-negative floats the order of the bit
+/// patterns (as `u32`) is the order of the values, and an integer max reduction vectorises.
+#[inline]
+fn max_abs_bits(block: &[f32]) -> u32 {
+    block
+        .iter()
+        .fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff))
+}
+
+/// `r += u`, entry by entry (the same f32 sums as a separate pass would give).
+#[inline]
+fn add_block(r: &mut [f32], u: &[f32]) {
+    for (r, &u) in r.iter_mut().zip(u) {
+        *r += u;
     }
 }
 

@@ -11,7 +11,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::codec::{check_threshold, write_message, EncodeStats, Encoding};
+use crate::codec::{check_threshold, write_message_adding, EncodeStats, Encoding};
 use crate::error::{CodecError, VectorKind};
 use crate::residual::{ResidualPostProcessor, ResidualPostProcessorConfig};
 use crate::threshold::{ThresholdAlgorithm, ThresholdAlgorithmConfig, ThresholdState};
@@ -124,15 +124,10 @@ impl ThresholdEncoder {
         }
         let t = self.algorithm.threshold(iteration, epoch);
         check_threshold(t)?;
-        check_sum(&self.residual, update)?;
-        // Add and count in one pass; the encoding is chosen from the count before any subtraction.
-        let mut count = 0u64;
-        for (r, &u) in self.residual.iter_mut().zip(update) {
-            let x = *r + u;
-            *r = x;
-            count += u64::from(x.abs() >= t);
-        }
-        let stats = write_message(&mut self.residual, t, count, out);
+        // Two passes: one read-only (refuse a bad update before anything changes; count what
+        // qualifies, which chooses the encoding), one that adds the update and encodes.
+        let count = count_sum(&self.residual, update, t)?;
+        let stats = write_message_adding(&mut self.residual, update, t, count, out);
         self.algorithm.observe(&stats);
         self.post_processor
             .process(iteration, epoch, t, &mut self.residual);
@@ -221,16 +216,21 @@ impl ThresholdEncoder {
     }
 }
 
-/// Refuses an update with a non-finite entry, or whose sum with the residual overflows, naming the
-/// first offending index. Read-only, so a refused update changes nothing.
-fn check_sum(residual: &[f32], update: &[f32]) -> Result<(), CodecError> {
+/// Counts the entries with `|r + u| >= t`; refuses an update with a non-finite entry, or whose sum
+/// with the residual overflows, naming the first offending index. Read-only, so a refused update
+/// changes nothing.
+fn count_sum(residual: &[f32], update: &[f32], t: f32) -> Result<u64, CodecError> {
     // The residual itself is always finite, so `r + u` is finite iff `u` is and nothing overflows.
+    // Branch-free, so the loop vectorises.
     let mut bad = false;
+    let mut count = 0u64;
     for (&r, &u) in residual.iter().zip(update) {
-        bad |= !(r + u).is_finite();
+        let x = r + u;
+        bad |= !x.is_finite();
+        count += u64::from(x.abs() >= t);
     }
     if !bad {
-        return Ok(());
+        return Ok(count);
     }
     for (index, (&r, &u)) in residual.iter().zip(update).enumerate() {
         if !u.is_finite() {
@@ -248,7 +248,7 @@ fn check_sum(residual: &[f32], update: &[f32]) -> Result<(), CodecError> {
             });
         }
     }
-    Ok(())
+    Ok(count)
 }
 
 #[cfg(test)]
