@@ -3,7 +3,7 @@
 
 use crate::boundary::{guard, invalid};
 use jni::objects::{JClass, JString};
-use jni::sys::{jint, jlong, jstring};
+use jni::sys::{jint, jlong, jlongArray, jstring};
 use jni::JNIEnv;
 
 /// The build information the Java loader compares with the jar's version.
@@ -123,6 +123,21 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_nativeMemory<'local>(
         })
         .to_string();
         Ok(env.new_string(json)?.into_raw())
+    })
+}
+
+/// Native memory as numbers, for callers that record it often (training statistics):
+/// `{inUse, peak, budget}` in bytes.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeInfo_nativeMemoryBytes<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        use ferrodl_tensor::memory;
+        let v = [memory::in_use(), memory::peak(), memory::budget()]
+            .map(|b| i64::try_from(b).unwrap_or(i64::MAX));
+        Ok(crate::arrays::new_long_array(env, &v)?.into_raw())
     })
 }
 

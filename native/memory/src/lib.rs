@@ -100,8 +100,9 @@ impl fmt::Display for MemoryError {
                 f,
                 "{} needs {} bytes of native memory, but the native memory budget is {} bytes \
                  with {} in use; raise it (NativeInfo.setNativeMemoryBudget, the \
-                 FERRODL_NATIVE_MEMORY environment variable, or spark.executor.memoryOverhead on \
-                 Spark) or make the network or minibatch smaller",
+                 FERRODL_NATIVE_MEMORY environment variable, or on Spark \
+                 spark.ferrodl.nativeMemoryBudget or spark.executor.memoryOverhead) or make the \
+                 network or minibatch smaller",
                 self.what,
                 grouped(b),
                 grouped(self.budget),

@@ -259,6 +259,10 @@ pub struct NodeReport {
     /// Time the connection's reader thread spent decoding relayed updates into the replicas'
     /// inboxes (milliseconds; concurrent with training, so it costs a core, not step latency).
     pub decode_received_millis: f64,
+    /// Native bytes of this process (the executor JVM) in use when the node finished, and the
+    /// most it held at once since it started (`ferrodl_memory`; 0 without the counting allocator).
+    pub native_bytes_in_use: u64,
+    pub native_bytes_peak: u64,
 }
 
 /// A replica: its network, encoder and reusable buffers. Used by one thread at a time.
@@ -443,6 +447,8 @@ impl WorkerNode {
             messages_received: stats.messages_received,
             bytes_received: stats.bytes_received,
             decode_received_millis: self.shared.decode_nanos.load(Ordering::Relaxed) as f64 / 1e6,
+            native_bytes_in_use: ferrodl_memory::in_use(),
+            native_bytes_peak: ferrodl_memory::peak(),
         })
     }
 }

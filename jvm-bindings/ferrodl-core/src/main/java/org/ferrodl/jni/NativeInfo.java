@@ -70,9 +70,18 @@ public final class NativeInfo {
     public static native String nativeMemory();
 
     /**
-     * Sets the native memory budget, process-wide. A network whose parameters, gradients and
-     * updater state, or a minibatch whose activations, would take native memory past it is refused
-     * with {@link org.ferrodl.exception.NativeMemoryException} before anything is allocated.
+     * The same numbers as {@link #nativeMemory()} without JSON, for callers that record them often
+     * (the Spark masters' training statistics).
+     *
+     * @return {@code {inUse, peak, budget}} in bytes
+     */
+    public static native long[] nativeMemoryBytes();
+
+    /**
+     * Sets the native memory budget, process-wide. Any native allocation whose size comes from
+     * outside (a network's parameters, gradients and updater state, a minibatch's activations and
+     * layer workspaces, decode buffers, relay frames) that would take native memory past it is
+     * refused with {@link org.ferrodl.exception.NativeMemoryException} before anything is allocated.
      *
      * @param bytes the budget; 0 restores the default (physical memory, or the
      *     {@code FERRODL_NATIVE_MEMORY} environment variable)

@@ -74,6 +74,9 @@ class NativeMemoryTest {
             JsonNode mem = JSON.readTree(NativeInfo.nativeMemory());
             long inUse = mem.get("inUse").asLong();
             assertTrue(inUse > 0 && mem.get("peak").asLong() >= inUse && mem.get("budget").asLong() > 0, mem.toString());
+            long[] bytes = NativeInfo.nativeMemoryBytes();
+            assertTrue(bytes.length == 3 && bytes[0] > 0 && bytes[1] >= bytes[0]
+                    && bytes[2] == mem.get("budget").asLong(), java.util.Arrays.toString(bytes));
             NativeInfo.setNativeMemoryBudget(inUse + (16L << 20));
             NativeMemoryException e = assertThrows(NativeMemoryException.class, () -> net.fit(batch));
             assertTrue(e.getMessage().startsWith(

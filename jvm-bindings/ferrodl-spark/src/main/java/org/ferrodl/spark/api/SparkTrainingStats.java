@@ -17,11 +17,14 @@ public final class SparkTrainingStats implements Serializable {
      * since the epoch), and how long its phases took — rebuilding the network from the broadcast
      * ({@code restoreMillis}), reading and assembling minibatches ({@code dataMillis}), fitting
      * ({@code fitMillis}, the engine's training steps) and extracting its parameters
-     * ({@code resultMillis}).
+     * ({@code resultMillis}); the executor JVM's native memory (bytes in use at the end of the
+     * task, its network still open, and the most held at once since the JVM started:
+     * {@code NativeInfo.nativeMemoryBytes()}).
      */
     public record WorkerStats(int split, int partition, String executorId, int minibatches, int examples,
                               long startTimeMillis, long restoreMillis, long dataMillis, long fitMillis,
-                              long resultMillis, double lastScore) implements Serializable {
+                              long resultMillis, double lastScore, long nativeBytesInUse, long nativeBytesPeak)
+            implements Serializable {
         /** @return the worker's whole time in this split (ms) */
         public long totalMillis() {
             return restoreMillis + dataMillis + fitMillis + resultMillis;
@@ -34,12 +37,15 @@ public final class SparkTrainingStats implements Serializable {
 
     /**
      * One gradient-sharing worker task (SharedTrainingMaster): where it ran, how long, how much it
-     * trained and exchanged, and (per replica, in step order) the threshold and sparsity over time.
+     * trained and exchanged, (per replica, in step order) the threshold and sparsity over time, and
+     * the executor JVM's native memory when the task finished (bytes in use, and the most held at
+     * once since the JVM started).
      */
     public record SharingWorkerStats(int partition, int attempt, String executorId, long fitMillis,
                                      long minibatches, long examples, double lastScore, long messagesSent,
                                      long bytesSent, long messagesReceived, long bytesReceived,
-                                     long startIteration, List<List<EncodingStep>> replicaSteps)
+                                     long startIteration, List<List<EncodingStep>> replicaSteps,
+                                     long nativeBytesInUse, long nativeBytesPeak)
             implements Serializable {
     }
 
@@ -120,6 +126,19 @@ public final class SparkTrainingStats implements Serializable {
     /** Wall-clock time of each split, as seen by the driver (ms). */
     public List<Long> getSplitMillis() {
         return Collections.unmodifiableList(splitMillis);
+    }
+
+    /**
+     * Native memory per executor: the most native bytes its JVM held at once, as reported by its
+     * last worker task of either master (0 for an executor whose library does not count).
+     *
+     * @return executor id to peak native bytes, sorted by id
+     */
+    public java.util.SortedMap<String, Long> getNativeBytesPeakByExecutor() {
+        java.util.SortedMap<String, Long> peak = new java.util.TreeMap<>();
+        workers.forEach(w -> peak.merge(w.executorId(), w.nativeBytesPeak(), Math::max));
+        sharingWorkers.forEach(w -> peak.merge(w.executorId(), w.nativeBytesPeak(), Math::max));
+        return peak;
     }
 
     /** Distinct executor ids that ran training work. */

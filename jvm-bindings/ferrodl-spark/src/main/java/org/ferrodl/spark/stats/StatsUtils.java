@@ -85,6 +85,8 @@ public final class StatsUtils {
         Map<String, Object> d = new LinkedHashMap<>();
         List<List<Object>> summary = new ArrayList<>();
         summary.add(List.of("executors", String.join(", ", stats.getExecutorIds())));
+        stats.getNativeBytesPeakByExecutor().forEach((executor, peak) -> summary.add(List.of(
+                "native memory peak, executor " + executor, String.format(java.util.Locale.ROOT, "%,d bytes", peak))));
         d.put("summary", summary);
         List<WorkerStats> workers = stats.getWorkerStats();
         if (!workers.isEmpty()) {

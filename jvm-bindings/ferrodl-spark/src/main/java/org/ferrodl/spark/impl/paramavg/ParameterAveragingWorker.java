@@ -9,6 +9,7 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.function.Function;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.broadcast.Broadcast;
+import org.ferrodl.jni.NativeInfo;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.optimize.api.TrainingListener;
@@ -153,9 +154,10 @@ public final class ParameterAveragingWorker<N extends NativeHandleOwner & Model,
             String executor = executorId();
             LOG.info("ferrodl-worker executor={} partition={} minibatches={} split={} examples={} score={}",
                     executor, partition, minibatches, split, examples, lastScore);
+            long[] nativeBytes = collectStats ? NativeInfo.nativeMemoryBytes() : null;
             WorkerStats stats = collectStats ? new WorkerStats(split, partition, executor, minibatches,
                     (int) examples, start, restoreNanos / 1_000_000, dataNanos / 1_000_000, fitNanos / 1_000_000,
-                    resultNanos / 1_000_000, lastScore) : null;
+                    resultNanos / 1_000_000, lastScore, nativeBytes[0], nativeBytes[1]) : null;
             return Collections.singletonList(AveragingAggregate.ofWorker(params, updater,
                     lastScore, minibatches, examples, stats)).iterator();
         } finally {

@@ -317,7 +317,8 @@ final class SharedTrainingDriver {
                 stats.addSharingWorker(new SharingWorkerStats(r.partition, r.attempt, r.executorId, r.fitMillis,
                         minibatches, examples, lastScore, node.path("messagesSent").asLong(),
                         node.path("wireBytesSent").asLong(), node.path("messagesReceived").asLong(),
-                        node.path("bytesReceived").asLong(), node.path("startIteration").asLong(), steps));
+                        node.path("bytesReceived").asLong(), node.path("startIteration").asLong(), steps,
+                        node.path("nativeBytesInUse").asLong(), node.path("nativeBytesPeak").asLong()));
             }
         }
         network.setParams(Nd4j.create(params, 1, params.length));
