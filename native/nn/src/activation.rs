@@ -96,7 +96,7 @@ impl Activation {
 
     /// Applies the activation to a single value (elementwise activations only).
     #[inline]
-    fn scalar<T: Scalar>(self, z: T) -> T {
+    pub(crate) fn scalar<T: Scalar>(self, z: T) -> T {
         let zero = T::zero();
         let one = T::one();
         match self {
@@ -145,7 +145,7 @@ impl Activation {
 
     /// `dact/dz` of an elementwise activation from `z` (when needed) and `a`.
     #[inline]
-    fn derivative<T: Scalar>(self, z: T, a: T) -> T {
+    pub(crate) fn derivative<T: Scalar>(self, z: T, a: T) -> T {
         let zero = T::zero();
         let one = T::one();
         let step = |on: bool| if on { one } else { zero };

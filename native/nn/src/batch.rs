@@ -1,10 +1,10 @@
 //! The batch descriptor: what every layer call is about besides the values themselves — how many
 //! examples (rows), how many time steps each has, and which steps are real (a feature mask).
 //!
-//! Networks have no time axis yet (sequences are fixed-length `[C, L]` rows), so `time_steps` is
-//! the `L` of a recurrent shape and 1 otherwise, and masks are carried from the network inputs to
-//! the layers without changing any layer's arithmetic. Recurrent layers use the same descriptor
-//! for variable lengths and per-step masks, so the executor does not change again for them.
+//! A sequence activation is one row of `C·T` values per example (NCW); `T` is the minibatch's own
+//! length (`time_steps`), which may differ from call to call. Masks come from the network inputs
+//! (feature masks, `[N, T]`) and reach each layer through the layers' [`MaskRule`]s; recurrent
+//! layers zero the output and state of masked steps, the other layers ignore masks.
 
 use crate::config::Shape;
 
@@ -25,6 +25,21 @@ pub struct Batch<'a, T> {
     pub time_steps: usize,
     /// The feature mask that reaches this layer, if the network input it derives from has one.
     pub mask: Option<Mask<'a, T>>,
+    /// Truncated BPTT: backward covers only the last `backprop_steps` time steps (earlier steps
+    /// get no gradient); `usize::MAX` otherwise.
+    pub backprop_steps: usize,
+}
+
+impl<T: Copy> Mask<'_, T> {
+    /// The mask value of example `row` at step `t` (a per-example mask covers every step).
+    #[inline]
+    pub fn at(&self, row: usize, t: usize) -> T {
+        if self.cols == 1 {
+            self.data[row]
+        } else {
+            self.data[row * self.cols + t]
+        }
+    }
 }
 
 impl<'a, T> Batch<'a, T> {
@@ -34,18 +49,29 @@ impl<'a, T> Batch<'a, T> {
             rows,
             time_steps: 1,
             mask: None,
+            backprop_steps: usize::MAX,
         }
     }
 
-    /// `rows` examples of activations shaped `shape`, without a mask.
+    /// `rows` examples of activations shaped `shape` (a sequence of its configured length),
+    /// without a mask.
     pub fn new(rows: usize, shape: Shape) -> Self {
-        Batch {
+        Batch::with_steps(
             rows,
-            time_steps: match shape {
+            match shape {
                 Shape::Seq { len, .. } => len,
                 _ => 1,
             },
+        )
+    }
+
+    /// `rows` examples of `time_steps` steps each, without a mask.
+    pub fn with_steps(rows: usize, time_steps: usize) -> Self {
+        Batch {
+            rows,
+            time_steps,
             mask: None,
+            backprop_steps: usize::MAX,
         }
     }
 }

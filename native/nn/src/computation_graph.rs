@@ -18,7 +18,7 @@ use ferrodl_tensor::{flush_denormals, Scalar};
 use std::ops::Range;
 
 /// A mask argument: `(values, columns)` of a `rows × columns` matrix.
-pub type MaskArg<'a, T> = Option<(&'a [T], usize)>;
+pub use crate::tbptt::MaskArg;
 
 /// A graph network with all parameters in one flat vector.
 #[derive(Debug)]

@@ -18,7 +18,8 @@ use crate::batch::{Batch, Mask, MaskRule};
 use crate::config::{LayerConfig, LayerShapes, LossFunction, Shape};
 use crate::error::NnError;
 use crate::layers::misc::DropoutMask;
-use crate::layers::{build_layer, Ctx, Layer};
+use crate::layers::recurrent::{ncw_to_nwc, nwc_to_ncw};
+use crate::layers::{build_layer, Ctx, Layer, StateMode};
 use crate::loss::LabelsMask;
 use crate::regularization::{self, ParamBlock};
 use crate::vertices::{Vertex, VertexConfig};
@@ -63,14 +64,52 @@ pub(crate) enum NodeDefKind<'a> {
 }
 
 /// The activation and loss applied to an output layer's result.
+///
+/// A sequence output (`RnnOutputLayer`, `RnnLossLayer`) has its activation and loss applied per
+/// time step: the `[N, C, T]` activations are laid out as `N·T` rows of `C` (`rows_out`, with
+/// the pre-activations in `rows_z`), and only the user's `out` is in NCW.
 #[derive(Debug)]
 struct Head<T> {
     node: usize,
     act: ActivationCache<T>,
     loss: LossFunction,
     weights: Option<Vec<f64>>,
-    /// The activated output of the last forward pass.
+    /// The activated output of the last forward pass (the node's layout: NCW for sequences).
     out: Vec<T>,
+    /// Sequence outputs: channels per step, and the per-step rows of the last forward pass.
+    seq: Option<usize>,
+    rows_out: Vec<T>,
+    rows_z: Vec<T>,
+    /// Scratch for labels and loss deltas laid out per step.
+    rows_labels: Vec<T>,
+    rows_delta: Vec<T>,
+    rows_mask: Vec<T>,
+}
+
+/// A labels mask as the loss reads it for a head: per example (or per output) rows, or, for a
+/// sequence head, per (example, step) rows (`[N, T]` reinterpreted, `[N, C, T]` transposed, or
+/// a per-example value repeated over the steps).
+fn step_rows_mask<'m, T: Scalar>(
+    mask: Option<&LabelsMask<'m, T>>,
+    n: usize,
+    c: usize,
+    t: usize,
+    scratch: &'m mut Vec<T>,
+) -> Option<LabelsMask<'m, T>> {
+    let m = mask?;
+    if m.cols == t {
+        Some(LabelsMask { data: m.data, cols: 1 })
+    } else if m.cols == c * t {
+        grow(scratch, n * c * t);
+        ncw_to_nwc(m.data, n, c, t, &mut scratch[..n * c * t]);
+        Some(LabelsMask { data: &scratch[..n * c * t], cols: c })
+    } else {
+        grow(scratch, n * t);
+        for i in 0..n {
+            scratch[i * t..(i + 1) * t].fill(m.data[i]);
+        }
+        Some(LabelsMask { data: &scratch[..n * t], cols: 1 })
+    }
 }
 
 #[derive(Debug)]
@@ -116,11 +155,15 @@ pub(crate) struct Executor<T: Scalar> {
     grads: Vec<T>,
     optimizer: Optimizer<T>,
     mini_batch: bool,
-    /// Output of each node for the last forward pass, and its row count.
+    /// Output of each node for the last forward pass, its row count and time steps.
     acts: Vec<Vec<T>>,
     rows: Vec<usize>,
-    /// Rows of the network inputs in the last forward pass.
+    steps: Vec<usize>,
+    /// Rows and time steps of the network inputs in the last forward pass.
     rows_in: usize,
+    steps_in: Vec<usize>,
+    /// Truncated BPTT: how many final steps the next backward pass covers.
+    backprop_steps: usize,
     /// `dL/d(activation)` slots, and whether a node's delta has been written in this backward.
     slots: Vec<Vec<T>>,
     written: Vec<bool>,
@@ -224,27 +267,29 @@ impl<T: Scalar> Executor<T> {
                         offset += len;
                     }
                     if outputs.contains(&j) {
-                        let (act, loss, weights) = match conf.unfrozen() {
-                            LayerConfig::OutputLayer(c) => {
-                                (c.activation, c.loss_function, c.loss_weights.clone())
-                            }
-                            LayerConfig::LossLayer(c) => {
-                                (c.activation, c.loss_function, c.loss_weights.clone())
-                            }
-                            other => {
-                                return Err(NnError::InvalidConfig(format!(
-                                    "{}: an output must be an OutputLayer or LossLayer, not a {}",
-                                    def.who,
-                                    other.type_name()
-                                )))
-                            }
+                        let Some((act, loss, weights)) = conf.head() else {
+                            return Err(NnError::InvalidConfig(format!(
+                                "{}: an output must be an OutputLayer, LossLayer, RnnOutputLayer \
+                                 or RnnLossLayer, not a {}",
+                                def.who,
+                                conf.unfrozen().type_name()
+                            )));
                         };
                         heads.push(Head {
                             node: j,
                             act: ActivationCache::new(act),
                             loss,
-                            weights,
+                            weights: weights.cloned(),
                             out: Vec::new(),
+                            seq: match shapes.output {
+                                Shape::Seq { c, .. } => Some(c),
+                                _ => None,
+                            },
+                            rows_out: Vec::new(),
+                            rows_z: Vec::new(),
+                            rows_labels: Vec::new(),
+                            rows_delta: Vec::new(),
+                            rows_mask: Vec::new(),
                         });
                     }
                     let node = LayerNode {
@@ -332,7 +377,10 @@ impl<T: Scalar> Executor<T> {
             mini_batch,
             acts: vec![Vec::new(); n],
             rows: vec![0; n],
+            steps: vec![1; n],
             rows_in: 0,
+            steps_in: Vec::new(),
+            backprop_steps: usize::MAX,
             slots: Vec::new(),
             written: vec![false; n],
             scratch: Vec::new(),
@@ -424,6 +472,17 @@ impl<T: Scalar> Executor<T> {
 
     pub fn input_shape(&self, k: usize) -> Shape {
         self.input_shapes[k]
+    }
+
+    /// Channels per step of output `k` when it is a sequence output, `None` otherwise.
+    pub fn output_seq_channels(&self, k: usize) -> Option<usize> {
+        self.heads[k].seq
+    }
+
+    /// Values per example of output `k` in the last forward pass.
+    pub fn output_width(&self, k: usize) -> usize {
+        let j = self.heads[k].node;
+        self.nodes[j].shape.width(self.steps[j])
     }
 
     /// The activation of output `k`'s head.
@@ -548,6 +607,25 @@ impl<T: Scalar> Executor<T> {
         }
     }
 
+    /// Time steps of network input `k` given `len` values for `rows` examples: 1 without a time
+    /// axis; for a sequence input of `C` channels, `len / (rows·C)` (any length), with a message
+    /// when `len` is not a whole number of steps.
+    pub fn input_steps(&self, k: usize, len: usize, rows: usize) -> Result<usize, String> {
+        match self.input_shapes[k] {
+            Shape::Seq { c, .. } => {
+                let per = rows.checked_mul(c).filter(|&p| p > 0 && len > 0 && len.is_multiple_of(p));
+                match per {
+                    Some(p) => Ok(len / p),
+                    None => Err(format!(
+                        "{len} values for {rows} examples are not a whole number of time steps \
+                         of the recurrent input's {c} channels (an example is C·T values, NCW)"
+                    )),
+                }
+            }
+            _ => Ok(1),
+        }
+    }
+
     /// Forward pass over validated inputs (`rows` examples each). Layer outputs end up in the
     /// nodes' activations, the networks outputs in the heads. `masks` has one optional feature
     /// mask per network input (or is empty).
@@ -558,42 +636,82 @@ impl<T: Scalar> Executor<T> {
         rows: usize,
         train: bool,
     ) -> Result<(), NnError> {
+        self.forward_in(inputs, masks, rows, train, StateMode::Stateless)
+    }
+
+    /// [`forward`](Self::forward) starting recurrent layers from, and leaving them with, the
+    /// state of `state` (`rnnTimeStep`, truncated BPTT).
+    pub fn forward_in(
+        &mut self,
+        inputs: &[&[T]],
+        masks: &[Option<Mask<'_, T>>],
+        rows: usize,
+        train: bool,
+        state: StateMode,
+    ) -> Result<(), NnError> {
         self.rows_in = rows;
+        self.steps_in.clear();
+        for (k, x) in inputs.iter().enumerate() {
+            let t = self
+                .input_steps(k, x.len(), rows)
+                .map_err(NnError::Shape)?;
+            self.steps_in.push(t);
+        }
         for j in 0..self.nodes.len() {
-            let in_rows = match self.nodes[j].sources[0] {
-                Src::Input(_) => rows,
-                Src::Node(m) => self.rows[m],
+            let (in_rows, in_steps) = match self.nodes[j].sources[0] {
+                Src::Input(k) => (rows, self.steps_in[k]),
+                Src::Node(m) => (self.rows[m], self.steps[m]),
             };
+            // A mask applies while its columns line up with the steps (or it is per example).
             let mask = self
                 .input_mask_of(j)
-                .and_then(|k| masks.get(k).copied().flatten());
+                .and_then(|k| masks.get(k).copied().flatten())
+                .filter(|m| m.cols == 1 || m.cols == in_steps);
             let Executor {
                 nodes,
                 acts,
                 params,
                 train_rng,
                 rows: node_rows,
+                steps: node_steps,
                 ..
             } = self;
             let (before, rest) = acts.split_at_mut(j);
             let node = &mut nodes[j];
-            let out_rows = match &node.op {
-                Op::Layer(_) => in_rows,
+            let who = &node.who;
+            let (out_rows, out_steps) = match &node.op {
+                Op::Layer(l) => (
+                    in_rows,
+                    l.layer
+                        .output_steps(in_steps)
+                        .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))?,
+                ),
                 Op::Vertex(v) => {
                     v.check_rows(in_rows)
-                        .map_err(|m| NnError::InvalidInput(format!("{}: {m}", node.who)))?;
-                    v.output_rows(in_rows)
+                        .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))?;
+                    let out_steps = match node.shape {
+                        Shape::Seq { len, .. } if len != in_steps && !v.any_length() => {
+                            return Err(NnError::InvalidInput(format!(
+                                "{who}: takes sequences of the configured length {len} only, \
+                                 not {in_steps} steps"
+                            )))
+                        }
+                        Shape::Seq { .. } => in_steps,
+                        _ => 1,
+                    };
+                    (v.output_rows(in_rows), out_steps)
                 }
             };
             let out = &mut rest[0];
-            let who = &node.who;
-            let need = out_rows.checked_mul(node.shape.len()).ok_or_else(|| {
+            let width = node.shape.width(out_steps);
+            let need = out_rows.checked_mul(width).ok_or_else(|| {
                 too_big(|| format!("the activations of {who} for {out_rows} rows"))
             })?;
             fit_len(out, need, || {
                 format!("the activations of {who} for a minibatch of {out_rows} examples")
             })?;
             node_rows[j] = out_rows;
+            node_steps[j] = out_steps;
             match &mut node.op {
                 Op::Layer(l) => {
                     let src = node.sources[0];
@@ -617,12 +735,13 @@ impl<T: Scalar> Executor<T> {
                     }
                     // The layer's own scratch (im2col columns, arg-max, statistics, ...),
                     // checked against the budget before the pass that uses it.
-                    l.layer.reserve_workspace(in_rows, &node.who)?;
-                    let mut batch = Batch::new(in_rows, l.shapes.input);
+                    l.layer.reserve_workspace(in_rows, in_steps, &node.who)?;
+                    let mut batch = Batch::with_steps(in_rows, in_steps);
                     batch.mask = mask;
                     let mut ctx = Ctx {
                         train: train_j,
                         rng: train_rng,
+                        state,
                     };
                     l.layer
                         .forward(&params[l.range.clone()], input, &batch, out, &mut ctx);
@@ -641,9 +760,25 @@ impl<T: Scalar> Executor<T> {
             let a = &self.acts[h.node];
             fit_len(&mut h.out, a.len(), || "the network output".into())?;
             h.act.reserve(a.len(), "the network output")?;
-            h.out.copy_from_slice(a);
-            let cols = self.nodes[h.node].shape.len();
-            h.act.forward(&mut h.out, cols, None);
+            match h.seq {
+                None => {
+                    h.out.copy_from_slice(a);
+                    let cols = self.nodes[h.node].shape.len();
+                    h.act.forward(&mut h.out, cols, None);
+                }
+                Some(c) => {
+                    // Per step: the activation (softmax over C) on N·T rows, then back to NCW.
+                    let (n, t) = (self.rows[h.node], self.steps[h.node]);
+                    fit_len(&mut h.rows_out, a.len(), || "the network output".into())?;
+                    ncw_to_nwc(a, n, c, t, &mut h.rows_out);
+                    if h.act.activation.needs_preactivation() {
+                        fit_len(&mut h.rows_z, a.len(), || "the network output".into())?;
+                        h.rows_z.copy_from_slice(&h.rows_out);
+                    }
+                    h.act.forward(&mut h.rows_out, c, None);
+                    nwc_to_ncw(&h.rows_out, n, c, t, &mut h.out);
+                }
+            }
         }
         if train {
             self.reserve_backward_buffers()?;
@@ -656,7 +791,7 @@ impl<T: Scalar> Executor<T> {
     fn reserve_backward_buffers(&mut self) -> Result<(), NnError> {
         for j in 0..self.nodes.len() {
             let node = &self.nodes[j];
-            let len = self.rows[j] * node.shape.len();
+            let len = self.rows[j] * node.shape.width(self.steps[j]);
             if node.slot != usize::MAX {
                 memory::try_grow(&mut self.slots[node.slot], len, T::zero(), || {
                     format!("the gradient buffers of {}", node.who)
@@ -691,21 +826,44 @@ impl<T: Scalar> Executor<T> {
         &self.acts[j]
     }
 
-    /// The data term of the score after `forward`: each output's loss sum, divided by the
-    /// minibatch size when `miniBatch`, summed over outputs (regularization not included).
+    /// Output `k`'s loss per row of its loss view after `forward`: one value per example, or per
+    /// (example, step) for a sequence output.
+    fn head_losses(&self, k: usize, labels: &[T], mask: Option<&LabelsMask<'_, T>>) -> Vec<f64> {
+        let h = &self.heads[k];
+        let w = h.weights.as_deref();
+        match h.seq {
+            None => {
+                let cols = self.nodes[h.node].shape.len();
+                let mut per = vec![0.0f64; self.rows[h.node]];
+                h.loss.score_examples(&h.out, labels, mask, w, cols, &mut per);
+                per
+            }
+            Some(c) => {
+                let (n, t) = (self.rows[h.node], self.steps[h.node]);
+                let mut rows_labels = vec![T::zero(); n * c * t];
+                ncw_to_nwc(labels, n, c, t, &mut rows_labels);
+                let mut scratch = Vec::new();
+                let m = step_rows_mask(mask, n, c, t, &mut scratch);
+                let mut per = vec![0.0f64; n * t];
+                h.loss
+                    .score_examples(&h.rows_out, &rows_labels, m.as_ref(), w, c, &mut per);
+                per
+            }
+        }
+    }
+
+    /// The data term of the score after `forward`: each output's loss sum (over examples, and
+    /// over unmasked steps for a sequence output), divided by the minibatch size when
+    /// `miniBatch`, summed over outputs (regularization not included).
     pub fn data_score(&self, labels: &[&[T]], masks: &[Option<LabelsMask<'_, T>>]) -> f64 {
         let mut total: Option<f64> = None;
-        for (k, h) in self.heads.iter().enumerate() {
-            let cols = self.nodes[h.node].shape.len();
-            let data = h.loss.score_sum(
-                &h.out,
-                labels[k],
-                masks.get(k).and_then(Option::as_ref),
-                h.weights.as_deref(),
-                cols,
-            );
+        for (k, y) in labels.iter().enumerate().take(self.heads.len()) {
+            let data: f64 = self
+                .head_losses(k, y, masks.get(k).and_then(Option::as_ref))
+                .iter()
+                .sum();
             let term = if self.mini_batch {
-                data / self.rows[h.node] as f64
+                data / self.rows[self.heads[k].node] as f64
             } else {
                 data
             };
@@ -715,23 +873,19 @@ impl<T: Scalar> Executor<T> {
         total.unwrap_or(0.0)
     }
 
-    /// Per-example loss summed over outputs after `forward` (not divided by N).
+    /// Per-example loss summed over outputs (and over the steps of sequence outputs) after
+    /// `forward` (not divided by N).
     pub fn score_examples(&self, labels: &[&[T]], masks: &[Option<LabelsMask<'_, T>>]) -> Vec<f64> {
         let mut per = vec![0.0f64; self.rows_in];
-        let mut one = vec![0.0f64; self.rows_in];
-        for (k, h) in self.heads.iter().enumerate() {
-            let cols = self.nodes[h.node].shape.len();
-            let target: &mut [f64] = if k == 0 { &mut per } else { &mut one };
-            h.loss.score_examples(
-                &h.out,
-                labels[k],
-                masks.get(k).and_then(Option::as_ref),
-                h.weights.as_deref(),
-                cols,
-                target,
-            );
-            if k > 0 {
-                per.iter_mut().zip(&one).for_each(|(p, o)| *p += o);
+        for (k, y) in labels.iter().enumerate().take(self.heads.len()) {
+            let losses = self.head_losses(k, y, masks.get(k).and_then(Option::as_ref));
+            let steps = losses.len() / self.rows_in.max(1);
+            for (p, ex) in per.iter_mut().zip(losses.chunks(steps.max(1))) {
+                if k == 0 && steps == 1 {
+                    *p = ex[0];
+                } else {
+                    *p += ex.iter().sum::<f64>();
+                }
             }
         }
         per
@@ -757,30 +911,61 @@ impl<T: Scalar> Executor<T> {
         for j in 0..self.nodes.len() {
             let s = self.nodes[j].slot;
             if s != usize::MAX {
-                grow(&mut self.slots[s], self.rows[j] * self.nodes[j].shape.len());
+                grow(
+                    &mut self.slots[s],
+                    self.rows[j] * self.nodes[j].shape.width(self.steps[j]),
+                );
             }
         }
         self.written.fill(false);
-        for (k, h) in self.heads.iter().enumerate() {
+        for (k, h) in self.heads.iter_mut().enumerate() {
             let j = h.node;
-            let cols = self.nodes[j].shape.len();
-            let len = self.rows[j] * cols;
-            let z = h
-                .act
-                .activation
-                .needs_preactivation()
-                .then(|| &self.acts[j][..]);
-            h.loss.delta(
-                h.act.activation,
-                z,
-                &h.out,
-                labels[k],
-                label_masks.get(k).and_then(Option::as_ref),
-                h.weights.as_deref(),
-                cols,
-                scale,
-                &mut self.slots[self.nodes[j].slot][..len],
-            );
+            let mask = label_masks.get(k).and_then(Option::as_ref);
+            let needs_z = h.act.activation.needs_preactivation();
+            match h.seq {
+                None => {
+                    let cols = self.nodes[j].shape.len();
+                    let len = self.rows[j] * cols;
+                    h.loss.delta(
+                        h.act.activation,
+                        needs_z.then(|| &self.acts[j][..]),
+                        &h.out,
+                        labels[k],
+                        mask,
+                        h.weights.as_deref(),
+                        cols,
+                        scale,
+                        &mut self.slots[self.nodes[j].slot][..len],
+                    );
+                }
+                Some(c) => {
+                    // The loss per step on N·T rows, then the delta back to NCW.
+                    let (n, t) = (self.rows[j], self.steps[j]);
+                    let len = n * c * t;
+                    grow(&mut h.rows_labels, len);
+                    grow(&mut h.rows_delta, len);
+                    ncw_to_nwc(labels[k], n, c, t, &mut h.rows_labels[..len]);
+                    let m = step_rows_mask(mask, n, c, t, &mut h.rows_mask);
+                    h.loss.delta(
+                        h.act.activation,
+                        needs_z.then(|| &h.rows_z[..len]),
+                        &h.rows_out[..len],
+                        &h.rows_labels[..len],
+                        m.as_ref(),
+                        h.weights.as_deref(),
+                        c,
+                        scale,
+                        &mut h.rows_delta[..len],
+                    );
+                    nwc_to_ncw(
+                        &h.rows_delta[..len],
+                        n,
+                        c,
+                        t,
+                        &mut self.slots[self.nodes[j].slot][..len],
+                    );
+                }
+            }
             self.written[j] = true;
         }
         for j in (0..self.nodes.len()).rev() {
@@ -789,9 +974,15 @@ impl<T: Scalar> Executor<T> {
     }
 
     fn backward_node(&mut self, j: usize, inputs: &[&[T]], masks: &[Option<Mask<'_, T>>]) {
+        let in_steps = match self.nodes[j].sources[0] {
+            Src::Input(k) => self.steps_in[k],
+            Src::Node(m) => self.steps[m],
+        };
         let mask = self
             .input_mask_of(j)
-            .and_then(|k| masks.get(k).copied().flatten());
+            .and_then(|k| masks.get(k).copied().flatten())
+            .filter(|m| m.cols == 1 || m.cols == in_steps);
+        let backprop_steps = self.backprop_steps;
         let Executor {
             nodes,
             acts,
@@ -802,6 +993,7 @@ impl<T: Scalar> Executor<T> {
             scratch,
             rows,
             rows_in,
+            steps,
             ..
         } = self;
         let (before, rest) = nodes.split_at_mut(j);
@@ -816,7 +1008,7 @@ impl<T: Scalar> Executor<T> {
             Src::Input(_) => *rows_in,
             Src::Node(m) => rows[m],
         };
-        let out_len = rows[j] * node.shape.len();
+        let out_len = rows[j] * node.shape.width(steps[j]);
         // Which sources receive a gradient, and their slots.
         let wants: Vec<Option<usize>> = node
             .sources
@@ -835,12 +1027,13 @@ impl<T: Scalar> Executor<T> {
                 } else {
                     Self::input_of(inputs, acts, src)
                 };
-                let mut batch = Batch::new(in_rows, l.shapes.input);
+                let mut batch = Batch::with_steps(in_rows, in_steps);
                 batch.mask = mask;
+                batch.backprop_steps = backprop_steps;
                 let r = l.range.clone();
                 match wants[0] {
                     Some(m) => {
-                        let in_len = in_rows * l.shapes.input.len();
+                        let in_len = in_rows * l.shapes.input.width(in_steps);
                         let first = !written[m];
                         let (mine, theirs) = two_mut(slots, my_slot, before[m].slot);
                         if scratch.is_empty() {
@@ -929,6 +1122,36 @@ impl<T: Scalar> Executor<T> {
         }
     }
 
+    // ---- recurrent state ----------------------------------------------------------------------
+
+    /// Forgets every layer's state of `mode`.
+    pub fn clear_state(&mut self, mode: StateMode) {
+        for node in &mut self.nodes {
+            if let Op::Layer(l) = &mut node.op {
+                l.layer.clear_state(mode);
+            }
+        }
+    }
+
+    /// The layer of node `j`, mutably (recurrent state).
+    pub fn layer_mut(&mut self, j: usize) -> Option<&mut dyn Layer<T>> {
+        match &mut self.nodes.get_mut(j)?.op {
+            Op::Layer(l) => Some(l.layer.as_mut()),
+            Op::Vertex(_) => None,
+        }
+    }
+
+    /// Truncated BPTT: the next backward passes cover only the last `steps` time steps of each
+    /// recurrent layer (`usize::MAX`: all).
+    pub fn set_backprop_steps(&mut self, steps: usize) {
+        self.backprop_steps = steps;
+    }
+
+    /// Time steps of network input `k` in the last forward pass.
+    pub fn steps_of_input(&self, k: usize) -> usize {
+        self.steps_in.get(k).copied().unwrap_or(1)
+    }
+
     // ---- training steps after backward ------------------------------------------------------
 
     /// Adds the L1/L2 gradient to `grads()`.
@@ -959,6 +1182,15 @@ impl<T: Scalar> Executor<T> {
             iteration,
             epoch,
         );
+    }
+
+    /// Makes `grads()` the update that led from `before` to the current parameters
+    /// (`before − params`) and restores `before`: several steps taken as one update.
+    pub fn take_update_from(&mut self, before: &[T]) {
+        for ((g, p), &b) in self.grads.iter_mut().zip(self.params.iter_mut()).zip(before) {
+            *g = b - *p;
+            *p = b;
+        }
     }
 
     /// `params -= grads` (after [`update_step`](Self::update_step)).

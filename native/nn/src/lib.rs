@@ -9,6 +9,7 @@ pub mod computation_graph;
 pub mod config;
 pub mod error;
 mod executor;
+mod tbptt;
 pub mod init;
 pub mod layers;
 pub mod loss;

@@ -1,11 +1,15 @@
 //! `MultiLayerNetwork`: a stack of layers ending in an output or loss layer, trained one minibatch
 //! per `fit` call (ARCHITECTURE.md §3–§4).
 
-use crate::config::{Activation, GradientNormalization, LayerShapes, MultiLayerConfiguration};
+use crate::batch::Mask;
+use crate::config::{
+    Activation, BackpropType, GradientNormalization, LayerShapes, MultiLayerConfiguration,
+};
 use crate::error::NnError;
 use crate::executor::{Executor, NodeDef, NodeDefKind, Src};
-use crate::layers::Layer;
+use crate::layers::{Layer, StateMode};
 use crate::loss::LabelsMask;
+use crate::tbptt::{self, MaskArg};
 use ferrodl_tensor::{flush_denormals, Scalar};
 use std::ops::Range;
 
@@ -266,10 +270,24 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         )))
     }
 
-    /// Full check of a features array (shape, then NaN/infinite values with row and column).
+    /// Full check of a features array (shape, then NaN/infinite values with row and column). A
+    /// recurrent input takes any whole number of time steps (`C·T` values per example).
     pub fn check_features(&self, features: &[T], rows: usize) -> Result<(), NnError> {
-        self.check_flat("features", features.len(), rows, self.n_in())?;
-        check_finite("features contain", features, self.n_in())?;
+        let width = if self.exec.input_shape(0).is_seq() {
+            Self::check_rows(rows)?;
+            let t = self.exec.input_steps(0, features.len(), rows).map_err(|m| {
+                NnError::Shape(format!(
+                    "features: {m} ({} takes {})",
+                    self.conf.layers[0].describe(0),
+                    self.exec.input_shape(0)
+                ))
+            })?;
+            self.exec.input_shape(0).width(t)
+        } else {
+            self.check_flat("features", features.len(), rows, self.n_in())?;
+            self.n_in()
+        };
+        check_finite("features contain", features, width)?;
         self.exec
             .layer(0)
             .expect("a network has at least one layer")
@@ -285,6 +303,9 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         mask: Option<(&[T], usize)>,
     ) -> Result<(), NnError> {
         let n_out = self.n_out();
+        if let Some(c) = self.exec.output_seq_channels(0) {
+            return self.check_sequence_labels(labels, rows, mask, c);
+        }
         self.check_flat("labels", labels.len(), rows, n_out)?;
         check_finite("labels contain", labels, n_out)?;
         if let Some((m, cols)) = mask {
@@ -306,6 +327,90 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         Ok(())
     }
 
+    /// Labels of a sequence output (after a forward pass, which fixes the output's steps):
+    /// `rows × nOut·T`, and a mask of `[N, T]`, `[N, nOut·T]` or one value per example.
+    fn check_sequence_labels(
+        &self,
+        labels: &[T],
+        rows: usize,
+        mask: Option<(&[T], usize)>,
+        c: usize,
+    ) -> Result<(), NnError> {
+        let width = self.exec.output_width(0);
+        let t = width / c.max(1);
+        let last = self.num_layers() - 1;
+        if labels.len() != rows * width {
+            return Err(NnError::Shape(format!(
+                "labels have {} values but the output layer, {}, gives {rows} examples × \
+                 nOut={c} × {t} time steps = {} (labels of a recurrent output are [N, nOut, T])",
+                labels.len(),
+                self.conf.layers[last].describe(last),
+                rows * width
+            )));
+        }
+        check_finite("labels contain", labels, width)?;
+        if let Some((m, cols)) = mask {
+            if (cols != 1 && cols != t && cols != width) || m.len() != rows * cols {
+                return Err(NnError::Shape(format!(
+                    "labels mask has {} values in {cols} columns; for {rows} examples of {t} time \
+                     steps it must be [N, T] = {rows}×{t} (or one value per example, or one per \
+                     output and step)",
+                    m.len()
+                )));
+            }
+            check_finite("labels mask contains", m, cols)?;
+        }
+        Ok(())
+    }
+
+    /// Validates the features (and mask) and runs the forward pass.
+    fn forward_checked(
+        &mut self,
+        features: &[T],
+        features_mask: MaskArg<'_, T>,
+        rows: usize,
+        train: bool,
+        state: StateMode,
+    ) -> Result<(), NnError> {
+        self.check_features(features, rows)?;
+        if features_mask.is_some() {
+            // The mask's steps are the input's: known once the input is checked.
+            let t = match self.exec.input_shape(0).is_seq() {
+                true => self.exec.input_steps(0, features.len(), rows).unwrap_or(1),
+                false => 1,
+            };
+            self.check_features_mask_steps(features_mask, rows, t)?;
+        }
+        let m = features_mask.map(|(data, cols)| Mask { data, cols });
+        self.exec.forward_in(&[features], &[m], rows, train, state)
+    }
+
+    fn check_features_mask_steps(
+        &self,
+        mask: MaskArg<'_, T>,
+        rows: usize,
+        t: usize,
+    ) -> Result<(), NnError> {
+        let Some((m, cols)) = mask else {
+            return Ok(());
+        };
+        if (cols != 1 && cols != t) || m.len() != rows * cols {
+            return Err(NnError::Shape(format!(
+                "features mask has {} values in {cols} columns; for {rows} examples of {t} time \
+                 steps it must be [N, T] = {rows}×{t} (or one value per example)",
+                m.len()
+            )));
+        }
+        check_finite("features mask contains", m, cols)
+    }
+
+    /// Truncated BPTT's segment lengths, when configured and the input is a sequence.
+    fn tbptt(&self) -> Option<(usize, usize)> {
+        (self.conf.backprop_type == BackpropType::TruncatedBptt
+            && self.exec.input_shape(0).is_seq())
+        .then_some((self.conf.tbptt_fwd_length, self.conf.tbptt_back_length))
+    }
+
     // ---- computation ------------------------------------------------------------------------
 
     /// Score of the current output against `labels` (after `forward`): data term + L1/L2.
@@ -319,15 +424,17 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         features: &[T],
         labels: &[T],
         rows: usize,
-        labels_mask: Option<(&[T], usize)>,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
     ) -> Result<f64, NnError> {
-        self.check_features(features, rows)?;
+        self.forward_checked(features, features_mask, rows, true, StateMode::Stateless)?;
         self.check_labels(labels, rows, labels_mask)?;
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
-        self.exec.forward(&[features], &[], rows, true)?;
         let score = self.score_from_output(labels, mask);
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
-        self.exec.backward(&[features], &[], &[labels], &[mask]);
+        let fmask = features_mask.map(|(data, cols)| Mask { data, cols });
+        self.exec
+            .backward(&[features], &[fmask], &[labels], &[mask]);
         Ok(score)
     }
 
@@ -342,10 +449,23 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
+        self.compute_gradient_and_score_masked(features, labels, rows, None, labels_mask)
+    }
+
+    /// [`compute_gradient_and_score`](Self::compute_gradient_and_score) with a features mask
+    /// (full backpropagation through time; truncated BPTT applies to training calls only).
+    pub fn compute_gradient_and_score_masked(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
+    ) -> Result<f64, NnError> {
         // Subnormal values (e.g. Adam's second moments late in training) are 5-8x slower
         // on x86; flushing them to zero changes results only below f32::MIN_POSITIVE.
         let _denormals = flush_denormals();
-        let score = self.forward_backward(features, labels, rows, labels_mask)?;
+        let score = self.forward_backward(features, labels, rows, features_mask, labels_mask)?;
         self.exec.add_regularization_gradient();
         Ok(score)
     }
@@ -361,18 +481,76 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
+        self.fit_masked(features, labels, rows, None, labels_mask)
+    }
+
+    /// [`fit`](Self::fit) with a features mask. Under truncated BPTT (a recurrent input and
+    /// `backpropType` TruncatedBPTT) the minibatch is one iteration per segment of
+    /// `tBPTTForwardLength` steps, and the score returned is the last segment's.
+    pub fn fit_masked(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
+    ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        if let Some((fwd, back)) = self.tbptt() {
+            return self.fit_tbptt(features, labels, rows, features_mask, labels_mask, fwd, back);
+        }
         if self.exec.has_weight_decay() {
             // Weight decay reads the parameters before the step: the two-step form.
-            let score = self.compute_update(features, labels, rows, labels_mask)?;
+            let score =
+                self.compute_update_masked(features, labels, rows, features_mask, labels_mask)?;
             self.exec.apply_update();
             return Ok(score);
         }
-        let score = self.forward_backward(features, labels, rows, labels_mask)?;
+        let score = self.forward_backward(features, labels, rows, features_mask, labels_mask)?;
         let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
         self.exec.fit_step(iteration, epoch);
         self.conf.iteration_count += 1;
         Ok(score)
+    }
+
+    /// Truncated BPTT: validates the whole minibatch once, then one training iteration per
+    /// segment (weight decay handled as in `fit`).
+    #[allow(clippy::too_many_arguments)]
+    fn fit_tbptt(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
+        fwd: usize,
+        back: usize,
+    ) -> Result<f64, NnError> {
+        // A stateless forward pass of the whole minibatch validates it and fixes the output's
+        // steps for the labels check.
+        self.forward_checked(features, features_mask, rows, false, StateMode::Stateless)?;
+        self.check_labels(labels, rows, labels_mask)?;
+        let t = self.exec.steps_of_input(0);
+        let conf = &mut self.conf;
+        let arrays = tbptt::Arrays {
+            inputs: &[features],
+            input_masks: &[features_mask],
+            labels: &[labels],
+            label_masks: &[labels_mask],
+            rows,
+        };
+        let decay = self.exec.has_weight_decay();
+        let data = tbptt::run(&mut self.exec, &arrays, t, fwd, back, |exec| {
+            let (iteration, epoch) = (conf.iteration_count, conf.epoch_count);
+            if decay {
+                exec.update_step(iteration, epoch);
+                exec.apply_update();
+            } else {
+                exec.fit_step(iteration, epoch);
+            }
+            conf.iteration_count += 1;
+        })?;
+        Ok(data + self.exec.regularization_score())
     }
 
     /// A training iteration that leaves the parameters alone: forward, backward, gradient
@@ -388,10 +566,31 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
+        self.compute_update_masked(features, labels, rows, None, labels_mask)
+    }
+
+    /// [`compute_update`](Self::compute_update) with a features mask. Under truncated BPTT the
+    /// segments are trained in turn as `fit` does, and the update is the sum of their updates
+    /// (`params before − params after`); the parameters are then restored.
+    pub fn compute_update_masked(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
+    ) -> Result<f64, NnError> {
         // Subnormal values (e.g. Adam's second moments late in training) are 5-8x slower
         // on x86; flushing them to zero changes results only below f32::MIN_POSITIVE.
         let _denormals = flush_denormals();
-        let score = self.forward_backward(features, labels, rows, labels_mask)?;
+        if let Some((fwd, back)) = self.tbptt() {
+            let before = self.exec.params().to_vec();
+            let score =
+                self.fit_tbptt(features, labels, rows, features_mask, labels_mask, fwd, back)?;
+            self.exec.take_update_from(&before);
+            return Ok(score);
+        }
+        let score = self.forward_backward(features, labels, rows, features_mask, labels_mask)?;
         let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
         self.exec.update_step(iteration, epoch);
         self.conf.iteration_count += 1;
@@ -409,15 +608,72 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         self.exec.params_mut()
     }
 
-    /// Network output (`rows × nOut`) for `features`. `train` selects training-mode behaviour
-    /// (dropout on, batch norm on batch statistics — without touching the running statistics).
+    /// Network output (`rows × nOut`, or `rows × nOut·T` for a recurrent output) for
+    /// `features`. `train` selects training-mode behaviour (dropout on, batch norm on batch
+    /// statistics — without touching the running statistics).
     pub fn output(&mut self, features: &[T], rows: usize, train: bool) -> Result<Vec<T>, NnError> {
-        // Subnormal values (e.g. Adam's second moments late in training) are 5-8x slower
-        // on x86; flushing them to zero changes results only below f32::MIN_POSITIVE.
+        self.output_masked(features, rows, None, train)
+    }
+
+    /// [`output`](Self::output) with a features mask.
+    pub fn output_masked(
+        &mut self,
+        features: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        train: bool,
+    ) -> Result<Vec<T>, NnError> {
         let _denormals = flush_denormals();
-        self.check_features(features, rows)?;
-        self.exec.forward(&[features], &[], rows, train)?;
+        self.forward_checked(features, features_mask, rows, train, StateMode::Stateless)?;
         Ok(self.exec.output(0).to_vec())
+    }
+
+    /// The reference's `rnnTimeStep`: inference from the state the previous call left (zeros
+    /// at first or after [`rnn_clear_previous_state`](Self::rnn_clear_previous_state)), keeping
+    /// the new state. `features` is `rows × C` (one step) or `rows × C·T`; the output has the
+    /// same number of steps.
+    pub fn rnn_time_step(&mut self, features: &[T], rows: usize) -> Result<Vec<T>, NnError> {
+        let _denormals = flush_denormals();
+        self.forward_checked(features, None, rows, false, StateMode::TimeStep)?;
+        Ok(self.exec.output(0).to_vec())
+    }
+
+    /// Forgets the `rnnTimeStep` state of every layer.
+    pub fn rnn_clear_previous_state(&mut self) {
+        self.exec.clear_state(StateMode::TimeStep);
+    }
+
+    /// Layer `i`'s `rnnTimeStep` state under `key` (`rows × nOut`), if it keeps one.
+    pub fn rnn_previous_state(&self, i: usize, key: &str) -> Option<&[T]> {
+        self.exec.layer(i)?.state(key)
+    }
+
+    /// The state keys of layer `i` (empty for layers without recurrent state).
+    pub fn rnn_state_keys(&self, i: usize) -> &'static [&'static str] {
+        self.exec.layer(i).map_or(&[], |l| l.state_keys())
+    }
+
+    /// Sets layer `i`'s `rnnTimeStep` state under `key` to `rows × nOut` values.
+    pub fn rnn_set_previous_state(
+        &mut self,
+        i: usize,
+        key: &str,
+        values: &[T],
+        rows: usize,
+    ) -> Result<(), NnError> {
+        let who = match self.conf.layers.get(i) {
+            Some(l) => l.describe(i),
+            None => {
+                return Err(NnError::InvalidInput(format!(
+                    "layer {i} does not exist (the network has {} layers)",
+                    self.conf.layers.len()
+                )))
+            }
+        };
+        let layer = self.exec.layer_mut(i).expect("a layer node per layer");
+        layer
+            .set_state(key, values, rows)
+            .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))
     }
 
     /// Score (loss mean + L1/L2) of a minibatch in inference mode, without changing the network.
@@ -428,13 +684,22 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         labels_mask: Option<(&[T], usize)>,
     ) -> Result<f64, NnError> {
-        // Subnormal values (e.g. Adam's second moments late in training) are 5-8x slower
-        // on x86; flushing them to zero changes results only below f32::MIN_POSITIVE.
+        self.score_masked(features, labels, rows, None, labels_mask)
+    }
+
+    /// [`score`](Self::score) with a features mask.
+    pub fn score_masked(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
+    ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
-        self.check_features(features, rows)?;
+        self.forward_checked(features, features_mask, rows, false, StateMode::Stateless)?;
         self.check_labels(labels, rows, labels_mask)?;
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
-        self.exec.forward(&[features], &[], rows, false)?;
         Ok(self.score_from_output(labels, mask))
     }
 
@@ -448,13 +713,24 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         labels_mask: Option<(&[T], usize)>,
         include_regularization: bool,
     ) -> Result<Vec<f64>, NnError> {
-        // Subnormal values (e.g. Adam's second moments late in training) are 5-8x slower
-        // on x86; flushing them to zero changes results only below f32::MIN_POSITIVE.
+        self.score_examples_masked(features, labels, rows, None, labels_mask, include_regularization)
+    }
+
+    /// [`score_examples`](Self::score_examples) with a features mask; a recurrent output's
+    /// example score is the sum over its unmasked steps.
+    pub fn score_examples_masked(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
+        include_regularization: bool,
+    ) -> Result<Vec<f64>, NnError> {
         let _denormals = flush_denormals();
-        self.check_features(features, rows)?;
+        self.forward_checked(features, features_mask, rows, false, StateMode::Stateless)?;
         self.check_labels(labels, rows, labels_mask)?;
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
-        self.exec.forward(&[features], &[], rows, false)?;
         let mut per = self.exec.score_examples(&[labels], &[mask]);
         if include_regularization {
             let reg = self.exec.regularization_score();

@@ -49,3 +49,11 @@ pub(crate) fn two_usize() -> usize {
 pub(crate) fn identity_activation() -> Activation {
     Activation::Identity
 }
+
+pub(crate) fn tanh_activation() -> Activation {
+    Activation::Tanh
+}
+
+pub(crate) fn sigmoid_activation() -> Activation {
+    Activation::Sigmoid
+}

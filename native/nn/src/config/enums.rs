@@ -152,3 +152,33 @@ pub enum PoolingType {
     Sum,
     Pnorm,
 }
+
+/// Layout of recurrent activations (the reference's `RNNFormat`): `NCW` = `[minibatch, size,
+/// time]` (the default), `NWC` = `[minibatch, time, size]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum RnnFormat {
+    #[default]
+    NCW,
+    NWC,
+}
+
+impl RnnFormat {
+    pub fn is_ncw(&self) -> bool {
+        *self == RnnFormat::NCW
+    }
+}
+
+/// How a network backpropagates through time (the reference's `BackpropType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum BackpropType {
+    #[default]
+    Standard,
+    #[serde(rename = "TruncatedBPTT")]
+    TruncatedBptt,
+}
+
+impl BackpropType {
+    pub fn is_standard(&self) -> bool {
+        *self == BackpropType::Standard
+    }
+}

@@ -31,8 +31,19 @@ pub struct ComputationGraphConfiguration {
     /// One input type per network input (`setInputTypes`), or none.
     #[serde(default)]
     pub input_types: Option<Vec<InputType>>,
+    /// Truncated backpropagation through time, as in `MultiLayerConfiguration`.
+    #[serde(default, skip_serializing_if = "super::BackpropType::is_standard")]
+    pub backprop_type: super::BackpropType,
+    #[serde(default = "super::default_tbptt", skip_serializing_if = "is_default_tbptt")]
+    pub tbptt_fwd_length: usize,
+    #[serde(default = "super::default_tbptt", skip_serializing_if = "is_default_tbptt")]
+    pub tbptt_back_length: usize,
     /// In the order the user added them; execution order is topological.
     pub vertices: Vec<GraphVertexConfig>,
+}
+
+fn is_default_tbptt(v: &usize) -> bool {
+    *v == super::default_tbptt()
 }
 
 /// One named vertex with the names of its inputs (network inputs or other vertices).
@@ -183,6 +194,7 @@ impl ComputationGraphConfiguration {
 
     /// Validates the whole graph and returns its execution plan.
     pub fn plan(&self) -> Result<GraphPlan, NnError> {
+        super::check_tbptt(self.backprop_type, self.tbptt_fwd_length, self.tbptt_back_length)?;
         let (sources, order) = self.structure()?;
         let input_shapes = self.input_shapes(&sources)?;
         let n = self.vertices.len();
@@ -362,12 +374,9 @@ impl ComputationGraphConfiguration {
                 ));
             }
             for (k, t) in types.iter().enumerate() {
-                if t.shape().is_empty() {
-                    return invalid(format!(
-                        "network input \"{}\": input type {t:?} has a zero dimension",
-                        self.network_inputs[k]
-                    ));
-                }
+                super::validate::check_input_type(t).map_err(|e| {
+                    NnError::InvalidConfig(format!("network input \"{}\": {e}", self.network_inputs[k]))
+                })?;
             }
         }
         let mut sources = Vec::with_capacity(self.vertices.len());

@@ -23,6 +23,7 @@ impl Shape {
             Shape::Seq { c, len } => InputType::Recurrent {
                 size: c,
                 time_series_length: len,
+                format: Default::default(),
             },
         }
     }

@@ -22,8 +22,12 @@ pub use crate::layers::conv::{Convolution1DLayerConfig, ConvolutionLayerConfig};
 pub use crate::layers::dense::DenseLayerConfig;
 pub use crate::layers::embedding::EmbeddingLayerConfig;
 pub use crate::layers::frozen::FrozenLayerConfig;
+pub use crate::layers::lstm::{GravesLSTMConfig, LSTMConfig};
+pub use crate::layers::simple_rnn::SimpleRnnConfig;
 pub use crate::layers::misc::{ActivationLayerConfig, DropoutLayerConfig};
-pub use crate::layers::output::{LossLayerConfig, OutputLayerConfig};
+pub use crate::layers::output::{
+    LossLayerConfig, OutputLayerConfig, RnnLossLayerConfig, RnnOutputLayerConfig,
+};
 pub use crate::layers::pooling::{
     GlobalPoolingLayerConfig, Subsampling1DLayerConfig, SubsamplingLayerConfig,
 };
@@ -244,6 +248,11 @@ layer_registry! {
     GlobalPoolingLayer(GlobalPoolingLayerConfig),
     EmbeddingLayer(EmbeddingLayerConfig),
     FrozenLayer(FrozenLayerConfig),
+    LSTM(LSTMConfig),
+    GravesLSTM(GravesLSTMConfig),
+    SimpleRnn(SimpleRnnConfig),
+    RnnOutputLayer(RnnOutputLayerConfig),
+    RnnLossLayer(RnnLossLayerConfig),
 }
 
 impl LayerConfig {
@@ -283,8 +292,26 @@ impl LayerConfig {
     pub fn is_output(&self) -> bool {
         matches!(
             self.unfrozen(),
-            LayerConfig::OutputLayer(_) | LayerConfig::LossLayer(_)
+            LayerConfig::OutputLayer(_)
+                | LayerConfig::LossLayer(_)
+                | LayerConfig::RnnOutputLayer(_)
+                | LayerConfig::RnnLossLayer(_)
         )
+    }
+
+    /// The head of an output or loss layer: its activation, loss and per-output loss weights.
+    pub fn head(&self) -> Option<(Activation, LossFunction, Option<&Vec<f64>>)> {
+        match self.unfrozen() {
+            LayerConfig::OutputLayer(c) => Some((c.activation, c.loss_function, c.loss_weights.as_ref())),
+            LayerConfig::LossLayer(c) => Some((c.activation, c.loss_function, c.loss_weights.as_ref())),
+            LayerConfig::RnnOutputLayer(c) => {
+                Some((c.activation, c.loss_function, c.loss_weights.as_ref()))
+            }
+            LayerConfig::RnnLossLayer(c) => {
+                Some((c.activation, c.loss_function, c.loss_weights.as_ref()))
+            }
+            _ => None,
+        }
     }
 
     /// Configured nIn for layers that have one.

@@ -44,7 +44,35 @@ pub struct MultiLayerConfiguration {
     /// What the input looks like (`setInputType`); `None`: feed-forward of the first nIn.
     #[serde(default)]
     pub input_type: Option<InputType>,
+    /// Truncated backpropagation through time (`backpropType`, `tBPTTForwardLength`,
+    /// `tBPTTBackwardLength`); written only when not the default.
+    #[serde(default, skip_serializing_if = "BackpropType::is_standard")]
+    pub backprop_type: BackpropType,
+    #[serde(default = "default_tbptt", skip_serializing_if = "is_default_tbptt")]
+    pub tbptt_fwd_length: usize,
+    #[serde(default = "default_tbptt", skip_serializing_if = "is_default_tbptt")]
+    pub tbptt_back_length: usize,
     pub layers: Vec<LayerConfig>,
+}
+
+/// The reference's default truncated-BPTT segment length.
+pub(crate) fn default_tbptt() -> usize {
+    20
+}
+
+fn is_default_tbptt(v: &usize) -> bool {
+    *v == 20
+}
+
+/// `tBPTTForwardLength` / `tBPTTBackwardLength` must be at least 1 under truncated BPTT.
+pub(crate) fn check_tbptt(kind: BackpropType, fwd: usize, back: usize) -> Result<(), NnError> {
+    if kind == BackpropType::TruncatedBptt && (fwd == 0 || back == 0) {
+        return Err(NnError::InvalidConfig(format!(
+            "truncated BPTT needs tBPTTForwardLength and tBPTTBackwardLength of at least 1 \
+             (got {fwd} and {back})"
+        )));
+    }
+    Ok(())
 }
 
 /// The top level with layers kept raw, so each layer can be parsed with its index in the message.
@@ -61,6 +89,12 @@ struct RawConfiguration {
     epoch_count: u64,
     #[serde(default)]
     input_type: Option<InputType>,
+    #[serde(default)]
+    backprop_type: BackpropType,
+    #[serde(default = "default_tbptt")]
+    tbptt_fwd_length: usize,
+    #[serde(default = "default_tbptt")]
+    tbptt_back_length: usize,
     layers: Vec<serde_json::Value>,
 }
 
@@ -96,6 +130,9 @@ impl MultiLayerConfiguration {
             iteration_count: raw.iteration_count,
             epoch_count: raw.epoch_count,
             input_type: raw.input_type,
+            backprop_type: raw.backprop_type,
+            tbptt_fwd_length: raw.tbptt_fwd_length,
+            tbptt_back_length: raw.tbptt_back_length,
             layers,
         };
         Ok(conf)

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::enums::ConvolutionMode;
+use super::enums::{ConvolutionMode, RnnFormat};
 
 /// What the network's input looks like (the reference's `InputType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,10 +25,14 @@ pub enum InputType {
         width: usize,
         depth: usize,
     },
+    /// `timeSeriesLength` 0 (or absent): unknown, any length per minibatch.
     #[serde(rename_all = "camelCase")]
     Recurrent {
         size: usize,
+        #[serde(default)]
         time_series_length: usize,
+        #[serde(default, skip_serializing_if = "RnnFormat::is_ncw")]
+        format: RnnFormat,
     },
 }
 
@@ -58,6 +62,7 @@ impl InputType {
             InputType::Recurrent {
                 size,
                 time_series_length,
+                ..
             } => Shape::Seq {
                 c: size,
                 len: time_series_length,
@@ -67,7 +72,12 @@ impl InputType {
 }
 
 /// The shape of one example's activations; every example is one contiguous row of `len()`
-/// values (images NCHW, sequences `[C, L]`).
+/// values (images NCHW, sequences `[C, L]`, the reference's NCW).
+///
+/// A sequence's `len` is its configured length; 0 means unknown. The length of each minibatch is
+/// carried by the batch descriptor (`Batch::time_steps`), so a row holds
+/// [`width(time_steps)`](Self::width) values: layers that work on any length use that, layers
+/// that need the configured length (1-D convolution and pooling) refuse others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     Flat(usize),
@@ -89,6 +99,19 @@ impl Shape {
         self.len() == 0
     }
 
+    /// Values per example for `time_steps` steps (sequences; other shapes ignore it).
+    pub fn width(&self, time_steps: usize) -> usize {
+        match *self {
+            Shape::Seq { c, .. } => c * time_steps,
+            _ => self.len(),
+        }
+    }
+
+    /// A sequence (has a time axis).
+    pub fn is_seq(&self) -> bool {
+        matches!(self, Shape::Seq { .. })
+    }
+
     /// Channels of an image/sequence, or the width of a flat shape.
     pub fn channels(&self) -> usize {
         match *self {
@@ -103,6 +126,7 @@ impl std::fmt::Display for Shape {
         match *self {
             Shape::Flat(n) => write!(f, "feed-forward [{n}]"),
             Shape::Image { c, h, w } => write!(f, "convolutional [C={c}, H={h}, W={w}]"),
+            Shape::Seq { c, len: 0 } => write!(f, "recurrent [C={c}, any length]"),
             Shape::Seq { c, len } => write!(f, "recurrent [C={c}, L={len}]"),
         }
     }

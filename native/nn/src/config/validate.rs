@@ -100,6 +100,29 @@ fn check_loss_weights(who: &str, w: &Option<Vec<f64>>, n_out: usize) -> Result<(
     Ok(())
 }
 
+/// The shape of an input type, refusing zero sizes (a recurrent length of 0 means "any") and
+/// layouts not implemented.
+pub(crate) fn check_input_type(t: &super::InputType) -> Result<Shape, NnError> {
+    let s = t.shape();
+    let empty = match s {
+        Shape::Seq { c, .. } => c == 0,
+        other => other.is_empty(),
+    };
+    if empty {
+        return Err(NnError::InvalidConfig(format!(
+            "inputType {t:?} has a zero dimension"
+        )));
+    }
+    if let super::InputType::Recurrent { format: super::RnnFormat::NWC, .. } = t {
+        return Err(NnError::InvalidConfig(
+            "inputType recurrent with format NWC is not supported yet; use RNNFormat.NCW \
+             ([minibatch, size, time], the default)"
+                .into(),
+        ));
+    }
+    Ok(s)
+}
+
 fn positive(who: &str, field: &str, v: usize) -> Result<(), NnError> {
     if v == 0 && field == "nIn" {
         Err(NnError::InvalidConfig(format!(
@@ -147,8 +170,9 @@ impl ShapeCx<'_> {
         let width = match input {
             Shape::Seq { .. } => {
                 return err(format!(
-                    "{who}: its input is {input} ({}); a feed-forward layer cannot take a \
-                     recurrent input here — add a GlobalPoolingLayer first",
+                    "{who}: its input is {input} ({}); this layer cannot take a recurrent input \
+                     — use RnnOutputLayer for an output per time step, or add a LastTimeStep \
+                     wrapper or a GlobalPoolingLayer first",
                     self.from
                 ))
             }
@@ -191,6 +215,18 @@ impl ShapeCx<'_> {
                 self.who, self.from
             )),
         }
+    }
+
+    /// Only the reference's default recurrent layout is implemented so far.
+    pub fn ncw_only(&self, format: super::RnnFormat) -> Result<(), NnError> {
+        if format != super::RnnFormat::NCW {
+            return err(format!(
+                "{}: rnnDataFormat {format:?} is not supported yet; use RNNFormat.NCW \
+                 ([minibatch, size, time], the default) and permute the data",
+                self.who
+            ));
+        }
+        Ok(())
     }
 
     /// `nIn` against the channels of the input.
@@ -264,15 +300,10 @@ impl MultiLayerConfiguration {
                 "the configuration has no layers (the last layer must be an OutputLayer)".into(),
             );
         }
+        super::check_tbptt(self.backprop_type, self.tbptt_fwd_length, self.tbptt_back_length)?;
         let last = self.layers.len() - 1;
         let mut shape = match self.input_type {
-            Some(t) => {
-                let s = t.shape();
-                if s.is_empty() {
-                    return err(format!("inputType {t:?} has a zero dimension"));
-                }
-                s
-            }
+            Some(t) => check_input_type(&t)?,
             // An embedding reads one column of indices, whatever its nIn (vocabulary size).
             None if matches!(self.layers[0].unfrozen(), LayerConfig::EmbeddingLayer(_)) => {
                 Shape::Flat(1)
@@ -386,6 +417,7 @@ pub fn check_layer(
         let square = match layer.unfrozen() {
             LayerConfig::DenseLayer(c) => Some((c.n_in, c.n_out)),
             LayerConfig::OutputLayer(c) => Some((c.n_in, c.n_out)),
+            LayerConfig::RnnOutputLayer(c) => Some((c.n_in, c.n_out)),
             LayerConfig::EmbeddingLayer(c) => Some((c.n_in, c.n_out)),
             _ => None,
         };

@@ -128,7 +128,7 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
 
     /// The per-channel statistics (5 vectors of `n`), `x̂` for `rows` examples and the
     /// pre-activations when the activation needs them.
-    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+    fn reserve_workspace(&mut self, rows: usize, _steps: usize, who: &str) -> Result<(), MemoryError> {
         let n = self.n;
         let what = || format!("the batch statistics of {who}");
         memory::try_grow(&mut self.inv_std, n, T::zero(), what)?;
@@ -156,7 +156,7 @@ impl<T: Scalar> Layer<T> for BatchNormLayer<T> {
         ctx: &mut Ctx,
     ) {
         let rows = batch.rows;
-        super::reserved(self.reserve_workspace(rows, "BatchNormalization"));
+        super::reserved(self.reserve_workspace(rows, 1, "BatchNormalization"));
         let (n, s) = (self.n, self.spatial);
         let width = n * s;
         let (gb, mean, var) = self.split(params);

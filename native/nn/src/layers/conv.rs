@@ -840,7 +840,7 @@ macro_rules! delegate_layer {
             fn init_params(&self, params: &mut [T], rng: &mut Rng) {
                 self.core.init_params(params, rng)
             }
-            fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+            fn reserve_workspace(&mut self, rows: usize, _steps: usize, who: &str) -> Result<(), MemoryError> {
                 let plan = self.core.plan(rows);
                 self.core.reserve(&plan, who)
             }
@@ -1024,6 +1024,7 @@ mod tests {
         let mut ctx = Ctx {
             train: true,
             rng: &mut rng,
+            state: crate::layers::StateMode::Stateless,
         };
         layer.forward(params, x, &Batch::rows(rows), &mut out, &mut ctx);
         out
@@ -1399,6 +1400,7 @@ mod tests {
             &mut Ctx {
                 train: false,
                 rng: &mut r,
+                state: crate::layers::StateMode::Stateless,
             },
         );
         let o32: Vec<f64> = o32.iter().map(|&v| v as f64).collect();
@@ -1740,6 +1742,7 @@ mod tests {
                 let mut ctx = Ctx {
                     train: true,
                     rng: &mut r,
+                    state: crate::layers::StateMode::Stateless,
                 };
                 let t0 = clock(cpu);
                 l1.forward(&w1, &x, &Batch::rows(rows), &mut a1, &mut ctx);

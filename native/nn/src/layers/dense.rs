@@ -6,6 +6,7 @@ use crate::config::defaults::*;
 use crate::config::{Activation, BaseConfig, Distribution, Shape, WeightInit};
 use crate::config::{LayerShapes, ShapeCx};
 use crate::init::init_weights;
+use crate::layers::per_step::PerStep;
 use crate::layers::LayerKind;
 use crate::NnError;
 use ferrodl_tensor::{column_sums, gemm, Op, Rng, Scalar};
@@ -146,6 +147,7 @@ impl<T: Scalar> Layer<T> for DenseLayer<T> {
     fn reserve_workspace(
         &mut self,
         rows: usize,
+        _steps: usize,
         who: &str,
     ) -> Result<(), ferrodl_tensor::memory::MemoryError> {
         self.act.reserve(rows.saturating_mul(self.n_out), who)
@@ -202,26 +204,35 @@ crate::config::layers::base_layer!(
 );
 
 impl LayerKind for DenseLayerConfig {
+    /// On a recurrent input the layer applies at every time step (the reference infers
+    /// RnnToFeedForward / FeedForwardToRnn preprocessors around it): `[C, L]` → `[nOut, L]`.
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+        if let Shape::Seq { c, len } = cx.input {
+            cx.channels_match(self.n_in, c)?;
+            cx.positive("nOut", self.n_out)?;
+            return Ok(Shape::Seq { c: self.n_out, len });
+        }
         cx.flat_n_in(self.n_in)?;
         cx.positive("nOut", self.n_out)?;
         Ok(Shape::Flat(self.n_out))
     }
 
-    /// nIn is the flat width of a feed-forward or convolutional input.
+    /// nIn is the flat width of a feed-forward or convolutional input, the channels of a
+    /// recurrent one.
     fn infer_n_in(&mut self, input: Shape) {
-        if self.n_in == 0 && !matches!(input, Shape::Seq { .. }) {
-            self.n_in = input.len();
+        if self.n_in == 0 {
+            self.n_in = match input {
+                Shape::Seq { c, .. } => c,
+                other => other.len(),
+            };
         }
     }
 
     fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
-        Ok(Box::new(DenseLayer::new(
-            "DenseLayer",
-            shapes.input,
-            self.n_out,
-            self.has_bias,
-            self.base(),
-        )))
+        let dense = |input| DenseLayer::new("DenseLayer", input, self.n_out, self.has_bias, self.base());
+        Ok(match shapes.input {
+            Shape::Seq { c, .. } => Box::new(PerStep::new(Box::new(dense(Shape::Flat(c))))),
+            input => Box::new(dense(input)),
+        })
     }
 }

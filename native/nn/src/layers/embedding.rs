@@ -98,6 +98,7 @@ impl<T: Scalar> Layer<T> for EmbeddingLayer<T> {
     fn reserve_workspace(
         &mut self,
         rows: usize,
+        _steps: usize,
         who: &str,
     ) -> Result<(), ferrodl_tensor::memory::MemoryError> {
         self.act.reserve(rows.saturating_mul(self.n_out), who)

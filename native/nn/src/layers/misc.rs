@@ -100,6 +100,9 @@ impl<T: Scalar> Layer<T> for IdentityLayer {
     fn output_shape(&self) -> Shape {
         self.shape
     }
+    fn output_steps(&self, steps: usize) -> Result<usize, String> {
+        Ok(if self.shape.is_seq() { steps } else { 1 })
+    }
     fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], _: &mut Ctx) {
         output.copy_from_slice(input);
     }
@@ -145,25 +148,28 @@ impl<T: Scalar> Layer<T> for ActivationLayer<T> {
     fn output_shape(&self) -> Shape {
         self.shape
     }
-    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
-        self.act.reserve(rows.saturating_mul(self.shape.len()), who)
+    fn reserve_workspace(&mut self, rows: usize, steps: usize, who: &str) -> Result<(), MemoryError> {
+        self.act.reserve(rows.saturating_mul(self.shape.width(steps)), who)
     }
-    fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], _: &mut Ctx) {
+    fn output_steps(&self, steps: usize) -> Result<usize, String> {
+        Ok(if self.shape.is_seq() { steps } else { 1 })
+    }
+    fn forward(&mut self, _: &[T], input: &[T], b: &Batch<'_, T>, output: &mut [T], _: &mut Ctx) {
         output.copy_from_slice(input);
-        self.act.forward(output, self.shape.len(), None);
+        self.act.forward(output, self.shape.width(b.time_steps), None);
     }
     fn backward(
         &mut self,
         _: &[T],
         _: &[T],
         output: &[T],
-        _: &Batch<'_, T>,
+        b: &Batch<'_, T>,
         delta: &mut [T],
         _: &mut [T],
         grad_input: Option<&mut [T]>,
     ) {
         if let Some(gx) = grad_input {
-            self.act.backward(output, delta, self.shape.len());
+            self.act.backward(output, delta, self.shape.width(b.time_steps));
             gx.copy_from_slice(delta);
         }
     }
@@ -195,9 +201,12 @@ impl<T: Scalar> Layer<T> for DropoutLayer<T> {
     fn output_shape(&self) -> Shape {
         self.shape
     }
-    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+    fn reserve_workspace(&mut self, rows: usize, steps: usize, who: &str) -> Result<(), MemoryError> {
         self.mask
-            .reserve(rows.saturating_mul(self.shape.len()), who)
+            .reserve(rows.saturating_mul(self.shape.width(steps)), who)
+    }
+    fn output_steps(&self, steps: usize) -> Result<usize, String> {
+        Ok(if self.shape.is_seq() { steps } else { 1 })
     }
     fn forward(&mut self, _: &[T], input: &[T], _: &Batch<'_, T>, output: &mut [T], ctx: &mut Ctx) {
         self.mask.apply(input, output, ctx.train, ctx.rng);

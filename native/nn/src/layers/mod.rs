@@ -17,10 +17,14 @@ pub(crate) mod conv;
 pub(crate) mod dense;
 pub(crate) mod embedding;
 pub(crate) mod frozen;
+pub(crate) mod lstm;
 pub mod misc;
 pub(crate) mod output;
+pub(crate) mod per_step;
 pub(crate) mod pooling;
+pub mod recurrent;
 pub(crate) mod reshape;
+pub(crate) mod simple_rnn;
 
 pub use batchnorm::BatchNormLayer;
 pub use conv::{Conv1dLayer, Conv2dLayer};
@@ -74,12 +78,26 @@ impl ParamSpec {
     }
 }
 
+/// Which recurrent state a forward pass starts from and leaves behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateMode {
+    /// From zeros; nothing is kept (`fit`, `output`, `score`).
+    Stateless,
+    /// From the state the last `rnnTimeStep` left (zeros if none), and keeps the new one.
+    TimeStep,
+    /// Truncated BPTT: from the state the previous segment of this minibatch left, and keeps the
+    /// new one for the next segment (a state separate from `rnnTimeStep`'s).
+    Tbptt,
+}
+
 /// Per-call context of a forward pass.
 pub struct Ctx<'a> {
     /// Training mode: dropout active, batch norm on batch statistics.
     pub train: bool,
     /// The network's training RNG (dropout masks).
     pub rng: &'a mut Rng,
+    /// Recurrent layers: where the state comes from and goes.
+    pub state: StateMode,
 }
 
 /// A layer of a feed-forward network, generic over the element type.
@@ -127,12 +145,54 @@ pub trait Layer<T: Scalar>: Send + Debug {
 
     /// Grows the layer's own scratch buffers to what [`forward`](Self::forward) and
     /// [`backward`](Self::backward) need for a minibatch of `rows` examples, each checked against
-    /// the native memory budget and reserved fallibly (`ferrodl_tensor::memory`); `who` names the
-    /// layer in the refusal. The executor calls it before every forward pass, so the passes
-    /// themselves allocate nothing. Default: no workspace.
-    fn reserve_workspace(&mut self, _rows: usize, _who: &str) -> Result<(), MemoryError> {
+    /// the native memory budget and reserved fallibly (`ferrodl_tensor::memory`); `steps` is the
+    /// input's time steps (1 without a time axis); `who` names the layer in the refusal. The
+    /// executor calls it before every forward pass, so the passes themselves allocate nothing.
+    /// Default: no workspace.
+    fn reserve_workspace(
+        &mut self,
+        _rows: usize,
+        _steps: usize,
+        _who: &str,
+    ) -> Result<(), MemoryError> {
         Ok(())
     }
+
+    /// Time steps of the output for an input of `steps` steps (1 without a time axis). Layers
+    /// that take sequences of any length say so here; the default takes only the configured
+    /// length of a sequence input (1-D convolution and pooling sizes depend on it).
+    fn output_steps(&self, steps: usize) -> Result<usize, String> {
+        let out = match self.output_shape() {
+            Shape::Seq { len, .. } => len,
+            _ => 1,
+        };
+        match self.input_shape() {
+            Shape::Seq { len, .. } if steps != len => Err(format!(
+                "takes sequences of the configured length {len} only, not {steps} steps"
+            )),
+            _ => Ok(out),
+        }
+    }
+
+    /// The names of the recurrent state this layer keeps between calls (the reference's
+    /// `rnnGetPreviousState` keys); empty for layers without state.
+    fn state_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The `rnnTimeStep` state under `key` (`rows × nOut` values), if one is stored.
+    fn state(&self, _key: &str) -> Option<&[T]> {
+        None
+    }
+
+    /// Replaces the `rnnTimeStep` state under `key` with `rows × nOut` values.
+    fn set_state(&mut self, key: &str, _values: &[T], _rows: usize) -> Result<(), String> {
+        Err(format!("has no recurrent state (no state {key:?})"))
+    }
+
+    /// Forgets the state of `mode` (`TimeStep`: `rnnClearPreviousState`; `Tbptt`: a new
+    /// minibatch).
+    fn clear_state(&mut self, _mode: StateMode) {}
 
     /// `output (rows × n_out) = f(input (rows × n_in))` for the `batch.rows` examples;
     /// `output`'s old contents are ignored.

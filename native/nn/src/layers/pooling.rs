@@ -494,7 +494,7 @@ macro_rules! delegate_pooling {
             fn output_shape(&self) -> Shape {
                 self.core.output
             }
-            fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+            fn reserve_workspace(&mut self, rows: usize, _steps: usize, who: &str) -> Result<(), MemoryError> {
                 self.core.reserve(rows, who)
             }
             fn forward(
@@ -575,7 +575,7 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
     }
 
     /// MAX keeps one arg-max position per (example, channel).
-    fn reserve_workspace(&mut self, rows: usize, who: &str) -> Result<(), MemoryError> {
+    fn reserve_workspace(&mut self, rows: usize, _steps: usize, who: &str) -> Result<(), MemoryError> {
         if self.kind != PoolingType::Max {
             return Ok(());
         }
@@ -600,6 +600,7 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
         super::reserved(Layer::<T>::reserve_workspace(
             self,
             rows,
+            1,
             "GlobalPoolingLayer",
         ));
         let p = self.pnorm;
@@ -844,6 +845,7 @@ mod tests {
             &mut Ctx {
                 train: true,
                 rng: &mut rng,
+                state: crate::layers::StateMode::Stateless,
             },
         );
         out

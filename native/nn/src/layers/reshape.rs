@@ -346,6 +346,7 @@ mod tests {
             &mut Ctx {
                 train: false,
                 rng: &mut rng,
+                state: crate::layers::StateMode::Stateless,
             },
         );
         out

@@ -48,6 +48,10 @@ impl ElementWise {
 }
 
 impl<T: Scalar> Vertex<T> for ElementWise {
+    fn any_length(&self) -> bool {
+        true
+    }
+
     fn forward(&mut self, inputs: &[&[T]], _rows: usize, output: &mut [T]) {
         output.copy_from_slice(inputs[0]);
         let rest = &inputs[1..];

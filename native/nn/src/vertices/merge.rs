@@ -41,6 +41,7 @@ impl MergeVertexConfig {
     }
 }
 
+/// Per-row widths come from the inputs of each call, so sequences of any length merge.
 #[derive(Debug)]
 pub(super) struct Merge {
     widths: Vec<usize>,
@@ -52,10 +53,21 @@ impl Merge {
             widths: inputs.iter().map(Shape::len).collect(),
         }
     }
+
+    fn set_widths<T>(&mut self, inputs: &[&[T]], rows: usize) {
+        for (w, x) in self.widths.iter_mut().zip(inputs) {
+            *w = x.len() / rows.max(1);
+        }
+    }
 }
 
 impl<T: Scalar> Vertex<T> for Merge {
+    fn any_length(&self) -> bool {
+        true
+    }
+
     fn forward(&mut self, inputs: &[&[T]], rows: usize, output: &mut [T]) {
+        self.set_widths(inputs, rows);
         let total: usize = self.widths.iter().sum();
         for r in 0..rows {
             let mut at = r * total;
@@ -68,12 +80,13 @@ impl<T: Scalar> Vertex<T> for Merge {
 
     fn backward(
         &mut self,
-        _inputs: &[&[T]],
+        inputs: &[&[T]],
         _output: &[T],
         rows: usize,
         delta: &[T],
         grads: &mut [Option<&mut [T]>],
     ) {
+        self.set_widths(inputs, rows);
         let total: usize = self.widths.iter().sum();
         let mut offset = 0;
         for (g, &w) in grads.iter_mut().zip(&self.widths) {

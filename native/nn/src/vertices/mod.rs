@@ -40,6 +40,12 @@ pub trait Vertex<T: Scalar>: Send + Debug {
         rows
     }
 
+    /// Takes sequences of any length (the default takes only the configured length of a
+    /// sequence input).
+    fn any_length(&self) -> bool {
+        false
+    }
+
     /// Refuses a minibatch the vertex cannot take (unstacking needs a multiple of the stack size).
     fn check_rows(&self, _rows: usize) -> Result<(), String> {
         Ok(())

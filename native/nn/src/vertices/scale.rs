@@ -63,6 +63,10 @@ impl Affine {
 }
 
 impl<T: Scalar> Vertex<T> for Affine {
+    fn any_length(&self) -> bool {
+        true
+    }
+
     fn forward(&mut self, inputs: &[&[T]], _rows: usize, output: &mut [T]) {
         let (a, b) = (T::of(self.scale), T::of(self.shift));
         for (o, &x) in output.iter_mut().zip(inputs[0].iter()) {

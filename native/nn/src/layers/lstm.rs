@@ -1,0 +1,460 @@
+//! `LSTM` and `GravesLSTM` (the same cell, GravesLSTM with peephole connections), the
+//! reference's gate layout and defaults.
+//!
+//! Per step, with `z = x·W + h₋₁·RW + b` split into four blocks of `nOut` columns
+//! `[a | f | o | g]` (the reference's order: cell input, forget, output, input gate):
+//! `a = act(z_a)`, `f = gate(z_f + c₋₁⊙p_f)`, `g = gate(z_g + c₋₁⊙p_g)`, `c = f⊙c₋₁ + g⊙a`,
+//! `o = gate(z_o + c⊙p_o)`, `h = o⊙act(c)` — the peephole terms `p` (the last three columns of
+//! GravesLSTM's `RW`: `p_f, p_o, p_g`) only for GravesLSTM. A masked step (feature mask 0)
+//! outputs 0 and zeroes the carried `h` and `c`, as the reference does.
+//!
+//! The input projection of all steps is one matrix product over the time-major input; each step
+//! then adds `h₋₁·RW` (one `N × nOut × 4nOut` product) and runs the cell element-wise. Backward
+//! runs the steps in reverse (at most `Batch::backprop_steps` of them) and makes the `W`
+//! gradient and the input gradient one product each again.
+
+use super::recurrent::{
+    elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, recurrent_input, tnc_to_ncw,
+    StateSlots,
+};
+use super::{Batch, Ctx, Layer, ParamKind, ParamSpec, StateMode};
+use crate::config::{Activation, Distribution, LayerShapes, RnnFormat, Shape, ShapeCx, WeightInit};
+use crate::init::init_weights;
+use crate::layers::LayerKind;
+use crate::NnError;
+use ferrodl_tensor::{add_row_vector, column_sums, gemm, Op, Rng, Scalar};
+
+/// The reference's state keys: the last output and the last cell state.
+const KEYS: &[&str] = &["prevAct", "prevMem"];
+
+#[derive(Debug)]
+pub struct LstmLayer<T> {
+    type_name: &'static str,
+    n_in: usize,
+    h: usize,
+    peephole: bool,
+    act: Activation,
+    gate: Activation,
+    weight_init: WeightInit,
+    distribution: Option<Distribution>,
+    weight_init_recurrent: WeightInit,
+    distribution_recurrent: Option<Distribution>,
+    forget_bias: f64,
+    /// Scratch (grown, never shrunk): time-major input, pre-activations and gate values
+    /// `[T, N, 4H]`, cell states before masking `[T, N, H]`, `act(c)`, and the carried `h`/`c`
+    /// `[T+1, N, H]` (block 0 is the initial state).
+    x: Vec<T>,
+    z: Vec<T>,
+    gates: Vec<T>,
+    c_raw: Vec<T>,
+    act_c: Vec<T>,
+    hs: Vec<T>,
+    cs: Vec<T>,
+    /// `RW` without the peephole columns, contiguous for the per-step product.
+    rw: Vec<T>,
+    /// Backward scratch: `dL/dh` time-major, `dL/dz`, carried `dh`/`dc`, the `RW` gradient.
+    dh_out: Vec<T>,
+    dz: Vec<T>,
+    dh: Vec<T>,
+    dc: Vec<T>,
+    drw: Vec<T>,
+    dx: Vec<T>,
+    states: StateSlots<T>,
+    /// Rows and steps of the last forward pass.
+    last: (usize, usize),
+}
+
+impl<T: Scalar> LstmLayer<T> {
+    fn g4(&self) -> usize {
+        4 * self.h
+    }
+
+    fn rw_cols(&self) -> usize {
+        self.g4() + if self.peephole { 3 } else { 0 }
+    }
+
+    fn n_w(&self) -> usize {
+        self.n_in * self.g4()
+    }
+
+    fn n_rw(&self) -> usize {
+        self.h * self.rw_cols()
+    }
+
+    /// `(W, RW, b)` of a parameter (or gradient) block.
+    fn split<'p>(&self, p: &'p [T]) -> (&'p [T], &'p [T], &'p [T]) {
+        let (w, rest) = p.split_at(self.n_w());
+        let (rw, b) = rest.split_at(self.n_rw());
+        (w, rw, b)
+    }
+
+    /// Copies `RW`'s gate columns into the contiguous `H × 4H` matrix the products use.
+    fn load_rw(&mut self, rw_full: &[T]) {
+        let (g4, cols) = (self.g4(), self.rw_cols());
+        ensure(&mut self.rw, self.h * g4);
+        for j in 0..self.h {
+            self.rw[j * g4..(j + 1) * g4].copy_from_slice(&rw_full[j * cols..j * cols + g4]);
+        }
+    }
+}
+
+impl<T: Scalar> Layer<T> for LstmLayer<T> {
+    fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    fn input_shape(&self) -> Shape {
+        Shape::Seq {
+            c: self.n_in,
+            len: 0,
+        }
+    }
+
+    fn output_shape(&self) -> Shape {
+        Shape::Seq { c: self.h, len: 0 }
+    }
+
+    fn output_steps(&self, steps: usize) -> Result<usize, String> {
+        Ok(steps)
+    }
+
+    fn param_specs(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec::new("W", ParamKind::Weight, vec![self.n_in, self.g4()]),
+            ParamSpec::new("RW", ParamKind::Weight, vec![self.h, self.rw_cols()]),
+            ParamSpec::new("b", ParamKind::Bias, vec![self.g4()]),
+        ]
+    }
+
+    /// `W` then `RW` from the RNG (fan-in `nOut`, fan-out `nIn + nOut`, the reference's), then
+    /// `b`: 0 except the forget-gate block, `forgetGateBiasInit`.
+    fn init_params(&self, params: &mut [T], rng: &mut Rng) {
+        let (n_w, n_rw) = (self.n_w(), self.n_rw());
+        let (w, rest) = params.split_at_mut(n_w);
+        let (rw, b) = rest.split_at_mut(n_rw);
+        let (fan_in, fan_out) = (self.h as f64, (self.n_in + self.h) as f64);
+        init_weights(
+            self.weight_init,
+            self.distribution,
+            fan_in,
+            fan_out,
+            &[self.n_in, self.g4()],
+            w,
+            rng,
+        );
+        init_weights(
+            self.weight_init_recurrent,
+            self.distribution_recurrent,
+            fan_in,
+            fan_out,
+            &[self.h, self.rw_cols()],
+            rw,
+            rng,
+        );
+        b.fill(T::zero());
+        b[self.h..2 * self.h].fill(T::of(self.forget_bias));
+    }
+
+    fn state_keys(&self) -> &'static [&'static str] {
+        KEYS
+    }
+
+    fn state(&self, key: &str) -> Option<&[T]> {
+        let k = KEYS.iter().position(|&k| k == key)?;
+        self.states.get(k)
+    }
+
+    fn set_state(&mut self, key: &str, values: &[T], rows: usize) -> Result<(), String> {
+        let k = KEYS
+            .iter()
+            .position(|&k| k == key)
+            .ok_or_else(|| format!("has no state {key:?} (its states: {KEYS:?})"))?;
+        self.states.set(k, KEYS.len(), self.h, values, rows)
+    }
+
+    fn clear_state(&mut self, mode: StateMode) {
+        self.states.clear(mode);
+    }
+
+    fn forward(
+        &mut self,
+        params: &[T],
+        input: &[T],
+        batch: &Batch<'_, T>,
+        output: &mut [T],
+        ctx: &mut Ctx,
+    ) {
+        let (n, t, c_in, h) = (batch.rows, batch.time_steps, self.n_in, self.h);
+        let g4 = self.g4();
+        let nh = n * h;
+        self.last = (n, t);
+        ensure(&mut self.x, t * n * c_in);
+        ensure(&mut self.z, t * n * g4);
+        ensure(&mut self.gates, t * n * g4);
+        ensure(&mut self.c_raw, t * nh);
+        ensure(&mut self.act_c, t * nh);
+        ensure(&mut self.hs, (t + 1) * nh);
+        ensure(&mut self.cs, (t + 1) * nh);
+        let (w, rw_full, b) = self.split(params);
+        ncw_to_tnc(input, n, c_in, t, &mut self.x);
+        gemm(
+            Op::N,
+            Op::N,
+            t * n,
+            g4,
+            c_in,
+            T::one(),
+            &self.x[..t * n * c_in],
+            w,
+            T::zero(),
+            &mut self.z[..t * n * g4],
+        );
+        add_row_vector(&mut self.z[..t * n * g4], g4, b);
+        match self.states.start(ctx.state, n) {
+            Some(s) => {
+                self.hs[..nh].copy_from_slice(&s.values[0]);
+                self.cs[..nh].copy_from_slice(&s.values[1]);
+            }
+            None => {
+                self.hs[..nh].fill(T::zero());
+                self.cs[..nh].fill(T::zero());
+            }
+        }
+        self.load_rw(rw_full);
+        let (act, gate) = (self.act, self.gate);
+        for s in 0..t {
+            let (h_prev, h_next) = self.hs[s * nh..(s + 2) * nh].split_at_mut(nh);
+            let (c_prev, c_next) = self.cs[s * nh..(s + 2) * nh].split_at_mut(nh);
+            let zs = &mut self.z[s * n * g4..(s + 1) * n * g4];
+            gemm(
+                Op::N,
+                Op::N,
+                n,
+                g4,
+                h,
+                T::one(),
+                h_prev,
+                &self.rw[..h * g4],
+                T::one(),
+                zs,
+            );
+            let gs = &mut self.gates[s * n * g4..(s + 1) * n * g4];
+            let cr = &mut self.c_raw[s * nh..(s + 1) * nh];
+            let ac = &mut self.act_c[s * nh..(s + 1) * nh];
+            for i in 0..n {
+                let m = batch.mask.map_or(T::one(), |mk| mk.at(i, s));
+                for j in 0..h {
+                    let (ia, if_, io, ig) = (i * g4 + j, i * g4 + h + j, i * g4 + 2 * h + j, i * g4 + 3 * h + j);
+                    let cp = c_prev[i * h + j];
+                    if self.peephole {
+                        let rwp = rw_full;
+                        zs[if_] = zs[if_] + cp * rwp[j * (g4 + 3) + g4];
+                        zs[ig] = zs[ig] + cp * rwp[j * (g4 + 3) + g4 + 2];
+                    }
+                    let a = act.scalar(zs[ia]);
+                    let f = gate.scalar(zs[if_]);
+                    let g = gate.scalar(zs[ig]);
+                    let c = f * cp + g * a;
+                    if self.peephole {
+                        zs[io] = zs[io] + c * rw_full[j * (g4 + 3) + g4 + 1];
+                    }
+                    let o = gate.scalar(zs[io]);
+                    let a_c = act.scalar(c);
+                    gs[ia] = a;
+                    gs[if_] = f;
+                    gs[io] = o;
+                    gs[ig] = g;
+                    cr[i * h + j] = c;
+                    ac[i * h + j] = a_c;
+                    c_next[i * h + j] = m * c;
+                    h_next[i * h + j] = m * (o * a_c);
+                }
+            }
+        }
+        tnc_to_ncw(&self.hs[nh..(t + 1) * nh], n, h, t, output);
+        if ctx.state != StateMode::Stateless {
+            let keep = vec![
+                self.hs[t * nh..(t + 1) * nh].to_vec(),
+                self.cs[t * nh..(t + 1) * nh].to_vec(),
+            ];
+            self.states.keep(ctx.state, n, keep);
+        }
+    }
+
+    fn backward(
+        &mut self,
+        params: &[T],
+        _input: &[T],
+        _output: &[T],
+        batch: &Batch<'_, T>,
+        delta: &mut [T],
+        grads: &mut [T],
+        grad_input: Option<&mut [T]>,
+    ) {
+        let (n, t, c_in, h) = (batch.rows, batch.time_steps, self.n_in, self.h);
+        debug_assert_eq!((n, t), self.last, "backward after a forward of another shape");
+        let g4 = self.g4();
+        let nh = n * h;
+        let (n_w, n_rw) = (self.n_w(), self.n_rw());
+        ensure(&mut self.dh_out, t * nh);
+        ensure(&mut self.dz, t * n * g4);
+        ensure(&mut self.dh, nh);
+        ensure(&mut self.dc, nh);
+        ensure(&mut self.drw, h * g4);
+        ncw_to_tnc(delta, n, h, t, &mut self.dh_out);
+        self.dh[..nh].fill(T::zero());
+        self.dc[..nh].fill(T::zero());
+        self.drw[..h * g4].fill(T::zero());
+        grads.fill(T::zero());
+        let (act, gate, peephole) = (self.act, self.gate, self.peephole);
+        let rw_full = &params[n_w..n_w + n_rw];
+        let cols = self.rw_cols();
+        let (mut gff, mut goo, mut ggg) = (vec![T::zero(); h], vec![T::zero(); h], vec![T::zero(); h]);
+        let stop = t - t.min(batch.backprop_steps);
+        self.dz[..stop * n * g4].fill(T::zero());
+        for s in (stop..t).rev() {
+            let zs = &self.z[s * n * g4..(s + 1) * n * g4];
+            let gs = &self.gates[s * n * g4..(s + 1) * n * g4];
+            let cr = &self.c_raw[s * nh..(s + 1) * nh];
+            let ac = &self.act_c[s * nh..(s + 1) * nh];
+            let c_prev = &self.cs[s * nh..(s + 1) * nh];
+            let dzs = &mut self.dz[s * n * g4..(s + 1) * n * g4];
+            let dho = &self.dh_out[s * nh..(s + 1) * nh];
+            for i in 0..n {
+                let m = batch.mask.map_or(T::one(), |mk| mk.at(i, s));
+                for j in 0..h {
+                    let k = i * h + j;
+                    let (ia, if_, io, ig) = (i * g4 + j, i * g4 + h + j, i * g4 + 2 * h + j, i * g4 + 3 * h + j);
+                    let (a, f, o, g) = (gs[ia], gs[if_], gs[io], gs[ig]);
+                    let (c, a_c, cp) = (cr[k], ac[k], c_prev[k]);
+                    let dh = (dho[k] + self.dh[k]) * m;
+                    let dzo = dh * a_c * gate.derivative(zs[io], o);
+                    let mut dcr = dh * o * act.derivative(c, a_c) + m * self.dc[k];
+                    if peephole {
+                        dcr = dcr + dzo * rw_full[j * cols + g4 + 1];
+                    }
+                    let dza = dcr * g * act.derivative(zs[ia], a);
+                    let dzg = dcr * a * gate.derivative(zs[ig], g);
+                    let dzf = dcr * cp * gate.derivative(zs[if_], f);
+                    let mut dcp = dcr * f;
+                    if peephole {
+                        dcp = dcp
+                            + dzf * rw_full[j * cols + g4]
+                            + dzg * rw_full[j * cols + g4 + 2];
+                        gff[j] = gff[j] + dzf * cp;
+                        goo[j] = goo[j] + dzo * c;
+                        ggg[j] = ggg[j] + dzg * cp;
+                    }
+                    dzs[ia] = dza;
+                    dzs[if_] = dzf;
+                    dzs[io] = dzo;
+                    dzs[ig] = dzg;
+                    self.dc[k] = dcp;
+                }
+            }
+            let h_prev = &self.hs[s * nh..(s + 1) * nh];
+            // dRW += h₋₁ᵀ·dz; dh₋₁ = dz·RWᵀ.
+            gemm(Op::T, Op::N, h, g4, n, T::one(), h_prev, dzs, T::one(), &mut self.drw[..h * g4]);
+            gemm(Op::N, Op::T, n, h, g4, T::one(), dzs, &self.rw[..h * g4], T::zero(), &mut self.dh[..nh]);
+        }
+        let (gw, rest) = grads.split_at_mut(n_w);
+        let (grw, gb) = rest.split_at_mut(n_rw);
+        let dz = &self.dz[..t * n * g4];
+        gemm(Op::T, Op::N, c_in, g4, t * n, T::one(), &self.x[..t * n * c_in], dz, T::zero(), gw);
+        column_sums(dz, g4, T::zero(), gb);
+        for j in 0..h {
+            grw[j * cols..j * cols + g4].copy_from_slice(&self.drw[j * g4..(j + 1) * g4]);
+            if peephole {
+                grw[j * cols + g4] = gff[j];
+                grw[j * cols + g4 + 1] = goo[j];
+                grw[j * cols + g4 + 2] = ggg[j];
+            }
+        }
+        if let Some(gx) = grad_input {
+            ensure(&mut self.dx, t * n * c_in);
+            let w = &params[..n_w];
+            gemm(Op::N, Op::T, t * n, c_in, g4, T::one(), dz, w, T::zero(), &mut self.dx[..t * n * c_in]);
+            tnc_to_ncw(&self.dx, n, c_in, t, gx);
+        }
+    }
+}
+
+macro_rules! lstm_config {
+    ($(#[$m:meta])* $name:ident, $type_name:literal, $peephole:literal) => {
+        crate::config::layers::base_layer!(
+            $(#[$m])*
+            $name, default_activation = "crate::config::defaults::tanh_activation", {
+                #[serde(default = "crate::config::defaults::sigmoid_activation")]
+                gate_activation_fn: Activation,
+                #[serde(default = "crate::config::defaults::default_one")]
+                forget_gate_bias_init: f64,
+                #[serde(default)]
+                weight_init_recurrent: Option<WeightInit>,
+                #[serde(default)]
+                weight_init_recurrent_distribution: Option<Distribution>,
+                #[serde(default)]
+                rnn_data_format: RnnFormat,
+            }
+        );
+
+        impl LayerKind for $name {
+            fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
+                let (_, len) = recurrent_input(cx, $type_name, self.n_in)?;
+                cx.positive("nOut", self.n_out)?;
+                elementwise(cx, "activation", self.activation)?;
+                elementwise(cx, "gateActivationFn", self.gate_activation_fn)?;
+                cx.ncw_only(self.rnn_data_format)?;
+                Ok(Shape::Seq { c: self.n_out, len })
+            }
+
+            fn infer_n_in(&mut self, input: Shape) {
+                infer_recurrent_n_in(&mut self.n_in, input);
+            }
+
+            fn build<T: Scalar>(&self, _shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {
+                Ok(Box::new(LstmLayer {
+                    type_name: $type_name,
+                    n_in: self.n_in,
+                    h: self.n_out,
+                    peephole: $peephole,
+                    act: self.activation,
+                    gate: self.gate_activation_fn,
+                    weight_init: self.weight_init,
+                    distribution: self.weight_init_distribution,
+                    weight_init_recurrent: self.weight_init_recurrent.unwrap_or(self.weight_init),
+                    distribution_recurrent: match self.weight_init_recurrent {
+                        Some(_) => self.weight_init_recurrent_distribution,
+                        None => self.weight_init_distribution,
+                    },
+                    forget_bias: self.forget_gate_bias_init,
+                    x: Vec::new(),
+                    z: Vec::new(),
+                    gates: Vec::new(),
+                    c_raw: Vec::new(),
+                    act_c: Vec::new(),
+                    hs: Vec::new(),
+                    cs: Vec::new(),
+                    rw: Vec::new(),
+                    dh_out: Vec::new(),
+                    dz: Vec::new(),
+                    dh: Vec::new(),
+                    dc: Vec::new(),
+                    drw: Vec::new(),
+                    dx: Vec::new(),
+                    states: StateSlots::default(),
+                    last: (0, 0),
+                }))
+            }
+        }
+    };
+}
+
+lstm_config!(
+    /// `LSTM`: the long short-term memory layer without peephole connections.
+    LSTMConfig, "LSTM", false
+);
+lstm_config!(
+    /// `GravesLSTM`: LSTM with peephole connections (Graves 2013), the three peephole weights per
+    /// unit stored as the last three columns of `RW`.
+    GravesLSTMConfig, "GravesLSTM", true
+);

@@ -1,0 +1,447 @@
+//! Recurrent networks: f64 finite-difference gradient checks of LSTM, GravesLSTM, SimpleRnn,
+//! RnnOutputLayer, RnnLossLayer and a dense layer applied per time step, with and without feature
+//! and label masks and from a carried state (what a truncated-BPTT segment starts from);
+//! `rnnTimeStep` fed step by step equals the full-sequence output; a masked, padded minibatch
+//! equals its sequences run one by one; truncated BPTT of one segment equals standard BPTT; bad
+//! input is a clear error.
+//!
+//! Criterion: `ferrodl_testutil::check_gradient` with `GradCheckConfig::default()` (h = 1e-6,
+//! relative error <= 1e-6 unless the absolute difference <= 1e-8) over every parameter against
+//! `score_masked()` (inference mode), parameters uniform in [-0.5, 0.5), inputs standard normal.
+//! Each check runs a negative control: a 1e-4 relative error planted in the largest analytic
+//! entry must be reported as exactly one failure.
+
+use ferrodl_nn::config::MultiLayerConfiguration;
+use ferrodl_nn::{MultiLayerNetwork, NnError};
+use ferrodl_testutil::{check_gradient, normal_matrix, uniform_matrix, GradCheckConfig, Rng};
+use serde_json::{json, Value};
+
+fn sgd() -> Value {
+    json!({"type": "Sgd", "learningRate": 0.1})
+}
+
+fn rnn(kind: &str, n_in: usize, n_out: usize, act: &str) -> Value {
+    json!({"type": kind, "nIn": n_in, "nOut": n_out, "activation": act,
+           "updater": sgd(), "biasUpdater": sgd()})
+}
+
+fn rnn_output(n_in: usize, n_out: usize, act: &str, loss: &str) -> Value {
+    json!({"type": "RnnOutputLayer", "nIn": n_in, "nOut": n_out, "activation": act,
+           "lossFunction": loss, "updater": sgd(), "biasUpdater": sgd()})
+}
+
+fn net(layers: Vec<Value>, input: usize, extra: Value) -> MultiLayerNetwork<f64> {
+    let mut v = json!({"formatVersion": 1, "seed": 7, "miniBatch": true,
+        "inputType": {"type": "recurrent", "size": input, "timeSeriesLength": 0},
+        "layers": layers});
+    if let Value::Object(m) = extra {
+        for (k, x) in m {
+            v[k] = x;
+        }
+    }
+    let conf = MultiLayerConfiguration::from_json(&v.to_string()).unwrap();
+    MultiLayerNetwork::<f64>::from_configuration(conf).unwrap()
+}
+
+fn randomize(n: &mut MultiLayerNetwork<f64>, rng: &mut Rng) {
+    let p = uniform_matrix(rng, 1, n.num_params(), -0.5, 0.5);
+    n.set_params(&p).unwrap();
+}
+
+fn normal(rng: &mut Rng, n: usize) -> Vec<f64> {
+    normal_matrix(rng, 1, n)
+}
+
+/// One-hot labels `[N, C, T]` (NCW).
+fn one_hot(rng: &mut Rng, rows: usize, c: usize, t: usize) -> Vec<f64> {
+    let mut y = vec![0.0; rows * c * t];
+    for i in 0..rows {
+        for s in 0..t {
+            let k = (uniform_matrix(rng, 1, 1, 0.0, c as f64)[0] as usize).min(c - 1);
+            y[i * c * t + k * t + s] = 1.0;
+        }
+    }
+    y
+}
+
+/// Masks with the last steps of some examples padded (0).
+fn tail_mask(rows: usize, t: usize, lengths: &[usize]) -> Vec<f64> {
+    let mut m = vec![0.0; rows * t];
+    for i in 0..rows {
+        for s in 0..lengths[i % lengths.len()].min(t) {
+            m[i * t + s] = 1.0;
+        }
+    }
+    m
+}
+
+struct Case<'a> {
+    x: &'a [f64],
+    y: &'a [f64],
+    rows: usize,
+    fmask: Option<(&'a [f64], usize)>,
+    lmask: Option<(&'a [f64], usize)>,
+}
+
+fn grad_check(what: &str, n: &mut MultiLayerNetwork<f64>, c: &Case<'_>) {
+    let base = n.params().to_vec();
+    let score = n
+        .compute_gradient_and_score_masked(c.x, c.y, c.rows, c.fmask, c.lmask)
+        .unwrap();
+    assert!(score.is_finite(), "{what}: score {score}");
+    let analytic = n.gradient().to_vec();
+    assert!(
+        analytic.iter().any(|g| g.abs() > 1e-6),
+        "{what}: the gradient is all zero"
+    );
+    let mut p = base.clone();
+    let mut f = |q: &[f64]| {
+        n.set_params(q).unwrap();
+        n.score_masked(c.x, c.y, c.rows, c.fmask, c.lmask).unwrap()
+    };
+    let cfg = GradCheckConfig::default();
+    let report = check_gradient(&mut p, &analytic, &mut f, cfg);
+    assert!(report.passed(), "{what}: {report}");
+    let k = (0..analytic.len())
+        .max_by(|&a, &b| analytic[a].abs().total_cmp(&analytic[b].abs()))
+        .unwrap();
+    let mut wrong = analytic.clone();
+    wrong[k] *= 1.0 + 1e-4;
+    let bad = check_gradient(&mut p, &wrong, &mut f, cfg);
+    assert_eq!(bad.failures.len(), 1, "{what}: negative control: {bad}");
+    n.set_params(&base).unwrap();
+}
+
+#[test]
+fn recurrent_layers_pass_gradient_checks_with_and_without_masks() {
+    let (rows, c_in, h, c_out, t) = (3, 4, 5, 3, 6);
+    for kind in ["LSTM", "GravesLSTM", "SimpleRnn"] {
+        let mut rng = Rng::new(11);
+        let layers = vec![
+            rnn(kind, c_in, h, "TANH"),
+            // A dense layer after a recurrent one applies at every step.
+            json!({"type": "DenseLayer", "nIn": h, "nOut": 4, "activation": "SOFTSIGN",
+                   "updater": sgd(), "biasUpdater": sgd()}),
+            rnn(kind, 4, h, "TANH"),
+            rnn_output(h, c_out, "SOFTMAX", "MCXENT"),
+        ];
+        let mut n = net(layers, c_in, json!({}));
+        randomize(&mut n, &mut rng);
+        let x = normal(&mut rng, rows * c_in * t);
+        let y = one_hot(&mut rng, rows, c_out, t);
+        grad_check(
+            &format!("{kind}, no mask"),
+            &mut n,
+            &Case { x: &x, y: &y, rows, fmask: None, lmask: None },
+        );
+        let m = tail_mask(rows, t, &[6, 4, 2]);
+        grad_check(
+            &format!("{kind}, feature and label masks"),
+            &mut n,
+            &Case { x: &x, y: &y, rows, fmask: Some((&m, t)), lmask: Some((&m, t)) },
+        );
+        // Labels masked where features are not (only some steps have a target).
+        let lm = tail_mask(rows, t, &[3, 5, 1]);
+        grad_check(
+            &format!("{kind}, label mask only"),
+            &mut n,
+            &Case { x: &x, y: &y, rows, fmask: None, lmask: Some((&lm, t)) },
+        );
+    }
+}
+
+#[test]
+fn rnn_loss_layer_and_gate_activations_pass_gradient_checks() {
+    let (rows, c_in, h, t) = (2, 3, 4, 5);
+    let mut rng = Rng::new(5);
+    let mut lstm = rnn("GravesLSTM", c_in, h, "SOFTSIGN");
+    lstm["gateActivationFn"] = json!("HARDSIGMOID");
+    lstm["forgetGateBiasInit"] = json!(0.5);
+    let layers = vec![
+        lstm,
+        json!({"type": "RnnLossLayer", "activation": "IDENTITY", "lossFunction": "MSE"}),
+    ];
+    let mut n = net(layers, c_in, json!({}));
+    randomize(&mut n, &mut rng);
+    let x = normal(&mut rng, rows * c_in * t);
+    let y = normal(&mut rng, rows * h * t);
+    grad_check(
+        "GravesLSTM (softsign, hard sigmoid gates) + RnnLossLayer MSE",
+        &mut n,
+        &Case { x: &x, y: &y, rows, fmask: None, lmask: None },
+    );
+}
+
+#[test]
+fn a_set_state_is_where_rnn_time_step_starts() {
+    // rnnSetPreviousState / rnnGetPreviousState move a state between networks, and a stateful
+    // output differs from the stateless one.
+    for kind in ["LSTM", "GravesLSTM", "SimpleRnn"] {
+        let (rows, c_in, h, t) = (2, 3, 4, 4);
+        let mut rng = Rng::new(3);
+        let layers = vec![rnn(kind, c_in, h, "TANH"), rnn_output(h, 2, "SOFTMAX", "MCXENT")];
+        let mut n = net(layers, c_in, json!({}));
+        randomize(&mut n, &mut rng);
+        for key in n.rnn_state_keys(0) {
+            let s = normal(&mut rng, rows * h);
+            n.rnn_set_previous_state(0, key, &s, rows).unwrap();
+        }
+        let x = normal(&mut rng, rows * c_in * t);
+        // A stateful output differs from a stateless one.
+        let stateless = n.output(&x, rows, false).unwrap();
+        let mut probe = net(
+            vec![rnn(kind, c_in, h, "TANH"), rnn_output(h, 2, "SOFTMAX", "MCXENT")],
+            c_in,
+            json!({}),
+        );
+        probe.set_params(n.params()).unwrap();
+        for key in n.rnn_state_keys(0) {
+            let s = n.rnn_previous_state(0, key).unwrap().to_vec();
+            probe.rnn_set_previous_state(0, key, &s, rows).unwrap();
+        }
+        let stateful = probe.rnn_time_step(&x, rows).unwrap();
+        assert!(
+            stateless
+                .iter()
+                .zip(&stateful)
+                .any(|(a, b)| (a - b).abs() > 1e-6),
+            "{kind}: the state changes the output"
+        );
+    }
+}
+
+#[test]
+fn rnn_time_step_one_step_at_a_time_equals_the_full_sequence() {
+    let (rows, c_in, t) = (3, 4, 7);
+    for kind in ["LSTM", "GravesLSTM", "SimpleRnn"] {
+        let mut rng = Rng::new(21);
+        let layers = vec![
+            rnn(kind, c_in, 6, "TANH"),
+            rnn(kind, 6, 5, "TANH"),
+            rnn_output(5, 3, "SOFTMAX", "MCXENT"),
+        ];
+        let mut n = net(layers, c_in, json!({}));
+        randomize(&mut n, &mut rng);
+        let x = normal(&mut rng, rows * c_in * t);
+        let full = n.output(&x, rows, false).unwrap();
+        for split in [vec![1; t], vec![3, 4], vec![t]] {
+            n.rnn_clear_previous_state();
+            let mut got = vec![0.0; rows * 3 * t];
+            let mut t0 = 0;
+            for len in split {
+                let mut xs = Vec::new();
+                for i in 0..rows {
+                    for c in 0..c_in {
+                        let line = &x[i * c_in * t + c * t..i * c_in * t + (c + 1) * t];
+                        xs.extend_from_slice(&line[t0..t0 + len]);
+                    }
+                }
+                let out = n.rnn_time_step(&xs, rows).unwrap();
+                for i in 0..rows {
+                    for c in 0..3 {
+                        for s in 0..len {
+                            got[i * 3 * t + c * t + t0 + s] = out[i * 3 * len + c * len + s];
+                        }
+                    }
+                }
+                t0 += len;
+            }
+            for (a, b) in got.iter().zip(&full) {
+                assert!((a - b).abs() < 1e-12, "{kind}: step by step {a} vs full {b}");
+            }
+        }
+        // output() neither reads nor changes the rnnTimeStep state.
+        let again = n.output(&x, rows, false).unwrap();
+        assert_eq!(again, full);
+        assert!(n.rnn_previous_state(0, "prevAct").is_some());
+        n.rnn_clear_previous_state();
+        assert!(n.rnn_previous_state(0, "prevAct").is_none());
+    }
+}
+
+#[test]
+fn a_masked_padded_batch_equals_its_sequences_one_by_one() {
+    let (c_in, c_out, t) = (3, 4, 6);
+    let lengths = [6usize, 3, 1];
+    let rows = lengths.len();
+    for kind in ["LSTM", "GravesLSTM", "SimpleRnn"] {
+        let mut rng = Rng::new(8);
+        let layers = vec![rnn(kind, c_in, 5, "TANH"), rnn_output(5, c_out, "SOFTMAX", "MCXENT")];
+        let mut n = net(layers, c_in, json!({}));
+        randomize(&mut n, &mut rng);
+        let x = normal(&mut rng, rows * c_in * t);
+        let y = one_hot(&mut rng, rows, c_out, t);
+        let m = tail_mask(rows, t, &lengths);
+        let out = n.output_masked(&x, rows, Some((&m, t)), false).unwrap();
+        let per = n
+            .score_examples_masked(&x, &y, rows, Some((&m, t)), Some((&m, t)), false)
+            .unwrap();
+        let mut total = 0.0;
+        for (i, &len) in lengths.iter().enumerate() {
+            let cut = |a: &[f64], c: usize| -> Vec<f64> {
+                let mut v = Vec::new();
+                for ch in 0..c {
+                    v.extend_from_slice(&a[i * c * t + ch * t..i * c * t + ch * t + len]);
+                }
+                v
+            };
+            let (xi, yi) = (cut(&x, c_in), cut(&y, c_out));
+            let oi = n.output(&xi, 1, false).unwrap();
+            for ch in 0..c_out {
+                for s in 0..t {
+                    let got = out[i * c_out * t + ch * t + s];
+                    if s < len {
+                        assert!((got - oi[ch * len + s]).abs() < 1e-12, "{kind}: example {i}");
+                    }
+                }
+            }
+            let si = n.score_examples(&xi, &yi, 1, None, false).unwrap()[0];
+            assert!((per[i] - si).abs() < 1e-10, "{kind}: example {i}: {} vs {si}", per[i]);
+            total += si;
+        }
+        // score = Σ over unmasked (example, step) losses / N (the reference's).
+        let score = n.score_masked(&x, &y, rows, Some((&m, t)), Some((&m, t))).unwrap();
+        assert!((score - total / rows as f64).abs() < 1e-10, "{kind}: {score}");
+    }
+}
+
+#[test]
+fn one_segment_of_truncated_bptt_is_standard_bptt_and_segments_count_as_iterations() {
+    let (rows, c_in, t) = (2, 3, 8);
+    let layers = || vec![rnn("LSTM", c_in, 4, "TANH"), rnn_output(4, 2, "SOFTMAX", "MCXENT")];
+    let mut rng = Rng::new(4);
+    let x = normal(&mut rng, rows * c_in * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let mut standard = net(layers(), c_in, json!({}));
+    let mut long = net(
+        layers(),
+        c_in,
+        json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 8, "tbpttBackLength": 8}),
+    );
+    let s1 = standard.fit(&x, &y, rows, None).unwrap();
+    let s2 = long.fit(&x, &y, rows, None).unwrap();
+    assert_eq!(s1, s2);
+    assert_eq!(standard.params(), long.params());
+    // Three segments of 3, 3 and 2 steps: three iterations; the result differs from one.
+    let mut tb = net(
+        layers(),
+        c_in,
+        json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 3, "tbpttBackLength": 3}),
+    );
+    tb.fit(&x, &y, rows, None).unwrap();
+    assert_eq!(tb.iteration_count(), 3);
+    assert_ne!(tb.params(), standard.params());
+    // compute_update under TBPTT: the summed update, parameters untouched, same end point.
+    let mut upd = net(
+        layers(),
+        c_in,
+        json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 3, "tbpttBackLength": 3}),
+    );
+    let before = upd.params().to_vec();
+    upd.compute_update(&x, &y, rows, None).unwrap();
+    assert_eq!(upd.params(), &before[..]);
+    let moved: Vec<f64> = before.iter().zip(upd.update()).map(|(p, u)| p - u).collect();
+    for (a, b) in moved.iter().zip(tb.params()) {
+        assert!((a - b).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn truncated_bptt_learns_and_back_length_limits_the_gradient() {
+    // Back length 1 vs 3 on the same segments: different updates (the gradient is truncated).
+    let (rows, c_in, t) = (2, 2, 6);
+    let layers = || vec![rnn("SimpleRnn", c_in, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")];
+    let mut rng = Rng::new(9);
+    let x = normal(&mut rng, rows * c_in * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let tb = |back: usize| {
+        let mut n = net(
+            layers(),
+            c_in,
+            json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 3, "tbpttBackLength": back}),
+        );
+        n.fit(&x, &y, rows, None).unwrap();
+        n.params().to_vec()
+    };
+    assert_ne!(tb(1), tb(3));
+    // Training with TBPTT lowers the score on a fixed batch.
+    let mut n = net(
+        layers(),
+        c_in,
+        json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 2, "tbpttBackLength": 2}),
+    );
+    let first = n.score(&x, &y, rows, None).unwrap();
+    for _ in 0..60 {
+        n.fit(&x, &y, rows, None).unwrap();
+    }
+    let last = n.score(&x, &y, rows, None).unwrap();
+    assert!(last < 0.8 * first, "score {first} -> {last}");
+}
+
+#[test]
+fn bad_recurrent_input_is_a_clear_error() {
+    let layers = vec![rnn("LSTM", 4, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")];
+    let mut n = net(layers, 4, json!({}));
+    let msg = |e: NnError| e.to_string();
+    // 10 values per example are not a whole number of steps of 4 channels.
+    let e = msg(n.output(&[0.0; 20], 2, false).unwrap_err());
+    assert!(e.contains("not a whole number of time steps"), "{e}");
+    // A mask of the wrong shape.
+    let x = vec![0.1; 2 * 4 * 5];
+    let e = msg(n.output_masked(&x, 2, Some((&[1.0; 8], 4)), false).unwrap_err());
+    assert!(e.contains("features mask") && e.contains("[N, T] = 2×5"), "{e}");
+    // Labels of the wrong number of steps.
+    let e = msg(n.score(&x, &[0.0; 2 * 2 * 4], 2, None).unwrap_err());
+    assert!(e.contains("labels") && e.contains("5 time steps"), "{e}");
+    // TBPTT lengths must be positive.
+    let v = json!({"formatVersion": 1, "seed": 1, "backpropType": "TruncatedBPTT",
+        "tbpttFwdLength": 0, "inputType": {"type": "recurrent", "size": 4},
+        "layers": [rnn("LSTM", 4, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")]});
+    let e = MultiLayerConfiguration::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("tBPTTForwardLength"), "{e}");
+    // An OutputLayer cannot take a recurrent input; the message names the fixes.
+    let v = json!({"formatVersion": 1, "seed": 1, "inputType": {"type": "recurrent", "size": 4},
+        "layers": [rnn("LSTM", 4, 3, "TANH"),
+                   {"type": "OutputLayer", "nIn": 3, "nOut": 2, "activation": "SOFTMAX"}]});
+    let e = MultiLayerConfiguration::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("RnnOutputLayer") && e.contains("LastTimeStep"), "{e}");
+    // A recurrent layer on a feed-forward input.
+    let v = json!({"formatVersion": 1, "seed": 1,
+        "layers": [{"type": "DenseLayer", "nIn": 4, "nOut": 3}, rnn("LSTM", 3, 3, "TANH"),
+                   rnn_output(3, 2, "SOFTMAX", "MCXENT")]});
+    let e = MultiLayerConfiguration::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("layer 1 (LSTM)") && e.contains("recurrent input"), "{e}");
+    // SOFTMAX inside an LSTM.
+    let v = json!({"formatVersion": 1, "seed": 1, "inputType": {"type": "recurrent", "size": 4},
+        "layers": [rnn("LSTM", 4, 3, "SOFTMAX"), rnn_output(3, 2, "SOFTMAX", "MCXENT")]});
+    let e = MultiLayerConfiguration::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("element-wise"), "{e}");
+}
+
+#[test]
+fn parameter_layout_and_initialisation_follow_the_reference() {
+    let n = net(
+        vec![rnn("GravesLSTM", 3, 4, "TANH"), rnn_output(4, 2, "SOFTMAX", "MCXENT")],
+        3,
+        json!({}),
+    );
+    let table: Vec<(String, Vec<usize>)> =
+        n.param_table().into_iter().map(|(k, _, s)| (k, s)).collect();
+    assert_eq!(
+        table,
+        vec![
+            ("0_W".into(), vec![3, 16]),
+            ("0_RW".into(), vec![4, 19]),
+            ("0_b".into(), vec![16]),
+            ("1_W".into(), vec![4, 2]),
+            ("1_b".into(), vec![2]),
+        ]
+    );
+    // Forget-gate bias block (units 4..8) at forgetGateBiasInit 1.0, the rest 0.
+    let b = &n.params()[3 * 16 + 4 * 19..3 * 16 + 4 * 19 + 16];
+    assert_eq!(&b[..4], &[0.0; 4]);
+    assert_eq!(&b[4..8], &[1.0; 4]);
+    assert_eq!(&b[8..], &[0.0; 8]);
+    assert_eq!(n.rnn_state_keys(0), &["prevAct", "prevMem"]);
+    assert!(n.rnn_state_keys(1).is_empty());
+}
