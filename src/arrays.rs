@@ -172,6 +172,28 @@ impl Batch {
     }
 }
 
+/// An optional features mask of `rows` rows (`[N, T]` or one value per example); the engine
+/// checks its columns against the time steps of the features.
+pub fn read_features_mask(
+    env: &mut JNIEnv<'_>,
+    mask: &JFloatArray<'_>,
+    rows: usize,
+    cols: jint,
+) -> FerroResult<Option<(Vec<f32>, usize)>> {
+    match read_optional_floats(env, mask, "features mask")? {
+        Some(m) => {
+            let (_, cols) = check_matrix(&m, rows as i32, cols, "features mask")?;
+            Ok(Some((m, cols)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Borrows an optional `(values, columns)` mask.
+pub fn as_mask(m: &Option<(Vec<f32>, usize)>) -> Option<(&[f32], usize)> {
+    m.as_ref().map(|(d, c)| (d.as_slice(), *c))
+}
+
 /// Reads a `float[][]` whose entries must all be non-null; `what` names the argument.
 pub fn read_float_arrays(
     env: &mut JNIEnv<'_>,
@@ -242,4 +264,35 @@ pub fn new_float_arrays<'local>(
         env.delete_local_ref(element)?;
     }
     Ok(array)
+}
+
+/// A Java `String[]` of `items`.
+pub fn new_string_array<'local>(
+    env: &mut JNIEnv<'local>,
+    items: &[&str],
+) -> FerroResult<JObjectArray<'local>> {
+    let len = jni::sys::jsize::try_from(items.len())
+        .or_else(|_| invalid(format!("{} strings do not fit a Java array", items.len())))?;
+    let array = env.new_object_array(len, "java/lang/String", JObject::null())?;
+    for (i, k) in items.iter().enumerate() {
+        let s = env.new_string(k)?;
+        env.set_object_array_element(&array, i as jni::sys::jsize, s)?;
+    }
+    Ok(array)
+}
+
+/// A non-null Java string argument; `what` names it in the error.
+pub fn read_string(env: &mut JNIEnv<'_>, s: &jni::objects::JString<'_>, what: &str) -> FerroResult<String> {
+    if s.as_raw().is_null() {
+        return invalid(format!("{what} is null"));
+    }
+    Ok(env.get_string(s)?.into())
+}
+
+/// A positive row count from Java.
+pub fn positive_rows(rows: jint, what: &str) -> FerroResult<usize> {
+    match usize::try_from(rows) {
+        Ok(r) if r > 0 => Ok(r),
+        _ => invalid(format!("{what}: rows must be positive, got {rows}")),
+    }
 }

@@ -6,7 +6,8 @@
 //! for none.
 
 use crate::arrays::{
-    new_float_array, new_float_arrays, new_long_array, read_float_arrays, read_floats, read_masks,
+    new_float_array, new_float_arrays, new_long_array, new_string_array, positive_rows,
+    read_float_arrays, read_floats, read_masks, read_string,
 };
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
@@ -358,6 +359,93 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_output<'local>(
     })
 }
 
+/// `rnnTimeStep`: the outputs from the state the last call left, keeping the new state.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_rnnTimeStep<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    inputs: JObjectArray<'local>,
+    rows: jint,
+) -> jobjectArray {
+    guard(&mut env, |env| {
+        let inputs = read_float_arrays(env, &inputs, "features")?;
+        let rows = positive_rows(rows, "features")?;
+        let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+        let out = graphs().with(handle, |g| Ok(g.rnn_time_step(&refs, rows)?))?;
+        Ok(new_float_arrays(env, &out)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_rnnClearPreviousState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, |_| {
+        graphs().with(handle, |g| {
+            g.rnn_clear_previous_state();
+            Ok(())
+        })
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_rnnStateKeys<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    vertex: JString<'local>,
+) -> jobjectArray {
+    guard(&mut env, |env| {
+        let vertex = read_string(env, &vertex, "vertex name")?;
+        let keys = graphs().with(handle, |g| Ok(g.rnn_state_keys(&vertex)?))?;
+        Ok(new_string_array(env, keys)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_rnnGetPreviousState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    vertex: JString<'local>,
+    key: JString<'local>,
+) -> jfloatArray {
+    guard(&mut env, |env| {
+        let vertex = read_string(env, &vertex, "vertex name")?;
+        let key = read_string(env, &key, "state key")?;
+        let state = graphs().with(handle, |g| {
+            Ok(g.rnn_previous_state(&vertex, &key)?.map(<[f32]>::to_vec))
+        })?;
+        match state {
+            Some(v) => Ok(new_float_array(env, &v)?.into_raw()),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_rnnSetPreviousState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    vertex: JString<'local>,
+    key: JString<'local>,
+    values: JFloatArray<'local>,
+    rows: jint,
+) {
+    guard(&mut env, |env| {
+        let vertex = read_string(env, &vertex, "vertex name")?;
+        let key = read_string(env, &key, "state key")?;
+        let values = read_floats(env, &values, "state")?;
+        let rows = positive_rows(rows, "state")?;
+        graphs().with(handle, |g| Ok(g.rnn_set_previous_state(&vertex, &key, &values, rows)?))
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_feedForward<'local>(
     mut env: JNIEnv<'local>,
@@ -517,11 +605,8 @@ fn vertex_info_json(g: &ComputationGraph) -> String {
             let loss = conf
                 .vertex_index(name)
                 .and_then(|v| conf.vertices[v].vertex.layer())
-                .and_then(|l| match l.unfrozen() {
-                    LayerConfig::OutputLayer(c) => Some(enum_name(&c.loss_function)),
-                    LayerConfig::LossLayer(c) => Some(enum_name(&c.loss_function)),
-                    _ => None,
-                });
+                .and_then(|l| l.head())
+                .map(|(_, loss, _)| enum_name(&loss));
             json!({"name": name, "nOut": g.output_width(k),
                    "activation": enum_name(&g.output_activation(k)), "lossFunction": loss})
         })

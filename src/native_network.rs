@@ -1,15 +1,19 @@
 //! `org.ferrodl.jni.NativeNetwork`: the multi-layer network behind a typed handle.
 //! Thread safety: each handle's network is behind its own mutex (see `handles`).
 
-use crate::arrays::{check_matrix, new_float_array, new_long_array, read_batch, read_floats};
+use crate::arrays::{
+    as_mask, check_matrix, new_float_array, new_long_array, new_string_array, positive_rows,
+    read_batch, read_features_mask, read_floats, read_string,
+};
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
 use crate::handles::Registry;
 use crate::info_json::{enum_name, param_table_json, shape_json};
-use ferrodl_nn::{LayerConfig, MultiLayerConfiguration, MultiLayerNetwork};
+use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork};
 use jni::objects::{JClass, JFloatArray, JString};
 use jni::sys::{
-    jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jstring, JNI_TRUE,
+    jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jobjectArray, jstring,
+    JNI_TRUE,
 };
 use jni::JNIEnv;
 use serde_json::{json, Value};
@@ -107,6 +111,25 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_setUpdaterState<'local
     })
 }
 
+/// Features, labels and both masks of one call (`fMask`: `[N, T]` or per example; `lMask`).
+#[allow(clippy::too_many_arguments)]
+fn read_masked(
+    env: &mut JNIEnv<'_>,
+    features: &JFloatArray<'_>,
+    rows: jint,
+    f_cols: jint,
+    labels: &JFloatArray<'_>,
+    l_cols: jint,
+    f_mask: &JFloatArray<'_>,
+    f_mask_cols: jint,
+    l_mask: &JFloatArray<'_>,
+    l_mask_cols: jint,
+) -> FerroResult<(crate::arrays::Batch, Option<(Vec<f32>, usize)>)> {
+    let b = read_batch(env, features, rows, f_cols, labels, l_cols, l_mask, l_mask_cols)?;
+    let fm = read_features_mask(env, f_mask, b.rows, f_mask_cols)?;
+    Ok((b, fm))
+}
+
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_fit<'local>(
@@ -118,15 +141,18 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_fit<'local>(
     f_cols: jint,
     labels: JFloatArray<'local>,
     l_cols: jint,
-    mask: JFloatArray<'local>,
-    mask_cols: jint,
+    f_mask: JFloatArray<'local>,
+    f_mask_cols: jint,
+    l_mask: JFloatArray<'local>,
+    l_mask_cols: jint,
 ) -> jdouble {
     guard(&mut env, |env| {
-        let b = read_batch(
-            env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
+        let (b, fm) = read_masked(
+            env, &features, rows, f_cols, &labels, l_cols, &f_mask, f_mask_cols, &l_mask,
+            l_mask_cols,
         )?;
         networks().with(handle, |n| {
-            Ok(n.fit(&b.features, &b.labels, b.rows, b.mask())?)
+            Ok(n.fit_masked(&b.features, &b.labels, b.rows, as_mask(&fm), b.mask())?)
         })
     })
 }
@@ -142,20 +168,24 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_score<'local>(
     f_cols: jint,
     labels: JFloatArray<'local>,
     l_cols: jint,
-    mask: JFloatArray<'local>,
-    mask_cols: jint,
+    f_mask: JFloatArray<'local>,
+    f_mask_cols: jint,
+    l_mask: JFloatArray<'local>,
+    l_mask_cols: jint,
 ) -> jdouble {
     guard(&mut env, |env| {
-        let b = read_batch(
-            env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
+        let (b, fm) = read_masked(
+            env, &features, rows, f_cols, &labels, l_cols, &f_mask, f_mask_cols, &l_mask,
+            l_mask_cols,
         )?;
         networks().with(handle, |n| {
-            Ok(n.score(&b.features, &b.labels, b.rows, b.mask())?)
+            Ok(n.score_masked(&b.features, &b.labels, b.rows, as_mask(&fm), b.mask())?)
         })
     })
 }
 
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_output<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
@@ -163,15 +193,115 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_output<'local>(
     features: JFloatArray<'local>,
     rows: jint,
     f_cols: jint,
+    f_mask: JFloatArray<'local>,
+    f_mask_cols: jint,
     train: jboolean,
 ) -> jfloatArray {
     guard(&mut env, |env| {
         let features = read_floats(env, &features, "features")?;
         let (rows, _) = check_matrix(&features, rows, f_cols, "features")?;
+        let fm = read_features_mask(env, &f_mask, rows, f_mask_cols)?;
         let out = networks().with(handle, |n| {
-            Ok(n.output(&features, rows, train == JNI_TRUE)?)
+            Ok(n.output_masked(&features, rows, as_mask(&fm), train == JNI_TRUE)?)
         })?;
         Ok(new_float_array(env, &out)?.into_raw())
+    })
+}
+
+/// `rnnTimeStep`: inference from the state the last call left, keeping the new state.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_rnnTimeStep<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    features: JFloatArray<'local>,
+    rows: jint,
+    f_cols: jint,
+) -> jfloatArray {
+    guard(&mut env, |env| {
+        let features = read_floats(env, &features, "features")?;
+        let (rows, _) = check_matrix(&features, rows, f_cols, "features")?;
+        let out = networks().with(handle, |n| Ok(n.rnn_time_step(&features, rows)?))?;
+        Ok(new_float_array(env, &out)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_rnnClearPreviousState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, |_| {
+        networks().with(handle, |n| {
+            n.rnn_clear_previous_state();
+            Ok(())
+        })
+    })
+}
+
+/// Layer index from Java, checked against the network.
+fn layer_index(n: &MultiLayerNetwork, layer: jint) -> FerroResult<usize> {
+    match usize::try_from(layer) {
+        Ok(i) if i < n.num_layers() => Ok(i),
+        _ => invalid(format!(
+            "layer {layer} does not exist (the network has {} layers)",
+            n.num_layers()
+        )),
+    }
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_rnnStateKeys<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    layer: jint,
+) -> jobjectArray {
+    guard(&mut env, |env| {
+        let keys = networks().with(handle, |n| Ok(n.rnn_state_keys(layer_index(n, layer)?)))?;
+        Ok(new_string_array(env, keys)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_rnnGetPreviousState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    layer: jint,
+    key: JString<'local>,
+) -> jfloatArray {
+    guard(&mut env, |env| {
+        let key = read_string(env, &key, "state key")?;
+        let state = networks().with(handle, |n| {
+            Ok(n.rnn_previous_state(layer_index(n, layer)?, &key).map(<[f32]>::to_vec))
+        })?;
+        match state {
+            Some(v) => Ok(new_float_array(env, &v)?.into_raw()),
+            None => Ok(std::ptr::null_mut()),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_rnnSetPreviousState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    layer: jint,
+    key: JString<'local>,
+    values: JFloatArray<'local>,
+    rows: jint,
+) {
+    guard(&mut env, |env| {
+        let key = read_string(env, &key, "state key")?;
+        let values = read_floats(env, &values, "state")?;
+        let rows = positive_rows(rows, "state")?;
+        networks().with(handle, |n| {
+            let i = layer_index(n, layer)?;
+            Ok(n.rnn_set_previous_state(i, &key, &values, rows)?)
+        })
     })
 }
 
@@ -231,19 +361,23 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_scoreExamples<'local>(
     f_cols: jint,
     labels: JFloatArray<'local>,
     l_cols: jint,
-    mask: JFloatArray<'local>,
-    mask_cols: jint,
+    f_mask: JFloatArray<'local>,
+    f_mask_cols: jint,
+    l_mask: JFloatArray<'local>,
+    l_mask_cols: jint,
     include_regularization: jboolean,
 ) -> jdoubleArray {
     guard(&mut env, |env| {
-        let b = read_batch(
-            env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
+        let (b, fm) = read_masked(
+            env, &features, rows, f_cols, &labels, l_cols, &f_mask, f_mask_cols, &l_mask,
+            l_mask_cols,
         )?;
         let scores = networks().with(handle, |n| {
-            Ok(n.score_examples(
+            Ok(n.score_examples_masked(
                 &b.features,
                 &b.labels,
                 b.rows,
+                as_mask(&fm),
                 b.mask(),
                 include_regularization == JNI_TRUE,
             )?)
@@ -332,11 +466,7 @@ fn layer_info_json(net: &MultiLayerNetwork) -> FerroResult<String> {
             "activation": lc.activation().map(|a| enum_name(&a)),
         });
         if i + 1 == n {
-            let loss = match lc.unfrozen() {
-                LayerConfig::OutputLayer(c) => Some(enum_name(&c.loss_function)),
-                LayerConfig::LossLayer(c) => Some(enum_name(&c.loss_function)),
-                _ => None,
-            };
+            let loss = lc.head().map(|(_, loss, _)| enum_name(&loss));
             o["lossFunction"] = loss.unwrap_or(Value::Null);
             o["outputActivation"] = enum_name(&net.output_activation());
         }

@@ -7,11 +7,13 @@
 
 use crate::batch::Mask;
 use crate::config::{
-    Activation, ComputationGraphConfiguration, GraphPlan, GraphSource, LayerShapes, Shape,
+    Activation, BackpropType, ComputationGraphConfiguration, GraphPlan, GraphSource,
+    LayerShapes, Shape,
 };
 use crate::error::NnError;
 use crate::executor::{Executor, NodeDef, NodeDefKind, Src};
-use crate::layers::Layer;
+use crate::layers::{Layer, StateMode};
+use crate::tbptt;
 use crate::loss::LabelsMask;
 use crate::vertices::VertexConfig;
 use ferrodl_tensor::{flush_denormals, Scalar};
@@ -266,6 +268,30 @@ impl<T: Scalar> ComputationGraph<T> {
         }
         for (k, x) in inputs.iter().enumerate() {
             let name = &self.conf.network_inputs[k];
+            let shape = self.plan.input_shapes[k];
+            if shape.is_seq() {
+                let t = self.exec.input_steps(k, x.len(), rows).map_err(|m| {
+                    NnError::Shape(format!(
+                        "features for network input \"{name}\" ({shape}): {m}"
+                    ))
+                })?;
+                non_finite_at(
+                    &format!("features for network input \"{name}\" contain"),
+                    x,
+                    shape.width(t),
+                )?;
+                if let Some(Some((m, cols))) = masks.get(k) {
+                    if (*cols != 1 && *cols != t) || m.len() != rows * cols {
+                        return Err(NnError::Shape(format!(
+                            "the feature mask of network input \"{name}\" has {} values in \
+                             {cols} columns; for {rows} examples of {t} time steps it must be \
+                             [N, T] = {rows}×{t} (or one value per example)",
+                            m.len()
+                        )));
+                    }
+                }
+                continue;
+            }
             let w = self.input_width(k);
             if x.len() != rows * w {
                 let shape = self.plan.input_shapes[k];
@@ -341,6 +367,32 @@ impl<T: Scalar> ComputationGraph<T> {
         }
         for (k, y) in labels.iter().enumerate() {
             let name = &self.conf.network_outputs[k];
+            if let Some(c) = self.exec.output_seq_channels(k) {
+                // After the forward pass, which fixes the output's steps.
+                let w = self.exec.output_width(k);
+                let t = w / c.max(1);
+                if y.len() != rows * w {
+                    return Err(NnError::Shape(format!(
+                        "labels for output \"{name}\" have {} values but the output gives {rows} \
+                         examples × nOut={c} × {t} time steps = {} (labels of a recurrent output \
+                         are [N, nOut, T])",
+                        y.len(),
+                        rows * w
+                    )));
+                }
+                non_finite_at(&format!("labels for output \"{name}\" contain"), y, w)?;
+                if let Some(Some((m, cols))) = masks.get(k) {
+                    if (*cols != 1 && *cols != t && *cols != w) || m.len() != rows * cols {
+                        return Err(NnError::Shape(format!(
+                            "the labels mask of output \"{name}\" has {} values in {cols} \
+                             columns; for {rows} examples of {t} time steps it must be [N, T] = \
+                             {rows}×{t} (or one value per example, or one per output and step)",
+                            m.len()
+                        )));
+                    }
+                }
+                continue;
+            }
             let w = self.output_width(k);
             if y.len() != rows * w {
                 return Err(NnError::Shape(if y.len() % rows == 0 {
@@ -400,6 +452,26 @@ impl<T: Scalar> ComputationGraph<T> {
             .collect()
     }
 
+    /// Validates the inputs, runs the forward pass, then validates the labels (whose width a
+    /// recurrent output's steps decide).
+    fn forward_checked(
+        &mut self,
+        inputs: &[&[T]],
+        labels: Option<(&[&[T]], &[MaskArg<'_, T>])>,
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        train: bool,
+        state: StateMode,
+    ) -> Result<(), NnError> {
+        self.check_inputs(inputs, rows, feature_masks)?;
+        let fm = Self::feature_masks(feature_masks);
+        self.exec.forward_in(inputs, &fm, rows, train, state)?;
+        if let Some((y, lm)) = labels {
+            self.check_labels(y, rows, lm)?;
+        }
+        Ok(())
+    }
+
     fn forward_backward(
         &mut self,
         inputs: &[&[T]],
@@ -408,11 +480,16 @@ impl<T: Scalar> ComputationGraph<T> {
         feature_masks: &[MaskArg<'_, T>],
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
-        self.check_inputs(inputs, rows, feature_masks)?;
-        self.check_labels(labels, rows, label_masks)?;
+        self.forward_checked(
+            inputs,
+            Some((labels, label_masks)),
+            rows,
+            feature_masks,
+            true,
+            StateMode::Stateless,
+        )?;
         let fm = Self::feature_masks(feature_masks);
         let lm = Self::label_masks(label_masks);
-        self.exec.forward(inputs, &fm, rows, true)?;
         let score = self.exec.data_score(labels, &lm) + self.exec.regularization_score();
         self.exec.backward(inputs, &fm, labels, &lm);
         Ok(score)
@@ -434,7 +511,64 @@ impl<T: Scalar> ComputationGraph<T> {
         Ok(score)
     }
 
-    /// One training iteration on one minibatch; returns the score before the update.
+    /// Truncated BPTT's segment lengths, when configured and some input is a sequence.
+    fn tbptt(&self) -> Option<(usize, usize)> {
+        (self.conf.backprop_type == BackpropType::TruncatedBptt
+            && self.plan.input_shapes.iter().any(Shape::is_seq))
+        .then_some((self.conf.tbptt_fwd_length, self.conf.tbptt_back_length))
+    }
+
+    /// Truncated BPTT over the minibatch: one training iteration per segment.
+    #[allow(clippy::too_many_arguments)]
+    fn fit_tbptt(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+        fwd: usize,
+        back: usize,
+    ) -> Result<f64, NnError> {
+        self.forward_checked(
+            inputs,
+            Some((labels, label_masks)),
+            rows,
+            feature_masks,
+            false,
+            StateMode::Stateless,
+        )?;
+        let t = (0..inputs.len())
+            .filter(|&k| self.plan.input_shapes[k].is_seq())
+            .map(|k| self.exec.steps_of_input(k))
+            .max()
+            .unwrap_or(1);
+        let none = vec![None; inputs.len()];
+        let none_l = vec![None; labels.len()];
+        let arrays = tbptt::Arrays {
+            inputs,
+            input_masks: if feature_masks.is_empty() { &none } else { feature_masks },
+            labels,
+            label_masks: if label_masks.is_empty() { &none_l } else { label_masks },
+            rows,
+        };
+        let conf = &mut self.conf;
+        let decay = self.exec.has_weight_decay();
+        let data = tbptt::run(&mut self.exec, &arrays, t, fwd, back, |exec| {
+            let (iteration, epoch) = (conf.iteration_count, conf.epoch_count);
+            if decay {
+                exec.update_step(iteration, epoch);
+                exec.apply_update();
+            } else {
+                exec.fit_step(iteration, epoch);
+            }
+            conf.iteration_count += 1;
+        })?;
+        Ok(data + self.exec.regularization_score())
+    }
+
+    /// One training iteration on one minibatch; returns the score before the update (under
+    /// truncated BPTT, one iteration per segment and the last segment's score).
     pub fn fit(
         &mut self,
         inputs: &[&[T]],
@@ -444,6 +578,9 @@ impl<T: Scalar> ComputationGraph<T> {
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        if let Some((fwd, back)) = self.tbptt() {
+            return self.fit_tbptt(inputs, labels, rows, feature_masks, label_masks, fwd, back);
+        }
         if self.exec.has_weight_decay() {
             let score = self.compute_update(inputs, labels, rows, feature_masks, label_masks)?;
             self.exec.apply_update();
@@ -457,7 +594,8 @@ impl<T: Scalar> ComputationGraph<T> {
     }
 
     /// A training iteration that leaves the parameters alone; [`update`](Self::update) then holds
-    /// what `fit` would subtract (gradient sharing encodes it).
+    /// what `fit` would subtract (gradient sharing encodes it). Under truncated BPTT: the sum of
+    /// the segments' updates.
     pub fn compute_update(
         &mut self,
         inputs: &[&[T]],
@@ -467,11 +605,73 @@ impl<T: Scalar> ComputationGraph<T> {
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        if let Some((fwd, back)) = self.tbptt() {
+            let before = self.exec.params().to_vec();
+            let score =
+                self.fit_tbptt(inputs, labels, rows, feature_masks, label_masks, fwd, back)?;
+            self.exec.take_update_from(&before);
+            return Ok(score);
+        }
         let score = self.forward_backward(inputs, labels, rows, feature_masks, label_masks)?;
         let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
         self.exec.update_step(iteration, epoch);
         self.conf.iteration_count += 1;
         Ok(score)
+    }
+
+    /// The reference's `rnnTimeStep`: the outputs from the state the previous call left,
+    /// keeping the new state (one step: `rows × C` per sequence input).
+    pub fn rnn_time_step(&mut self, inputs: &[&[T]], rows: usize) -> Result<Vec<Vec<T>>, NnError> {
+        let _denormals = flush_denormals();
+        self.forward_checked(inputs, None, rows, &[], false, StateMode::TimeStep)?;
+        Ok((0..self.num_outputs())
+            .map(|k| self.exec.output(k).to_vec())
+            .collect())
+    }
+
+    /// Forgets the `rnnTimeStep` state of every layer.
+    pub fn rnn_clear_previous_state(&mut self) {
+        self.exec.clear_state(StateMode::TimeStep);
+    }
+
+    /// The executor node of a layer vertex, by name.
+    fn layer_node(&self, vertex: &str) -> Result<usize, NnError> {
+        let v = self.vertex_index(vertex).ok_or_else(|| {
+            NnError::InvalidInput(format!("the graph has no vertex named \"{vertex}\""))
+        })?;
+        match self.exec.layer(self.node_of[v]) {
+            Some(_) => Ok(self.node_of[v]),
+            None => Err(NnError::InvalidInput(format!(
+                "vertex \"{vertex}\" is not a layer (it has no recurrent state)"
+            ))),
+        }
+    }
+
+    /// The state keys of layer vertex `vertex` (empty for layers without recurrent state).
+    pub fn rnn_state_keys(&self, vertex: &str) -> Result<&'static [&'static str], NnError> {
+        let j = self.layer_node(vertex)?;
+        Ok(self.exec.layer(j).map_or(&[], |l| l.state_keys()))
+    }
+
+    /// Layer vertex `vertex`'s `rnnTimeStep` state under `key`, if it keeps one.
+    pub fn rnn_previous_state(&self, vertex: &str, key: &str) -> Result<Option<&[T]>, NnError> {
+        let j = self.layer_node(vertex)?;
+        Ok(self.exec.layer(j).and_then(|l| l.state(key)))
+    }
+
+    /// Sets layer vertex `vertex`'s `rnnTimeStep` state under `key` to `rows × nOut` values.
+    pub fn rnn_set_previous_state(
+        &mut self,
+        vertex: &str,
+        key: &str,
+        values: &[T],
+        rows: usize,
+    ) -> Result<(), NnError> {
+        let j = self.layer_node(vertex)?;
+        let layer = self.exec.layer_mut(j).expect("checked to be a layer");
+        layer
+            .set_state(key, values, rows)
+            .map_err(|m| NnError::InvalidInput(format!("vertex \"{vertex}\": {m}")))
     }
 
     /// The outputs (one `rows × nOut` array per network output, activated).
@@ -483,9 +683,7 @@ impl<T: Scalar> ComputationGraph<T> {
         feature_masks: &[MaskArg<'_, T>],
     ) -> Result<Vec<Vec<T>>, NnError> {
         let _denormals = flush_denormals();
-        self.check_inputs(inputs, rows, feature_masks)?;
-        let fm = Self::feature_masks(feature_masks);
-        self.exec.forward(inputs, &fm, rows, train)?;
+        self.forward_checked(inputs, None, rows, feature_masks, train, StateMode::Stateless)?;
         Ok((0..self.num_outputs())
             .map(|k| self.exec.output(k).to_vec())
             .collect())
@@ -501,9 +699,7 @@ impl<T: Scalar> ComputationGraph<T> {
         feature_masks: &[MaskArg<'_, T>],
     ) -> Result<Vec<Vec<T>>, NnError> {
         let _denormals = flush_denormals();
-        self.check_inputs(inputs, rows, feature_masks)?;
-        let fm = Self::feature_masks(feature_masks);
-        self.exec.forward(inputs, &fm, rows, train)?;
+        self.forward_checked(inputs, None, rows, feature_masks, train, StateMode::Stateless)?;
         Ok((0..self.conf.vertices.len())
             .map(|v| match self.plan.outputs.iter().position(|&o| o == v) {
                 Some(k) => self.exec.output(k).to_vec(),
@@ -522,11 +718,15 @@ impl<T: Scalar> ComputationGraph<T> {
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
-        self.check_inputs(inputs, rows, feature_masks)?;
-        self.check_labels(labels, rows, label_masks)?;
-        let fm = Self::feature_masks(feature_masks);
+        self.forward_checked(
+            inputs,
+            Some((labels, label_masks)),
+            rows,
+            feature_masks,
+            false,
+            StateMode::Stateless,
+        )?;
         let lm = Self::label_masks(label_masks);
-        self.exec.forward(inputs, &fm, rows, false)?;
         Ok(self.exec.data_score(labels, &lm) + self.exec.regularization_score())
     }
 
@@ -543,11 +743,15 @@ impl<T: Scalar> ComputationGraph<T> {
         include_regularization: bool,
     ) -> Result<Vec<f64>, NnError> {
         let _denormals = flush_denormals();
-        self.check_inputs(inputs, rows, feature_masks)?;
-        self.check_labels(labels, rows, label_masks)?;
-        let fm = Self::feature_masks(feature_masks);
+        self.forward_checked(
+            inputs,
+            Some((labels, label_masks)),
+            rows,
+            feature_masks,
+            false,
+            StateMode::Stateless,
+        )?;
         let lm = Self::label_masks(label_masks);
-        self.exec.forward(inputs, &fm, rows, false)?;
         let mut per = self.exec.score_examples(labels, &lm);
         if include_regularization {
             let reg = self.exec.regularization_score();

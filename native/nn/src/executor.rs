@@ -626,21 +626,11 @@ impl<T: Scalar> Executor<T> {
         }
     }
 
-    /// Forward pass over validated inputs (`rows` examples each). Layer outputs end up in the
-    /// nodes' activations, the networks outputs in the heads. `masks` has one optional feature
-    /// mask per network input (or is empty).
-    pub fn forward(
-        &mut self,
-        inputs: &[&[T]],
-        masks: &[Option<Mask<'_, T>>],
-        rows: usize,
-        train: bool,
-    ) -> Result<(), NnError> {
-        self.forward_in(inputs, masks, rows, train, StateMode::Stateless)
-    }
-
-    /// [`forward`](Self::forward) starting recurrent layers from, and leaving them with, the
-    /// state of `state` (`rnnTimeStep`, truncated BPTT).
+    /// Forward pass over validated inputs (`rows` examples each), starting recurrent layers
+    /// from, and leaving them with, the state of `state` (`Stateless` for `fit`/`output`;
+    /// `rnnTimeStep`, truncated BPTT). Layer outputs end up in the nodes' activations, the
+    /// network outputs in the heads. `masks` has one optional feature mask per network input (or
+    /// is empty).
     pub fn forward_in(
         &mut self,
         inputs: &[&[T]],

@@ -445,3 +445,95 @@ fn parameter_layout_and_initialisation_follow_the_reference() {
     assert_eq!(n.rnn_state_keys(0), &["prevAct", "prevMem"]);
     assert!(n.rnn_state_keys(1).is_empty());
 }
+
+// ---- ComputationGraph --------------------------------------------------------------------------
+
+fn graph(extra: Value) -> ferrodl_nn::ComputationGraph<f64> {
+    let lv = |l: Value| json!({"type": "LayerVertex", "layer": l, "preProcessor": null});
+    let mut v = json!({"formatVersion": 1, "seed": 5, "miniBatch": true,
+        "networkInputs": ["seq"], "networkOutputs": ["out"],
+        "inputTypes": [{"type": "recurrent", "size": 3}],
+        "vertices": [
+            {"name": "a", "inputs": ["seq"], "vertex": lv(rnn("LSTM", 3, 4, "TANH"))},
+            {"name": "b", "inputs": ["seq"], "vertex": lv(rnn("SimpleRnn", 3, 2, "TANH"))},
+            {"name": "m", "inputs": ["a", "b"], "vertex": {"type": "MergeVertex"}},
+            {"name": "out", "inputs": ["m"], "vertex": lv(rnn_output(6, 2, "SOFTMAX", "MCXENT"))}
+        ]});
+    if let Value::Object(m) = extra {
+        for (k, x) in m {
+            v[k] = x;
+        }
+    }
+    let conf = ferrodl_nn::ComputationGraphConfiguration::from_json(&v.to_string()).unwrap();
+    ferrodl_nn::ComputationGraph::<f64>::from_configuration(conf).unwrap()
+}
+
+#[test]
+fn a_recurrent_graph_with_merged_branches_passes_gradient_checks_and_steps() {
+    let (rows, t) = (3, 5);
+    let mut rng = Rng::new(2);
+    let mut g = graph(json!({}));
+    let p = uniform_matrix(&mut rng, 1, g.num_params(), -0.5, 0.5);
+    g.set_params(&p).unwrap();
+    let x = normal(&mut rng, rows * 3 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let m = tail_mask(rows, t, &[5, 3, 2]);
+    for masked in [false, true] {
+        let fm = [masked.then_some((&m[..], t))];
+        let lm = [masked.then_some((&m[..], t))];
+        g.compute_gradient_and_score(&[&x], &[&y], rows, &fm, &lm).unwrap();
+        let analytic = g.gradient().to_vec();
+        let mut q = p.clone();
+        let mut f = |q: &[f64]| {
+            g.set_params(q).unwrap();
+            g.score(&[&x], &[&y], rows, &fm, &lm).unwrap()
+        };
+        let report = check_gradient(&mut q, &analytic, &mut f, GradCheckConfig::default());
+        assert!(report.passed(), "graph, masked={masked}: {report}");
+        g.set_params(&p).unwrap();
+    }
+    // rnnTimeStep one step at a time equals the full output.
+    let full = g.output(&[&x], rows, false, &[]).unwrap().remove(0);
+    g.rnn_clear_previous_state();
+    for s in 0..t {
+        let xs: Vec<f64> = (0..rows * 3).map(|r| x[r * t + s]).collect();
+        let o = g.rnn_time_step(&[&xs], rows).unwrap().remove(0);
+        for r in 0..rows * 2 {
+            assert!((o[r] - full[r * t + s]).abs() < 1e-12, "step {s}");
+        }
+    }
+    assert_eq!(g.rnn_state_keys("a").unwrap(), &["prevAct", "prevMem"]);
+    assert!(g.rnn_previous_state("b", "prevAct").unwrap().is_some());
+    assert!(g.rnn_state_keys("m").unwrap_err().to_string().contains("not a layer"));
+    // One truncated-BPTT segment = standard BPTT; three segments = three iterations.
+    let mut a = graph(json!({}));
+    let mut b = graph(json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 5,
+                             "tbpttBackLength": 5}));
+    assert_eq!(
+        a.fit(&[&x], &[&y], rows, &[], &[]).unwrap(),
+        b.fit(&[&x], &[&y], rows, &[], &[]).unwrap()
+    );
+    assert_eq!(a.params(), b.params());
+    let mut c = graph(json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 2,
+                             "tbpttBackLength": 2}));
+    c.fit(&[&x], &[&y], rows, &[Some((&m[..], t))], &[Some((&m[..], t))]).unwrap();
+    assert_eq!(c.iteration_count(), 3);
+}
+
+#[test]
+fn without_an_input_type_a_recurrent_first_layer_reads_sequences_of_its_n_in() {
+    // The reference's character model never calls setInputType.
+    let v = json!({"formatVersion": 1, "seed": 1,
+        "layers": [rnn("GravesLSTM", 5, 4, "TANH"), rnn_output(4, 5, "SOFTMAX", "MCXENT")]});
+    let conf = MultiLayerConfiguration::from_json(&v.to_string()).unwrap();
+    let mut n = MultiLayerNetwork::<f64>::from_configuration(conf).unwrap();
+    let out = n.output(&vec![0.1; 2 * 5 * 7], 2, false).unwrap();
+    assert_eq!(out.len(), 2 * 5 * 7);
+    let g = json!({"formatVersion": 1, "seed": 1, "networkInputs": ["in"], "networkOutputs": ["out"],
+        "vertices": [
+            {"name": "l", "inputs": ["in"], "vertex": {"type": "LayerVertex", "layer": rnn("LSTM", 5, 4, "TANH")}},
+            {"name": "out", "inputs": ["l"], "vertex": {"type": "LayerVertex", "layer": rnn_output(4, 2, "SOFTMAX", "MCXENT")}}]});
+    let conf = ferrodl_nn::ComputationGraphConfiguration::from_json(&g.to_string()).unwrap();
+    let mut g = ferrodl_nn::ComputationGraph::<f64>::from_configuration(conf).unwrap();
+    assert_eq!(g.output(&[&vec![0.1; 3 * 5 * 2]], 3, false, &[]).unwrap()[0].len(), 3 * 2 * 2);
+}

@@ -570,10 +570,7 @@ impl ComputationGraphConfiguration {
                 let vc = &self.vertices[v];
                 let wants = match (&vc.vertex.unfrozen(), vc.vertex.layer()) {
                     (VertexConfig::LayerVertex(lv), Some(l)) if lv.pre_processor.is_none() => {
-                        match l.unfrozen() {
-                            LayerConfig::EmbeddingLayer(_) => Some(Shape::Flat(1)),
-                            other => other.n_in().filter(|&n| n > 0).map(Shape::Flat),
-                        }
+                        l.implied_input()
                     }
                     _ => None,
                 };

@@ -314,6 +314,23 @@ impl LayerConfig {
         }
     }
 
+    /// The input a layer implies when no input type is given: a recurrent layer's is a
+    /// sequence of `nIn` channels (any length), an embedding's one column of indices, any other
+    /// layer's `nIn` features. `None` without an `nIn`.
+    pub fn implied_input(&self) -> Option<Shape> {
+        match self.unfrozen() {
+            LayerConfig::EmbeddingLayer(_) => Some(Shape::Flat(1)),
+            LayerConfig::LSTM(_)
+            | LayerConfig::GravesLSTM(_)
+            | LayerConfig::SimpleRnn(_)
+            | LayerConfig::RnnOutputLayer(_) => self
+                .n_in()
+                .filter(|&n| n > 0)
+                .map(|c| Shape::Seq { c, len: 0 }),
+            other => other.n_in().filter(|&n| n > 0).map(Shape::Flat),
+        }
+    }
+
     /// Configured nIn for layers that have one.
     pub fn n_in(&self) -> Option<usize> {
         self.fields().n_in()

@@ -304,12 +304,13 @@ impl MultiLayerConfiguration {
         let last = self.layers.len() - 1;
         let mut shape = match self.input_type {
             Some(t) => check_input_type(&t)?,
-            // An embedding reads one column of indices, whatever its nIn (vocabulary size).
-            None if matches!(self.layers[0].unfrozen(), LayerConfig::EmbeddingLayer(_)) => {
-                Shape::Flat(1)
-            }
-            None => match self.layers[0].n_in() {
-                Some(n) => Shape::Flat(n),
+            // An embedding reads one column of indices, whatever its nIn (vocabulary size); a
+            // recurrent layer a sequence of nIn channels.
+            None => match self.layers[0]
+                .implied_input()
+                .or_else(|| self.layers[0].n_in().map(Shape::Flat))
+            {
+                Some(s) => s,
                 None => {
                     return err(format!(
                         "{} has no nIn, so the input size is unknown: call setInputType(..)",

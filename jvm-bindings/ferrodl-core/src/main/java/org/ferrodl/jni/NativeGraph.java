@@ -85,4 +85,25 @@ public final class NativeGraph {
 
     /** @return the weights' learning rate of a vertex at the current counters; NaN without parameters */
     public static native double learningRate(long handle, String vertexName);
+
+    /**
+     * The reference's {@code rnnTimeStep}: outputs from the state the previous call left (zeros
+     * at first), keeping the new state; {@code fit}/{@code output} never touch it.
+     *
+     * @return one array per network output
+     */
+    public static native float[][] rnnTimeStep(long handle, float[][] inputs, int rows);
+
+    /** Forgets every layer's {@code rnnTimeStep} state. */
+    public static native void rnnClearPreviousState(long handle);
+
+    /** @return the state keys of a layer vertex ({@code prevAct}, {@code prevMem} for LSTMs); empty if none */
+    public static native String[] rnnStateKeys(long handle, String vertexName);
+
+    /** @return a layer vertex's state under {@code key} ({@code rows × nOut}), or null when none is stored */
+    public static native float[] rnnGetPreviousState(long handle, String vertexName, String key);
+
+    /** Sets a layer vertex's state under {@code key} to {@code rows × nOut} values. */
+    public static native void rnnSetPreviousState(long handle, String vertexName, String key, float[] values,
+                                                  int rows);
 }

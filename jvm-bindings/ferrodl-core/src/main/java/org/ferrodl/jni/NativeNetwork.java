@@ -67,22 +67,69 @@ public final class NativeNetwork {
      * @param fCols feature columns
      * @param l labels, {@code rows × lCols}
      * @param lCols label columns
+     * @param fMask features mask or null: {@code [N, T]} for a recurrent input of T steps, or one
+     *     value per example
+     * @param fMaskCols features mask columns, ignored when {@code fMask} is null
      * @param lMask labels mask or null
-     * @param lMaskCols mask columns (1 or lCols), ignored when {@code lMask} is null
-     * @return the score of the minibatch before the update
+     * @param lMaskCols mask columns (1 or lCols; T or nOut·T for a recurrent output), ignored
+     *     when {@code lMask} is null
+     * @return the score of the minibatch before the update (truncated BPTT: the last segment's)
      */
     public static native double fit(long h, float[] f, int rows, int fCols, float[] l, int lCols,
-                                    float[] lMask, int lMaskCols);
+                                    float[] fMask, int fMaskCols, float[] lMask, int lMaskCols);
 
     /**
      * @param h handle
      * @param f features, {@code rows × fCols}
      * @param rows number of examples
-     * @param fCols feature columns
+     * @param fCols feature columns ({@code C·T} for a recurrent input, NCW)
+     * @param fMask features mask or null ({@code [N, T]} or one value per example)
+     * @param fMaskCols features mask columns
      * @param train training-mode forward pass
-     * @return the output, {@code rows × nOut}
+     * @return the output, {@code rows × nOut} ({@code rows × nOut·T} for a recurrent output)
      */
-    public static native float[] output(long h, float[] f, int rows, int fCols, boolean train);
+    public static native float[] output(long h, float[] f, int rows, int fCols, float[] fMask, int fMaskCols,
+                                        boolean train);
+
+    /**
+     * The reference's {@code rnnTimeStep}: inference from the state the previous call left
+     * (zeros at first), keeping the new state; {@code fit}/{@code output} never touch it.
+     *
+     * @param h handle
+     * @param f features, {@code rows × C} (one step) or {@code rows × C·T}
+     * @param rows number of examples
+     * @param fCols feature columns
+     * @return the output, {@code rows × nOut·T}
+     */
+    public static native float[] rnnTimeStep(long h, float[] f, int rows, int fCols);
+
+    /** @param h handle; forgets every layer's {@code rnnTimeStep} state */
+    public static native void rnnClearPreviousState(long h);
+
+    /**
+     * @param h handle
+     * @param layer layer index
+     * @return the names of the state layer {@code layer} keeps ({@code prevAct}, {@code prevMem}
+     *     for LSTMs); empty for layers without recurrent state
+     */
+    public static native String[] rnnStateKeys(long h, int layer);
+
+    /**
+     * @param h handle
+     * @param layer layer index
+     * @param key a state key of {@link #rnnStateKeys}
+     * @return the state, {@code rows × nOut}, or null when none is stored
+     */
+    public static native float[] rnnGetPreviousState(long h, int layer, String key);
+
+    /**
+     * @param h handle
+     * @param layer layer index
+     * @param key a state key of {@link #rnnStateKeys}
+     * @param values {@code rows × nOut} values
+     * @param rows number of examples
+     */
+    public static native void rnnSetPreviousState(long h, int layer, String key, float[] values, int rows);
 
     /**
      * @param h handle
@@ -91,12 +138,14 @@ public final class NativeNetwork {
      * @param fCols feature columns
      * @param l labels
      * @param lCols label columns
+     * @param fMask features mask or null
+     * @param fMaskCols features mask columns
      * @param lMask labels mask or null
      * @param lMaskCols mask columns
      * @return the score (mean loss plus regularization)
      */
     public static native double score(long h, float[] f, int rows, int fCols, float[] l, int lCols,
-                                      float[] lMask, int lMaskCols);
+                                      float[] fMask, int fMaskCols, float[] lMask, int lMaskCols);
 
     /**
      * @param h handle
@@ -126,13 +175,17 @@ public final class NativeNetwork {
      * @param fCols feature columns
      * @param l labels, {@code rows × lCols}
      * @param lCols label columns
+     * @param fMask features mask or null
+     * @param fMaskCols features mask columns
      * @param lMask labels mask or null
      * @param lMaskCols mask columns (1 or lCols), ignored when {@code lMask} is null
      * @param includeRegularization whether to add the whole L1/L2 term to every example's score
-     * @return {@code rows} scores: each example's loss (plus the regularization term)
+     * @return {@code rows} scores: each example's loss (summed over its unmasked steps for a
+     *     recurrent output, plus the regularization term)
      */
     public static native double[] scoreExamples(long h, float[] f, int rows, int fCols, float[] l, int lCols,
-                                                float[] lMask, int lMaskCols, boolean includeRegularization);
+                                                float[] fMask, int fMaskCols, float[] lMask, int lMaskCols,
+                                                boolean includeRegularization);
 
     /**
      * @param h handle

@@ -204,7 +204,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     private void fitBatch(DataSet data, long etlTimeMs) {
         long h = handle();
         Batch b = new Batch(data);
-        score = NativeNetwork.fit(h, b.f, b.rows, b.fCols, b.l, b.lCols, b.mask, b.maskCols);
+        score = NativeNetwork.fit(h, b.f, b.rows, b.fCols, b.l, b.lCols, null, 0, b.mask, b.maskCols);
         lastBatchSize = b.rows;
         lastEtlTimeMs = etlTimeMs;
         List<TrainingListener> ls = listeners();
@@ -298,7 +298,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     public INDArray output(INDArray input, boolean train) {
         long h = handle();
         int rows = rowsOf(input, "features");
-        float[] out = NativeNetwork.output(h, NDArray.internalData(input), rows, colsOf(input), train);
+        float[] out = NativeNetwork.output(h, NDArray.internalData(input), rows, colsOf(input), null, 0, train);
         if (rows == 0) {
             return new NDArray(new float[0], 0, nOut);
         }
@@ -328,7 +328,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     public double score(DataSet data, boolean training) {
         long h = handle();
         Batch b = new Batch(data);
-        return NativeNetwork.score(h, b.f, b.rows, b.fCols, b.l, b.lCols, b.mask, b.maskCols);
+        return NativeNetwork.score(h, b.f, b.rows, b.fCols, b.l, b.lCols, null, 0, b.mask, b.maskCols);
     }
 
     /**
@@ -345,7 +345,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     public INDArray scoreExamples(DataSet data, boolean addRegularizationTerms) {
         long h = handle();
         Batch b = new Batch(data);
-        double[] s = NativeNetwork.scoreExamples(h, b.f, b.rows, b.fCols, b.l, b.lCols, b.mask, b.maskCols,
+        double[] s = NativeNetwork.scoreExamples(h, b.f, b.rows, b.fCols, b.l, b.lCols, null, 0, b.mask, b.maskCols,
                 addRegularizationTerms);
         float[] out = new float[s.length];
         for (int i = 0; i < s.length; i++) {

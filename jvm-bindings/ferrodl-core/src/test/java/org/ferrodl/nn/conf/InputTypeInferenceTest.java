@@ -186,14 +186,16 @@ class InputTypeInferenceTest {
                 && noType.contains("setInputType"), noType);
         String pool = invalid(() -> network(null, new SubsamplingLayer.Builder().build(), loss()));
         assertTrue(pool.contains("layer 0 (SubsamplingLayer)") && pool.contains("setInputType"), pool);
-        String rnnDense = invalid(() -> network(InputType.recurrent(3, 5), new DenseLayer.Builder().nOut(2).build(),
-                loss()));
-        // With nIn left to inference or given, the engine names the recurrent input and the fix.
-        assertTrue(rnnDense.contains("layer 0 (DenseLayer)") && rnnDense.contains("GlobalPoolingLayer"), rnnDense);
+        // A dense layer after a recurrent input applies at every time step (the reference infers
+        // RnnToFeedForward/FeedForwardToRnn around it), so its nIn is the input's channels.
+        network(InputType.recurrent(3, 5), new DenseLayer.Builder().nOut(2).build(), loss());
         String rnnDenseNIn = invalid(() -> network(InputType.recurrent(3, 5),
                 new DenseLayer.Builder().nIn(15).nOut(2).build(), loss()));
-        assertTrue(rnnDenseNIn.contains("layer 0 (DenseLayer)") && rnnDenseNIn.contains("GlobalPoolingLayer"),
-                rnnDenseNIn);
+        assertTrue(rnnDenseNIn.contains("layer 0 (DenseLayer)") && rnnDenseNIn.contains("nIn=15")
+                && rnnDenseNIn.contains("3 channels"), rnnDenseNIn);
+        String rnnOut = invalid(() -> network(InputType.recurrent(3, 5),
+                new OutputLayer.Builder().nOut(2).build()));
+        assertTrue(rnnOut.contains("RnnOutputLayer") && rnnOut.contains("GlobalPoolingLayer"), rnnOut);
         String gp = invalid(() -> network(InputType.feedForward(3), new GlobalPoolingLayer.Builder().build(), loss()));
         assertTrue(gp.contains("layer 0 (GlobalPoolingLayer)") && gp.contains("convolutional or recurrent"), gp);
         String conv1d = invalid(() -> network(InputType.convolutional(4, 4, 1),
