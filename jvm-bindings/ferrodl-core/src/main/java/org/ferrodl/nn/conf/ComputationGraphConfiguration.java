@@ -238,20 +238,12 @@ public class ComputationGraphConfiguration implements Serializable, Cloneable {
                     + iterationCount + " and " + epochCount);
         }
         TbpttSettings.check(backpropType, tbpttFwdLength, tbpttBackLength);
-        checkSendable();
         NativeConfiguration.resolveGraph(toJson());
-    }
-
-    private void checkSendable() {
-        if (networkInputTypes != null) {
-            networkInputTypes.forEach(EngineSizes::checkSendable);
-        }
     }
 
     /** Asks the engine to validate and infer unset sizes, and copies the inferred sizes in. */
     void resolveWithEngine() {
         TbpttSettings.check(backpropType, tbpttFwdLength, tbpttBackLength);
-        checkSendable();
         JsonNode resolved = EngineSizes.parse(NativeConfiguration.resolveGraph(toJson())).path("vertices");
         if (resolved.size() != vertices.size()) {
             throw new NativeStateException("the engine returned " + resolved.size() + " vertices for "

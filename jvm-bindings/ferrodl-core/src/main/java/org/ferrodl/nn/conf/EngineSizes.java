@@ -2,9 +2,7 @@ package org.ferrodl.nn.conf;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.exception.NativeStateException;
-import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.FeedForwardLayer;
 import org.ferrodl.nn.conf.layers.Layer;
 import org.ferrodl.nn.conf.layers.LayerWrappers;
@@ -54,19 +52,5 @@ final class EngineSizes {
 
     private static boolean unset(Long v) {
         return v == null || v == 0;
-    }
-
-    /**
-     * Refuses an input type the engine's JSON cannot carry: a recurrent type whose time series length
-     * is unknown ({@code -1} in Java; every activation is a fixed-size row in the engine).
-     *
-     * @param t an input type, or null
-     */
-    static void checkSendable(InputType t) {
-        if (t instanceof InputType.InputTypeRecurrent && ((InputType.InputTypeRecurrent) t).getTimeSeriesLength() < 0) {
-            throw new DL4JInvalidConfigException("inputType " + t + ": the time series length is unknown; ferrodl "
-                    + "needs it to size the layers (every example is one row of size·length values): use "
-                    + "InputType.recurrent(size, timeSeriesLength)");
-        }
     }
 }

@@ -274,7 +274,6 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
         }
         TbpttSettings.check(backpropType, tbpttFwdLength, tbpttBackLength);
         LayerValidation.checkSettings(layers);
-        EngineSizes.checkSendable(inputType);
         JsonNode resolved = EngineSizes.parse(NativeConfiguration.resolveMultiLayer(toJson())).path("layers");
         if (resolved.size() != layers.size()) {
             throw new NativeStateException("the engine returned " + resolved.size() + " layers for " + layers.size());
@@ -286,7 +285,6 @@ public class MultiLayerConfiguration implements Serializable, Cloneable {
 
     /** The engine's per-layer input and output types (validating the configuration). */
     private JsonNode layerTypes() {
-        EngineSizes.checkSendable(inputType);
         return EngineSizes.parse(NativeConfiguration.multiLayerTypes(toJson()));
     }
 

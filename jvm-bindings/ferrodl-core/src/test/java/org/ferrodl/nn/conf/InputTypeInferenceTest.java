@@ -187,8 +187,11 @@ class InputTypeInferenceTest {
         String pool = invalid(() -> network(null, new SubsamplingLayer.Builder().build(), loss()));
         assertTrue(pool.contains("layer 0 (SubsamplingLayer)") && pool.contains("setInputType"), pool);
         // A dense layer after a recurrent input applies at every time step (the reference infers
-        // RnnToFeedForward/FeedForwardToRnn around it), so its nIn is the input's channels.
-        network(InputType.recurrent(3, 5), new DenseLayer.Builder().nOut(2).build(), loss());
+        // RnnToFeedForward/FeedForwardToRnn around it): nIn is the per-step size, the output stays a series.
+        MultiLayerConfiguration perStep = network(InputType.recurrent(3, 5), new DenseLayer.Builder().nOut(2).build(),
+                loss());
+        assertEquals(3L, ((DenseLayer) perStep.getLayers().get(0)).getNIn());
+        assertEquals(InputType.recurrent(2, 5), perStep.getLayerActivationTypes().get(0));
         String rnnDenseNIn = invalid(() -> network(InputType.recurrent(3, 5),
                 new DenseLayer.Builder().nIn(15).nOut(2).build(), loss()));
         assertTrue(rnnDenseNIn.contains("layer 0 (DenseLayer)") && rnnDenseNIn.contains("nIn=15")
@@ -204,9 +207,9 @@ class InputTypeInferenceTest {
         String causal = invalid(() -> network(InputType.convolutional(4, 4, 1),
                 new ConvolutionLayer.Builder(2, 2).nOut(2).convolutionMode(ConvolutionMode.Causal).build(), loss()));
         assertTrue(causal.contains("Causal is only for 1D layers"), causal);
-        String noLength = invalid(() -> network(InputType.recurrent(3), new GlobalPoolingLayer.Builder().build(),
-                loss()));
-        assertTrue(noLength.contains("InputType.recurrent(size, timeSeriesLength)"), noLength);
+        // a recurrent input of any length (timeSeriesLength 0 in JSON): pooling over time gives [3]
+        assertEquals(InputType.feedForward(3), network(InputType.recurrent(3), new GlobalPoolingLayer.Builder().build(),
+                loss()).getLayerActivationTypes().get(0));
         String emb = invalid(() -> network(null, new DenseLayer.Builder().nIn(3).nOut(2).build(),
                 new EmbeddingLayer.Builder().nIn(10).nOut(2).build(), loss()));
         assertTrue(emb.contains("layer 1 (EmbeddingLayer)") && emb.contains("one column of indices"), emb);

@@ -1,0 +1,160 @@
+package org.ferrodl.nn.conf;
+
+import static org.ferrodl.nn.conf.ConfTestSupport.layerJson;
+import static org.ferrodl.nn.conf.ConfTestSupport.roundTrips;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import java.util.Map;
+import org.ferrodl.linalg.activations.Activation;
+import org.ferrodl.linalg.learning.config.Adam;
+import org.ferrodl.linalg.learning.config.RmsProp;
+import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
+import org.ferrodl.nn.conf.graph.rnn.DuplicateToTimeSeriesVertex;
+import org.ferrodl.nn.conf.graph.rnn.LastTimeStepVertex;
+import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.DenseLayer;
+import org.ferrodl.nn.conf.layers.EmbeddingSequenceLayer;
+import org.ferrodl.nn.conf.layers.GravesLSTM;
+import org.ferrodl.nn.conf.layers.LSTM;
+import org.ferrodl.nn.conf.layers.Layer;
+import org.ferrodl.nn.conf.layers.OutputLayer;
+import org.ferrodl.nn.conf.layers.RnnLossLayer;
+import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.ferrodl.nn.conf.layers.recurrent.Bidirectional;
+import org.ferrodl.nn.conf.layers.recurrent.LastTimeStep;
+import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
+import org.ferrodl.nn.conf.layers.recurrent.TimeDistributed;
+import org.ferrodl.nn.conf.layers.util.MaskZeroLayer;
+import org.ferrodl.nn.conf.preprocessor.RnnToFeedForwardPreProcessor;
+import org.ferrodl.nn.conf.serde.JsonMappers;
+import org.ferrodl.testutil.SerializationUtil;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Recurrent networks through the engine's resolution: the reference's character model (TBPTT),
+ * every recurrent layer, wrapper, vertex and preprocessor in a network that builds, nIn inferred
+ * from {@code InputType.recurrent}, global values resolved into wrapped layers, and the whole
+ * configuration through JSON, YAML, Java serialization, Kryo and clone.
+ */
+class RecurrentNetworkConfigTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * The reference's character model (004): 2 × GravesLSTM, RnnOutputLayer softmax/MCXENT, RmsProp, l2,
+     * TBPTT 50, every nIn given and no setInputType (the first layer's nIn says the input is a sequence of
+     * that size, of any length).
+     */
+    static MultiLayerConfiguration charModel(int vocab, int units) {
+        return new NeuralNetConfiguration.Builder().seed(12345).l2(0.001).weightInit(org.ferrodl.nn.weights.WeightInit.XAVIER)
+                .updater(new RmsProp(0.1)).list()
+                .layer(new GravesLSTM.Builder().nIn(vocab).nOut(units).activation(Activation.TANH).build())
+                .layer(new GravesLSTM.Builder().nIn(units).nOut(units).activation(Activation.TANH).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nIn(units)
+                        .nOut(vocab).build())
+                .backpropType(BackpropType.TruncatedBPTT).tBPTTForwardLength(50).tBPTTBackwardLength(50)
+                .build();
+    }
+
+    @Test
+    void characterModelRoundTripsWithItsTbpttSettings() throws Exception {
+        MultiLayerConfiguration c = charModel(77, 200);
+        assertEquals(BackpropType.TruncatedBPTT, c.getBackpropType());
+        assertEquals(50, c.getTbpttFwdLength());
+        assertEquals(50, c.getTbpttBackLength());
+        JsonNode doc = JSON.readTree(c.toJson());
+        assertEquals("TruncatedBPTT", doc.get("backpropType").asText());
+        assertEquals(50, doc.get("tbpttFwdLength").asInt());
+        assertEquals(50, doc.get("tbpttBackLength").asInt());
+        assertEquals(List.of(InputType.recurrent(200), InputType.recurrent(200), InputType.recurrent(77)),
+                c.getLayerActivationTypes(), "sequences of any length");
+        for (Layer l : roundTrips(c, 1)) {
+            GravesLSTM g = assertInstanceOf(GravesLSTM.class, l);
+            assertEquals(new RmsProp(0.1), g.getIUpdater());
+            assertEquals(0.001, g.getL2());
+            assertEquals(Activation.TANH, g.getActivation());
+        }
+        MultiLayerConfiguration back = MultiLayerConfiguration.fromJson(c.toJson());
+        assertEquals(BackpropType.TruncatedBPTT, back.getBackpropType());
+        assertEquals(50, back.getTbpttBackLength());
+    }
+
+    @Test
+    void recurrentLayersInferSizesAndTakeTheGlobals() throws Exception {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(3).updater(new Adam(0.01))
+                .activation(Activation.TANH).dropOut(0.9).list()
+                .layer(new LSTM.Builder().nOut(6).build())
+                .layer(new SimpleRnn.Builder().nOut(5).build())
+                .layer(new DenseLayer.Builder().nOut(4).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nOut(2).build())
+                .setInputType(InputType.recurrent(7))
+                .build();
+        assertEquals(7L, ((LSTM) c.getLayers().get(0)).getNIn());
+        assertEquals(6L, ((SimpleRnn) c.getLayers().get(1)).getNIn());
+        assertEquals(5L, ((DenseLayer) c.getLayers().get(2)).getNIn(), "a dense layer applies per time step");
+        assertEquals(4L, ((RnnOutputLayer) c.getLayers().get(3)).getNIn());
+        LSTM lstm = (LSTM) c.getLayers().get(0);
+        assertEquals(Activation.TANH, lstm.getActivation());
+        assertEquals(new Adam(0.01), lstm.getIUpdater());
+        assertEquals(0.9, lstm.getDropOut());
+        assertEquals(Activation.SIGMOID, lstm.getGateActivationFn());
+        assertEquals(List.of(InputType.recurrent(6), InputType.recurrent(5), InputType.recurrent(4),
+                InputType.recurrent(2)), c.getLayerActivationTypes());
+        for (Layer l : roundTrips(c, 1)) {
+            assertEquals(c.getLayers().get(1), l);
+        }
+        MultiLayerConfiguration loss = new NeuralNetConfiguration.Builder().seed(4).list()
+                .layer(new SimpleRnn.Builder().nOut(4).build())
+                .layer(new RnnLossLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).build())
+                .setInputType(InputType.recurrent(3, 9))
+                .build();
+        assertInstanceOf(RnnLossLayer.class, roundTrips(loss, 1)[1]);
+        assertEquals(List.of(InputType.recurrent(4, 9), InputType.recurrent(4, 9)), loss.getLayerActivationTypes());
+    }
+
+    @Test
+    void graphWithTbptt() throws Exception {
+        ComputationGraphConfiguration g = new NeuralNetConfiguration.Builder().seed(5).activation(Activation.TANH)
+                .graphBuilder()
+                .addInputs("a", "b")
+                .setInputTypes(InputType.recurrent(3), InputType.recurrent(2))
+                .addLayer("lstm", new LSTM.Builder().nOut(4).build(), "a", "b")
+                .addLayer("perStep", new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY)
+                        .nOut(2).build(), "lstm")
+                .setOutputs("perStep")
+                .backpropType(BackpropType.TruncatedBPTT).tBPTTLength(7)
+                .build();
+        assertEquals(5L, ((LSTM) g.getConf("lstm").getLayer()).getNIn(), "3 + 2 merged");
+        String json = g.toJson();
+        JsonNode doc = JSON.readTree(json);
+        assertEquals("TruncatedBPTT", doc.get("backpropType").asText());
+        assertEquals(7, doc.get("tbpttFwdLength").asInt());
+        assertEquals(7, doc.get("tbpttBackLength").asInt());
+        assertEquals(0, doc.get("inputTypes").get(0).get("timeSeriesLength").asInt(), "any length");
+        for (ComputationGraphConfiguration copy : new ComputationGraphConfiguration[] {
+            ComputationGraphConfiguration.fromJson(json), ComputationGraphConfiguration.fromYaml(g.toYaml()),
+            SerializationUtil.javaRoundTrip(g), (ComputationGraphConfiguration) SerializationUtil.kryoRoundTrip(g),
+            g.clone()}) {
+            assertEquals(g, copy);
+            assertEquals(json, copy.toJson());
+            assertEquals(7, copy.getTbpttBackLength());
+            assertNotSame(g.getVertices().get("lstm"), copy.getVertices().get("lstm"));
+        }
+    }
+
+    @Test
+    void aStandardNetworkWritesNoTbpttFields() throws Exception {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(1).list()
+                .layer(new LSTM.Builder().nIn(2).nOut(3).build())
+                .layer(new RnnOutputLayer.Builder().nIn(3).nOut(2).activation(Activation.SOFTMAX).build()).build();
+        JsonNode doc = JSON.readTree(c.toJson());
+        assertFalse(doc.has("backpropType") || doc.has("tbpttFwdLength") || doc.has("inputPreProcessors"), doc.toString());
+        assertEquals(c, MultiLayerConfiguration.fromJson(c.toJson()));
+        assertEquals(c, MultiLayerConfiguration.fromJson(JsonMappers.getMapper().readTree(c.toJson()).toString()));
+    }
+}
