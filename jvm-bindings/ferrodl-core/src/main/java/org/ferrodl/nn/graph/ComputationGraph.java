@@ -33,8 +33,12 @@ import org.ferrodl.linalg.dataset.api.iterator.MultiDataSetIterator;
 import org.ferrodl.nn.api.Layer;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
+import org.ferrodl.nn.api.RecurrentArrays;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.graph.GraphVertex;
+import org.ferrodl.nn.conf.layers.LayerWrappers;
+import org.ferrodl.nn.conf.layers.RnnLossLayer;
+import org.ferrodl.nn.conf.layers.RnnOutputLayer;
 import org.ferrodl.nn.gradient.Gradient;
 import org.ferrodl.nn.info.LayerView;
 import org.ferrodl.nn.info.NetworkInfo;
@@ -94,6 +98,8 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
     private transient long lastEtlTimeMs;
     /** Vertex and parameter descriptions from the engine; fixed for the life of a handle. */
     private transient NetworkInfo info;
+    /** Examples of the stored rnnTimeStep state (0: none stored). */
+    private transient int rnnStateRows;
 
     /**
      * Creates an uninitialized graph; call {@link #init()} before use.
@@ -447,13 +453,136 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
         int rows = rowsOf(input, conf.getNetworkInputs(), "features");
         Arrays2 in = withMasks(data(input), inputMasks);
         float[][] out = NativeGraph.output(h, in.data, rows, train, in.masks, in.maskCols);
+        return shapeOutputs(out, rows, false);
+    }
+
+    /**
+     * Each output as {@code [N, nOut]}, or {@code [N, nOut, T]} for an RnnOutputLayer/RnnLossLayer
+     * output ({@code [N, nOut]} when {@code oneStep}: an rnnTimeStep of one step).
+     */
+    private INDArray[] shapeOutputs(float[][] out, int rows, boolean oneStep) {
         List<GraphPort> ports = info().graphOutputs;
         INDArray[] result = new INDArray[out.length];
         for (int k = 0; k < out.length; k++) {
-            long width = rows == 0 ? ports.get(k).width : out[k].length / rows;
-            result[k] = new NDArray(out[k], rows, width);
+            long series = seriesSize(conf.getNetworkOutputs().get(k));
+            if (series > 0 && !oneStep) {
+                result[k] = RecurrentArrays.series(out[k], rows, series);
+            } else {
+                long width = rows == 0 ? (series > 0 ? series : ports.get(k).width) : out[k].length / rows;
+                result[k] = new NDArray(out[k], rows, width);
+            }
         }
         return result;
+    }
+
+    /** The per-step size of a time-series output vertex (RnnOutputLayer/RnnLossLayer), else 0. */
+    private long seriesSize(String vertex) {
+        org.ferrodl.nn.conf.layers.Layer l = conf.getVertices().get(vertex) == null ? null
+                : layerOf(conf.getVertices().get(vertex));
+        l = l == null ? null : LayerWrappers.innermost(l);
+        if (!(l instanceof RnnOutputLayer || l instanceof RnnLossLayer)) {
+            return 0;
+        }
+        for (LayerEntry e : info().layers) {
+            if (vertex.equals(e.name) && e.outputShape.length == 2) {
+                return e.outputShape[0];
+            }
+        }
+        return 0;
+    }
+
+    private static org.ferrodl.nn.conf.layers.Layer layerOf(GraphVertex v) {
+        if (v instanceof org.ferrodl.nn.conf.graph.FrozenVertex) {
+            return layerOf(((org.ferrodl.nn.conf.graph.FrozenVertex) v).getUnderlying());
+        }
+        return v instanceof org.ferrodl.nn.conf.graph.LayerVertex ? ((org.ferrodl.nn.conf.graph.LayerVertex) v).getLayer()
+                : null;
+    }
+
+    // ---- stateful inference (rnnTimeStep) -----------------------------------------------------
+
+    /**
+     * Runs the graph over the next time step(s) from the state the previous call left (the
+     * reference's {@code rnnTimeStep}): each recurrent layer starts from its stored state and stores
+     * its new one. Inputs {@code [N, C]} are one step (time-series outputs then come back as
+     * {@code [N, nOut]}); {@code [N, C, T]} are T steps ({@code [N, nOut, T]}). The state belongs to
+     * this graph object only; {@code output}, {@code fit} and {@code score} neither read nor change it.
+     *
+     * @param inputs one array per network input
+     * @return one array per network output
+     */
+    public INDArray[] rnnTimeStep(INDArray... inputs) {
+        long h = handle();
+        Objects.requireNonNull(inputs, "inputs");
+        int rows = rowsOf(inputs, conf.getNetworkInputs(), "features");
+        boolean oneStep = true;
+        for (INDArray a : inputs) {
+            if (a != null && a.rank() != 2) {
+                oneStep = false;
+            }
+        }
+        float[][] out = NativeGraph.rnnTimeStep(h, data(inputs), rows);
+        rnnStateRows = rows;
+        return shapeOutputs(out, rows, oneStep);
+    }
+
+    /** Forgets the state {@link #rnnTimeStep} stored in every recurrent layer. */
+    public void rnnClearPreviousState() {
+        NativeGraph.rnnClearPreviousState(handle());
+        rnnStateRows = 0;
+    }
+
+    /**
+     * The state a recurrent layer vertex stored at the last {@link #rnnTimeStep} (for an LSTM
+     * {@code "prevAct"} and {@code "prevMem"}, each {@code [N, nOut]}); empty when none is stored.
+     *
+     * @param layerName the layer vertex's name
+     * @return a copy of the state
+     * @throws IllegalArgumentException when the vertex is not a recurrent layer
+     */
+    public Map<String, INDArray> rnnGetPreviousState(String layerName) {
+        long h = handle();
+        String[] keys = stateKeys(h, layerName);
+        return RecurrentArrays.stateMap(keys, k -> NativeGraph.rnnGetPreviousState(h, layerName, k), rnnStateRows);
+    }
+
+    /**
+     * Replaces the stored state of a recurrent layer vertex (values as {@link #rnnGetPreviousState}
+     * returns them).
+     *
+     * @param layerName the layer vertex's name
+     * @param state key to {@code [N, size]} values
+     * @throws IllegalArgumentException when the vertex is not a recurrent layer
+     */
+    public void rnnSetPreviousState(String layerName, Map<String, INDArray> state) {
+        long h = handle();
+        Objects.requireNonNull(state, "state");
+        stateKeys(h, layerName);
+        int rows = -1;
+        for (Map.Entry<String, INDArray> e : state.entrySet()) {
+            int r = RecurrentArrays.stateRows(e.getKey(), e.getValue());
+            if (rows >= 0 && r != rows) {
+                throw new DL4JInvalidInputException("the state values have different numbers of examples: " + rows
+                        + " and " + r + " (\"" + e.getKey() + "\")");
+            }
+            rows = r;
+        }
+        for (Map.Entry<String, INDArray> e : state.entrySet()) {
+            NativeGraph.rnnSetPreviousState(h, layerName, e.getKey(), NDArray.internalData(e.getValue()), rows);
+        }
+        if (rows >= 0) {
+            rnnStateRows = rows;
+        }
+    }
+
+    private String[] stateKeys(long h, String layerName) {
+        Objects.requireNonNull(layerName, "layerName");
+        String[] keys = NativeGraph.rnnStateKeys(h, layerName);
+        if (keys == null || keys.length == 0) {
+            throw new IllegalArgumentException("vertex \"" + layerName + "\" is not a recurrent layer: it keeps no "
+                    + "state between rnnTimeStep calls");
+        }
+        return keys;
     }
 
     /**
@@ -571,6 +700,10 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
             long[] shape = new long[per.length + 1];
             shape[0] = rows;
             System.arraycopy(per, 0, shape, 1, per.length);
+            if (per.length == 2 && rows > 0 && per[0] > 0) {
+                // [C, T]: T is this call's sequence length (it may differ from call to call)
+                shape[2] = acts[v].length / (rows * per[0]);
+            }
             out.put(vs.get(v).name, new NDArray(acts[v], shape));
         }
         return out;

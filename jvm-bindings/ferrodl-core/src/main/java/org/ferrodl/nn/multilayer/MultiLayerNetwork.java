@@ -27,7 +27,13 @@ import org.ferrodl.linalg.dataset.api.iterator.DataSetIterator;
 import org.ferrodl.nn.api.Layer;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
+import org.ferrodl.nn.api.RecurrentArrays;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.LayerWrappers;
+import org.ferrodl.nn.conf.layers.RnnLossLayer;
+import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.ferrodl.nn.conf.layers.recurrent.TimeDistributed;
 import org.ferrodl.nn.info.LayerView;
 import org.ferrodl.nn.info.NetworkInfo;
 import org.ferrodl.nn.info.NetworkInfo.LayerEntry;
@@ -82,6 +88,12 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     private transient double score = Double.NaN;
     private transient int nIn;
     private transient int nOut;
+    /** Whether the first layer is recurrent: features must then be [N, C, T] (the reference's rule). */
+    private transient boolean recurrentInput;
+    /** Whether the last layer is an RnnOutputLayer/RnnLossLayer: labels and output are [N, nOut, T]. */
+    private transient boolean recurrentOutput;
+    /** Examples of the stored rnnTimeStep state (0: none stored). */
+    private transient int rnnStateRows;
     private transient List<TrainingListener> listeners;
     private transient int lastBatchSize;
     private transient long lastEtlTimeMs;
@@ -96,9 +108,18 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     public MultiLayerNetwork(MultiLayerConfiguration conf) {
         this.conf = Objects.requireNonNull(conf, "conf").clone();
         this.conf.validate();
-        FeedForwardDims d = dims(this.conf);
+        readDims(this.conf);
+    }
+
+    private void readDims(MultiLayerConfiguration c) {
+        FeedForwardDims d = dims(c);
         this.nIn = d.nIn;
         this.nOut = d.nOut;
+        List<org.ferrodl.nn.conf.layers.Layer> ls = c.getLayers();
+        org.ferrodl.nn.conf.layers.Layer first = ls.get(0);
+        this.recurrentInput = LayerWrappers.isRecurrent(first) || first instanceof TimeDistributed;
+        org.ferrodl.nn.conf.layers.Layer last = LayerWrappers.innermost(ls.get(ls.size() - 1));
+        this.recurrentOutput = last instanceof RnnOutputLayer || last instanceof RnnLossLayer;
     }
 
     private static final class FeedForwardDims {
@@ -112,8 +133,15 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     }
 
     private static FeedForwardDims dims(MultiLayerConfiguration c) {
-        // values per example of the input and the output, whatever the layer types
-        return new FeedForwardDims(Math.toIntExact(c.getInputSize()), Math.toIntExact(c.getOutputSize()));
+        // values per example of the input and the output; per time step for time series
+        List<InputType> out = c.getLayerActivationTypes();
+        return new FeedForwardDims(Math.toIntExact(size(c.getLayerInputTypes().get(0))),
+                Math.toIntExact(size(out.get(out.size() - 1))));
+    }
+
+    private static long size(InputType t) {
+        return t instanceof InputType.InputTypeRecurrent ? ((InputType.InputTypeRecurrent) t).getSize()
+                : t.arrayElementsPerExample();
     }
 
     /**
@@ -142,28 +170,30 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         }
     }
 
-    private static int rowsOf(INDArray a, String what) {
+    private static int rowsOf(INDArray a, boolean series, String what) {
         if (a == null) {
             throw new DL4JInvalidInputException(what + " must not be null");
         }
-        if (a.rank() != 2) {
-            throw new DL4JInvalidInputException(what + " must be a matrix [examples, columns], got shape "
-                    + Arrays.toString(a.shape()));
-        }
+        RecurrentArrays.checkRank(a, series, what);
         return Math.toIntExact(a.size(0));
     }
 
-    private static int colsOf(INDArray a) {
-        return Math.toIntExact(a.size(1));
+    private static float[] data(INDArray a) {
+        return a == null ? null : NDArray.internalData(a);
     }
 
-    /** Features, labels and labels mask of one call, as the native methods take them. */
-    private static final class Batch {
+    /**
+     * Features, labels and masks of one call, as the native methods take them: a {@code [N, C, T]}
+     * array is N rows of C·T values, a {@code [N, T]} mask N rows of T (RNN_CONTRACT.md).
+     */
+    private final class Batch {
         final float[] f;
         final int rows;
         final int fCols;
         final float[] l;
         final int lCols;
+        final float[] fMask;
+        final int fMaskCols;
         final float[] mask;
         final int maskCols;
 
@@ -173,18 +203,21 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
             }
             INDArray fa = data.getFeatures();
             INDArray la = data.getLabels();
-            rows = rowsOf(fa, "features");
-            int lRows = rowsOf(la, "labels");
+            rows = rowsOf(fa, recurrentInput, "features");
+            int lRows = rowsOf(la, recurrentOutput, "labels");
             if (lRows != rows) {
                 throw new DL4JInvalidInputException("labels have " + lRows + " rows but features have " + rows);
             }
-            INDArray m = data.getLabelsMaskArray();
             f = NDArray.internalData(fa);
-            fCols = colsOf(fa);
+            fCols = RecurrentArrays.rowWidth(fa, rows);
             l = NDArray.internalData(la);
-            lCols = colsOf(la);
-            mask = m == null ? null : NDArray.internalData(m);
-            maskCols = m == null ? 0 : (m.rank() == 1 ? 1 : colsOf(m));
+            lCols = RecurrentArrays.rowWidth(la, rows);
+            INDArray fm = data.getFeaturesMaskArray();
+            fMaskCols = RecurrentArrays.maskCols(fm, "the features mask");
+            fMask = data(fm);
+            INDArray m = data.getLabelsMaskArray();
+            maskCols = RecurrentArrays.maskCols(m, "the labels mask");
+            mask = data(m);
         }
     }
 
@@ -204,7 +237,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     private void fitBatch(DataSet data, long etlTimeMs) {
         long h = handle();
         Batch b = new Batch(data);
-        score = NativeNetwork.fit(h, b.f, b.rows, b.fCols, b.l, b.lCols, null, 0, b.mask, b.maskCols);
+        score = NativeNetwork.fit(h, b.f, b.rows, b.fCols, b.l, b.lCols, b.fMask, b.fMaskCols, b.mask, b.maskCols);
         lastBatchSize = b.rows;
         lastEtlTimeMs = etlTimeMs;
         List<TrainingListener> ls = listeners();
@@ -225,6 +258,19 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
      */
     public void fit(INDArray features, INDArray labels) {
         fit(new DataSet(features, labels));
+    }
+
+    /**
+     * One training iteration with masks (the reference's overload).
+     *
+     * @param features features ({@code [N, C, T]} for a recurrent first layer)
+     * @param labels labels ({@code [N, nOut, T]} for an RnnOutputLayer)
+     * @param featuresMask null or {@code [N, T]}: 0 marks the padding steps of shorter sequences
+     * @param labelsMask null, {@code [N, T]} for time-series labels, or {@code N × 1} / {@code N × nOut}
+     * @see #fit(DataSet)
+     */
+    public void fit(INDArray features, INDArray labels, INDArray featuresMask, INDArray labelsMask) {
+        fit(new DataSet(features, labels, featuresMask, labelsMask));
     }
 
     /**
@@ -296,13 +342,127 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
      * @return the network output, {@code N × nOut}
      */
     public INDArray output(INDArray input, boolean train) {
+        return output(input, train, null, null);
+    }
+
+    /**
+     * The network output with masks (the reference's overload): a features mask marks the padding
+     * steps of shorter sequences in a minibatch of time series; they do not change the real steps'
+     * outputs, and a recurrent layer outputs 0 at them.
+     *
+     * @param input features ({@code [N, C, T]} for a recurrent first layer)
+     * @param train true for a training-mode forward pass
+     * @param featuresMask null or {@code [N, T]}
+     * @param labelsMask not used by the forward pass (accepted for the reference's signature)
+     * @return the output: {@code [N, nOut, T]} for an RnnOutputLayer/RnnLossLayer, else {@code [N, nOut]}
+     */
+    public INDArray output(INDArray input, boolean train, INDArray featuresMask, INDArray labelsMask) {
         long h = handle();
-        int rows = rowsOf(input, "features");
-        float[] out = NativeNetwork.output(h, NDArray.internalData(input), rows, colsOf(input), null, 0, train);
+        int rows = rowsOf(input, recurrentInput, "features");
+        int maskCols = RecurrentArrays.maskCols(featuresMask, "the features mask");
+        float[] out = NativeNetwork.output(h, NDArray.internalData(input), rows, RecurrentArrays.rowWidth(input, rows),
+                data(featuresMask), maskCols, train);
+        return shapeOutput(out, rows);
+    }
+
+    private INDArray shapeOutput(float[] out, int rows) {
+        if (recurrentOutput) {
+            return RecurrentArrays.series(out, rows, nOut);
+        }
         if (rows == 0) {
             return new NDArray(new float[0], 0, nOut);
         }
         return new NDArray(out, rows, out.length / rows);
+    }
+
+    // ---- stateful inference (rnnTimeStep) -----------------------------------------------------
+
+    /**
+     * Runs the network over the next time step(s) from the state the previous call left (the
+     * reference's {@code rnnTimeStep}): each recurrent layer starts from its stored state and stores
+     * its new one. A 2-D input {@code [N, C]} is one step and gives a 2-D output {@code [N, nOut]}; a
+     * 3-D input {@code [N, C, T]} gives {@code [N, nOut, T]} (for a network with a time-series output).
+     * The state belongs to this network object only; {@link #output}, {@link #fit} and
+     * {@link #score} neither read nor change it. A minibatch size different from the stored state's
+     * is refused; call {@link #rnnClearPreviousState()} first.
+     *
+     * @param input one step {@code [N, C]} or several {@code [N, C, T]}
+     * @return the output for those steps
+     */
+    public INDArray rnnTimeStep(INDArray input) {
+        long h = handle();
+        Objects.requireNonNull(input, "input");
+        if (input.rank() != 2 && input.rank() != 3) {
+            throw new DL4JInvalidInputException("rnnTimeStep takes one step [examples, size] or a time series "
+                    + "[examples, size, timeSteps], got shape " + Arrays.toString(input.shape()));
+        }
+        int rows = Math.toIntExact(input.size(0));
+        float[] out = NativeNetwork.rnnTimeStep(h, NDArray.internalData(input), rows,
+                RecurrentArrays.rowWidth(input, rows));
+        rnnStateRows = rows;
+        if (recurrentOutput && input.rank() == 2) {
+            return new NDArray(out, rows, rows == 0 ? nOut : out.length / rows);
+        }
+        return shapeOutput(out, rows);
+    }
+
+    /** Forgets the state {@link #rnnTimeStep} stored in every recurrent layer. */
+    public void rnnClearPreviousState() {
+        NativeNetwork.rnnClearPreviousState(handle());
+        rnnStateRows = 0;
+    }
+
+    /**
+     * The state layer {@code layer} stored at the last {@link #rnnTimeStep} (the reference's map:
+     * for an LSTM {@code "prevAct"} and {@code "prevMem"}, each {@code [N, nOut]}); empty when none is
+     * stored.
+     *
+     * @param layer the layer index
+     * @return a copy of the state
+     * @throws IllegalArgumentException when the layer is not recurrent
+     */
+    public Map<String, INDArray> rnnGetPreviousState(int layer) {
+        long h = handle();
+        String[] keys = stateKeys(h, layer);
+        return RecurrentArrays.stateMap(keys, k -> NativeNetwork.rnnGetPreviousState(h, layer, k), rnnStateRows);
+    }
+
+    /**
+     * Replaces the stored state of layer {@code layer} (values as {@link #rnnGetPreviousState}
+     * returns them; a key the layer does not have is refused naming the keys it has).
+     *
+     * @param layer the layer index
+     * @param state key to {@code [N, size]} values
+     * @throws IllegalArgumentException when the layer is not recurrent
+     */
+    public void rnnSetPreviousState(int layer, Map<String, INDArray> state) {
+        long h = handle();
+        Objects.requireNonNull(state, "state");
+        stateKeys(h, layer);
+        int rows = -1;
+        for (Map.Entry<String, INDArray> e : state.entrySet()) {
+            int r = RecurrentArrays.stateRows(e.getKey(), e.getValue());
+            if (rows >= 0 && r != rows) {
+                throw new DL4JInvalidInputException("the state values have different numbers of examples: " + rows
+                        + " and " + r + " (\"" + e.getKey() + "\")");
+            }
+            rows = r;
+        }
+        for (Map.Entry<String, INDArray> e : state.entrySet()) {
+            NativeNetwork.rnnSetPreviousState(h, layer, e.getKey(), NDArray.internalData(e.getValue()), rows);
+        }
+        if (rows >= 0) {
+            rnnStateRows = rows;
+        }
+    }
+
+    private String[] stateKeys(long h, int layer) {
+        String[] keys = NativeNetwork.rnnStateKeys(h, layer);
+        if (keys == null || keys.length == 0) {
+            throw new IllegalArgumentException("layer " + layer + " (" + conf.getLayers().get(layer).getClass()
+                    .getSimpleName() + ") is not a recurrent layer: it keeps no state between rnnTimeStep calls");
+        }
+        return keys;
     }
 
     /** @return the score of the last minibatch fitted (before its update); NaN before any fit */
@@ -328,7 +488,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     public double score(DataSet data, boolean training) {
         long h = handle();
         Batch b = new Batch(data);
-        return NativeNetwork.score(h, b.f, b.rows, b.fCols, b.l, b.lCols, null, 0, b.mask, b.maskCols);
+        return NativeNetwork.score(h, b.f, b.rows, b.fCols, b.l, b.lCols, b.fMask, b.fMaskCols, b.mask, b.maskCols);
     }
 
     /**
@@ -345,8 +505,8 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     public INDArray scoreExamples(DataSet data, boolean addRegularizationTerms) {
         long h = handle();
         Batch b = new Batch(data);
-        double[] s = NativeNetwork.scoreExamples(h, b.f, b.rows, b.fCols, b.l, b.lCols, null, 0, b.mask, b.maskCols,
-                addRegularizationTerms);
+        double[] s = NativeNetwork.scoreExamples(h, b.f, b.rows, b.fCols, b.l, b.lCols, b.fMask, b.fMaskCols, b.mask,
+                b.maskCols, addRegularizationTerms);
         float[] out = new float[s.length];
         for (int i = 0; i < s.length; i++) {
             out[i] = (float) s[i];
@@ -744,7 +904,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         Evaluation e = new Evaluation(nOut);
         while (iterator.hasNext()) {
             DataSet d = iterator.next();
-            INDArray out = output(d.getFeatures(), false);
+            INDArray out = output(d.getFeatures(), false, d.getFeaturesMaskArray(), d.getLabelsMaskArray());
             e.eval(d.getLabels(), out, d.getLabelsMaskArray());
         }
         return e;
@@ -785,7 +945,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
                 : new RegressionEvaluation(columnNames);
         while (iterator.hasNext()) {
             DataSet d = iterator.next();
-            INDArray out = output(d.getFeatures(), false);
+            INDArray out = output(d.getFeatures(), false, d.getFeaturesMaskArray(), d.getLabelsMaskArray());
             e.eval(d.getLabels(), out, d.getLabelsMaskArray());
         }
         return e;
@@ -894,9 +1054,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         String mode = in.readUTF();
         MultiLayerConfiguration c = MultiLayerConfiguration.fromJson(readLongString(in));
         this.conf = c;
-        FeedForwardDims d = dims(c);
-        this.nIn = d.nIn;
-        this.nOut = d.nOut;
+        readDims(c);
         this.score = in.readDouble();
         if ("init".equals(mode)) {
             float[] params = (float[]) in.readObject();

@@ -1,0 +1,125 @@
+package org.ferrodl.nn.graph;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.ferrodl.linalg.activations.Activation;
+import org.ferrodl.linalg.api.ndarray.INDArray;
+import org.ferrodl.linalg.cpu.nativecpu.NDArray;
+import org.ferrodl.linalg.dataset.MultiDataSet;
+import org.ferrodl.linalg.factory.Nd4j;
+import org.ferrodl.linalg.learning.config.Adam;
+import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
+import org.ferrodl.nn.conf.ComputationGraphConfiguration;
+import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.LSTM;
+import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
+import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A recurrent ComputationGraph through the Java API: two per-step outputs ([N, nOut, T]) from an
+ * LSTM and a SimpleRnn on it, masks, rnnTimeStep by vertex name equal to output on the whole
+ * sequence (1e-5), state per graph object.
+ */
+class RecurrentGraphTest {
+    private static final double TOL = 1e-5;
+
+    private static ComputationGraph graph(long seed) {
+        ComputationGraphConfiguration c = new NeuralNetConfiguration.Builder().seed(seed).updater(new Adam(0.02))
+                .activation(Activation.TANH).graphBuilder()
+                .addInputs("in").setInputTypes(InputType.recurrent(3))
+                .addLayer("lstm", new LSTM.Builder().nOut(4).build(), "in")
+                .addLayer("perStep", new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY)
+                        .nOut(2).build(), "lstm")
+                .addLayer("rnn2", new SimpleRnn.Builder().nOut(3).build(), "lstm")
+                .addLayer("summary", new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY)
+                        .nOut(1).build(), "rnn2")
+                .setOutputs("perStep", "summary")
+                .build();
+        ComputationGraph g = new ComputationGraph(c);
+        g.init();
+        return g;
+    }
+
+    private static INDArray step(INDArray a, int s) {
+        int n = (int) a.size(0);
+        int c = (int) a.size(1);
+        int t = (int) a.size(2);
+        float[] src = NDArray.internalData(a);
+        float[] out = new float[n * c];
+        for (int i = 0; i < n * c; i++) {
+            out[i] = src[i * t + s];
+        }
+        return new NDArray(out, n, c);
+    }
+
+    private static void assertClose(INDArray want, INDArray got, String what) {
+        assertArrayEquals(want.shape(), got.shape(), what + " shape");
+        for (int i = 0; i < want.length(); i++) {
+            assertEquals(want.getDouble(i), got.getDouble(i), TOL, what + " value " + i);
+        }
+    }
+
+    @Test
+    void outputsShapesMasksAndFit() {
+        try (ComputationGraph g = graph(1)) {
+            INDArray f = Nd4j.rand(3, new long[] {2, 3, 5});
+            INDArray mask = Nd4j.create(new float[] {1, 1, 1, 1, 1, 1, 1, 0, 0, 0}, 2, 5);
+            INDArray[] out = g.output(false, new INDArray[] {f}, new INDArray[] {mask});
+            assertArrayEquals(new long[] {2, 2, 5}, out[0].shape());
+            assertArrayEquals(new long[] {2, 1, 5}, out[1].shape());
+            // example 1 has two real steps (mask): its outputs there equal running those two steps alone
+            INDArray alone = Nd4j.create(new float[] {
+                (float) f.getDouble(1, 0, 0), (float) f.getDouble(1, 0, 1),
+                (float) f.getDouble(1, 1, 0), (float) f.getDouble(1, 1, 1),
+                (float) f.getDouble(1, 2, 0), (float) f.getDouble(1, 2, 1)}, 1, 3, 2);
+            INDArray[] one = g.output(false, alone);
+            for (int k = 0; k < 2; k++) {
+                for (int s = 0; s < 2; s++) {
+                    assertClose(step(one[k], s), step(out[k].getRows(1, 2), s), "output " + k + " step " + s);
+                }
+            }
+            MultiDataSet d = new MultiDataSet(new INDArray[] {f}, new INDArray[] {Nd4j.rand(4, new long[] {2, 2, 5}),
+                Nd4j.rand(5, new long[] {2, 1, 5})}, new INDArray[] {mask}, new INDArray[] {mask.dup(), mask.dup()});
+            double before = g.score(d);
+            for (int i = 0; i < 60; i++) {
+                g.fit(d);
+            }
+            assertTrue(g.score(d) < 0.5 * before, before + " -> " + g.score(d));
+        }
+    }
+
+    @Test
+    void rnnTimeStepByVertexEqualsOutput() {
+        try (ComputationGraph g = graph(2)) {
+            INDArray f = Nd4j.rand(7, new long[] {3, 3, 6});
+            INDArray full = g.output(false, f)[0];
+            for (int s = 0; s < 6; s++) {
+                INDArray[] o = g.rnnTimeStep(step(f, s));
+                assertArrayEquals(new long[] {3, 2}, o[0].shape());
+                assertClose(step(full, s), o[0], "step " + s);
+            }
+            Map<String, INDArray> st = g.rnnGetPreviousState("lstm");
+            assertEquals(List.of("prevAct", "prevMem"), List.copyOf(st.keySet()));
+            assertArrayEquals(new long[] {3, 4}, st.get("prevMem").shape());
+            try (ComputationGraph other = g.clone()) {
+                assertTrue(other.rnnGetPreviousState("lstm").isEmpty(), "a clone does not share the state");
+                other.rnnSetPreviousState("lstm", st);
+                INDArray next = Nd4j.rand(8, new long[] {3, 3});
+                assertClose(g.rnnTimeStep(next)[0], other.rnnTimeStep(next)[0], "moved state");
+            }
+            g.rnnClearPreviousState();
+            assertClose(step(full, 0), g.rnnTimeStep(step(f, 0))[0], "after clear");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> g.rnnGetPreviousState("perStep"));
+            assertTrue(e.getMessage().contains("\"perStep\"") && e.getMessage().contains("not a recurrent"),
+                    e.getMessage());
+        }
+    }
+}
