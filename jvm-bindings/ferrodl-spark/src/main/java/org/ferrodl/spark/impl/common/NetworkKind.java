@@ -218,7 +218,9 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
                 throw new DL4JInvalidInputException("a MultiLayerNetwork takes one features array, got "
                         + features.length);
             }
-            return new INDArray[] {network.output(features[0], false)};
+            // the features mask keeps padded time steps out of the output, as in local evaluation
+            return new INDArray[] {network.output(features[0], false,
+                    featureMasks == null ? null : featureMasks[0], null)};
         }
 
         @Override
