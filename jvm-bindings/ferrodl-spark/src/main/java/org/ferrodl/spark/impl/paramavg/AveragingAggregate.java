@@ -23,6 +23,8 @@ public final class AveragingAggregate implements TrainingResult {
     double scoreSum;
     int workers;
     int maxMinibatches;
+    /** The most training iterations one worker made (more than its minibatches under truncated BPTT). */
+    int maxIterations;
     long minibatches;
     long examples;
     final List<WorkerStats> stats = new ArrayList<>();
@@ -33,13 +35,14 @@ public final class AveragingAggregate implements TrainingResult {
 
     /** One worker's result. */
     static AveragingAggregate ofWorker(float[] params, float[] updaterState, double score, int minibatches,
-                                       long examples, WorkerStats stats) {
+                                       int iterations, long examples, WorkerStats stats) {
         AveragingAggregate a = new AveragingAggregate();
         a.params = params;
         a.updater = updaterState;
         a.scoreSum = score;
         a.workers = 1;
         a.maxMinibatches = minibatches;
+        a.maxIterations = iterations;
         a.minibatches = minibatches;
         a.examples = examples;
         if (stats != null) {
@@ -63,6 +66,7 @@ public final class AveragingAggregate implements TrainingResult {
         scoreSum += other.scoreSum;
         workers += other.workers;
         maxMinibatches = Math.max(maxMinibatches, other.maxMinibatches);
+        maxIterations = Math.max(maxIterations, other.maxIterations);
         minibatches += other.minibatches;
         examples += other.examples;
         stats.addAll(other.stats);

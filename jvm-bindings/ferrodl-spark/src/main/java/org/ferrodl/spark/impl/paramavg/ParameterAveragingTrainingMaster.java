@@ -363,7 +363,8 @@ public class ParameterAveragingTrainingMaster
                         kind.setUpdaterState(network, Nd4j.create(AveragingAggregate.mean(updaterSum,
                                 sum.workers), 1, updaterSum.length));
                     }
-                    kind.setCounters(network, kind.iterationCount(network) + sum.maxMinibatches,
+                    // iterations, not minibatches: under truncated BPTT each segment is one
+                    kind.setCounters(network, kind.iterationCount(network) + sum.maxIterations,
                             kind.epochCount(network));
                     score = sum.scoreSum / sum.workers;
                 }

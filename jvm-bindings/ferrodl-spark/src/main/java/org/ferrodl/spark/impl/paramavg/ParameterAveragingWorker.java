@@ -122,6 +122,7 @@ public final class ParameterAveragingWorker<N extends NativeHandleOwner & Model,
                 net.setListeners(listeners);
             }
             long restoreNanos = System.nanoTime() - t;
+            int startIteration = kind.iterationCount(net);
             long dataNanos = 0;
             long fitNanos = 0;
             int minibatches = 0;
@@ -159,7 +160,7 @@ public final class ParameterAveragingWorker<N extends NativeHandleOwner & Model,
                     (int) examples, start, restoreNanos / 1_000_000, dataNanos / 1_000_000, fitNanos / 1_000_000,
                     resultNanos / 1_000_000, lastScore, nativeBytes[0], nativeBytes[1]) : null;
             return Collections.singletonList(AveragingAggregate.ofWorker(params, updater,
-                    lastScore, minibatches, examples, stats)).iterator();
+                    lastScore, minibatches, kind.iterationCount(net) - startIteration, examples, stats)).iterator();
         } finally {
             if (prefetch != null) {
                 prefetch.close();

@@ -1,0 +1,110 @@
+package org.ferrodl.spark;
+
+import static org.ferrodl.spark.SparkTestSupport.maxAbsDiff;
+import static org.ferrodl.spark.SparkTestSupport.net;
+import static org.ferrodl.spark.SparkTestSupport.sc;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.apache.spark.api.java.JavaRDD;
+import org.ferrodl.datasets.iterator.impl.ListDataSetIterator;
+import org.ferrodl.evaluation.classification.Evaluation;
+import org.ferrodl.linalg.activations.Activation;
+import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.factory.Nd4j;
+import org.ferrodl.linalg.learning.config.Adam;
+import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
+import org.ferrodl.nn.conf.BackpropType;
+import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.layers.LSTM;
+import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.spark.api.RDDTrainingApproach;
+import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A recurrent network on Spark: minibatches of time series of different lengths (masks), truncated
+ * BPTT inside the worker; one parameter-averaging worker equals local training on the same merged
+ * minibatches (1e-5) through both the exported files (native DataSet format) and the RDD, and the
+ * distributed evaluation counts exactly the unmasked steps the local one counts.
+ */
+class RecurrentSparkTest {
+
+    private static MultiLayerConfiguration conf() {
+        return new NeuralNetConfiguration.Builder().seed(17).updater(new Adam(0.01)).list()
+                .layer(new LSTM.Builder().nIn(3).nOut(5).activation(Activation.TANH).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nIn(5).nOut(2)
+                        .build())
+                .backpropType(BackpropType.TruncatedBPTT).tBPTTLength(3)
+                .build();
+    }
+
+    /** 8 DataSets of 4 sequences; DataSet d has 4 + d % 3 steps, example i uses its first 2 + (i + d) % 3. */
+    private static List<DataSet> data() {
+        Random r = new Random(5);
+        List<DataSet> out = new ArrayList<>();
+        for (int d = 0; d < 8; d++) {
+            int t = 4 + d % 3;
+            float[] f = new float[4 * 3 * t];
+            float[] l = new float[4 * 2 * t];
+            float[] m = new float[4 * t];
+            for (int i = 0; i < 4; i++) {
+                int len = Math.min(t, 2 + (i + d) % 3);
+                for (int s = 0; s < t; s++) {
+                    for (int c = 0; c < 3; c++) {
+                        f[(i * 3 + c) * t + s] = r.nextFloat() * 2 - 1;
+                    }
+                    // class: is the step's channel 0 positive
+                    l[(i * 2 + (f[(i * 3) * t + s] > 0 ? 1 : 0)) * t + s] = 1;
+                    m[i * t + s] = s < len ? 1 : 0;
+                }
+            }
+            out.add(new DataSet(Nd4j.create(f, 4, 3, t), Nd4j.create(l, 4, 2, t), Nd4j.create(m, 4, t),
+                    Nd4j.create(m, 4, t)));
+        }
+        return out;
+    }
+
+    @Test
+    void oneWorkerEqualsLocalTrainingAndEvaluationCountsUnmaskedSteps() {
+        List<DataSet> ds = data();
+        MultiLayerNetwork local = net(conf());
+        for (int i = 0; i < ds.size(); i += 2) {
+            local.fit(DataSet.merge(ds.subList(i, i + 2)));
+        }
+        JavaRDD<DataSet> rdd = sc().parallelize(ds, 2);
+        float[] want = local.params().toFloatVector();
+        for (RDDTrainingApproach approach : RDDTrainingApproach.values()) {
+            ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(1, 4)
+                    .batchSizePerWorker(8).averagingFrequency(2).rddTrainingApproach(approach).build();
+            SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf(), tm);
+            float[] got = spark.fit(rdd).params().toFloatVector();
+            assertTrue(maxAbsDiff(want, got) <= 1e-5f, approach + ": max diff " + maxAbsDiff(want, got));
+            assertEquals(local.getIterationCount(), spark.getNetwork().getIterationCount(),
+                    approach + ": one iteration per TBPTT segment");
+        }
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), local.getLayerWiseConfigurations(),
+                new ParameterAveragingTrainingMaster.Builder(1, 4).batchSizePerWorker(8).build());
+        spark.getNetwork().setParams(local.params());
+        Evaluation distributed = spark.evaluate(rdd, 8);
+        Evaluation here = local.evaluate(new ListDataSetIterator(ds, 1));
+        long unmasked = 0;
+        for (DataSet d : ds) {
+            for (double v : d.getLabelsMaskArray().toDoubleVector()) {
+                unmasked += Math.round(v);
+            }
+        }
+        assertEquals(unmasked, here.getNumRowCounter(), "only unmasked steps are counted");
+        assertEquals(here.getNumRowCounter(), distributed.getNumRowCounter());
+        assertArrayEquals(new long[] {here.truePositives(0), here.truePositives(1), here.falsePositives(0)},
+                new long[] {distributed.truePositives(0), distributed.truePositives(1), distributed.falsePositives(0)});
+        local.close();
+    }
+}
