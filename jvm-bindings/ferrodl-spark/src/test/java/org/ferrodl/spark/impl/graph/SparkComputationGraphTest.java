@@ -51,7 +51,7 @@ import scala.Tuple2;
 /**
  * SparkComputationGraph on local Spark (local[4]) with both training masters: a one-worker fit
  * equals local graph training, a two-input/two-output graph learns under both masters, and
- * scoring, inference and evaluation equal the local graph's. Runs in about 40 s on 2 loaded cores.
+ * scoring, inference and evaluation equal the local graph's. 8 tests, 18-45 s on 2 loaded cores.
  */
 public class SparkComputationGraphTest {
     private static final float TOL = 1e-5f;
@@ -420,6 +420,97 @@ public class SparkComputationGraphTest {
                 assertEquals(g1.scoreExamples(d.getRange(r, r + 1), true).getDouble(0), scores.get(i++), 1e-6);
             }
         }
+    }
+
+    /**
+     * The remaining evaluation, scoring and inference forms of a one-output graph equal their local
+     * counterparts: regression and ROC evaluations (RDD and saved files, DataSet and MultiDataSet),
+     * calculateScore and keyed scoreExamples of DataSets, feedForwardWithMaskAndKey with masks.
+     */
+    @Test
+    void everyOtherFormEqualsLocal(@TempDir Path dir) throws Exception {
+        ComputationGraph g = graph(oneByOne(new Adam(0.01), 1e-2));
+        g.fit(new org.ferrodl.datasets.iterator.impl.ListDataSetIterator(oneByOneData(10, 8, 60), 8));
+        List<DataSet> ds = oneByOneData(5, 9, 61);
+        List<MultiDataSet> mds = new ArrayList<>();
+        for (int i = 0; i < ds.size(); i++) {
+            mds.add(MultiDataSet.fromDataSet(ds.get(i)));
+            ds.get(i).save(new File(dir.toFile(), "ds-" + i + ".bin"));
+            mds.get(i).save(new File(dir.toFile(), "mds-" + i + ".bin"));
+        }
+        SparkComputationGraph spark = new SparkComputationGraph(sc(), g);
+        spark.setDefaultEvaluationWorkers(2);
+        assertEquals(2, spark.getDefaultEvaluationWorkers());
+        Map<Integer, IEvaluation<?>[]> local = new LinkedHashMap<>();
+        local.put(0, new IEvaluation<?>[] {new org.ferrodl.evaluation.regression.RegressionEvaluation(3),
+                new ROCMultiClass(0), new Evaluation()});
+        g.doEvaluation(new ListMultiDataSetIterator(mds, 9), local);
+        var lReg = (org.ferrodl.evaluation.regression.RegressionEvaluation) local.get(0)[0];
+        var lRoc = (ROCMultiClass) local.get(0)[1];
+        var lEval = (Evaluation) local.get(0)[2];
+
+        JavaRDD<MultiDataSet> mrdd = sc().parallelize(mds, 3);
+        JavaRDD<DataSet> drdd = sc().parallelize(ds, 2);
+        for (var reg : List.of(spark.evaluateRegressionMDS(mrdd), spark.evaluateRegression(drdd, 5))) {
+            for (int c = 0; c < 3; c++) {
+                assertEquals(lReg.meanSquaredError(c), reg.meanSquaredError(c), 1e-12);
+                assertEquals(lReg.rSquared(c), reg.rSquared(c), 1e-9);
+            }
+        }
+        for (ROCMultiClass roc : List.of(spark.evaluateROCMultiClassMDS(mrdd, 0, 4),
+                spark.evaluateROCMultiClass(drdd, 0, 7))) {
+            for (int c = 0; c < 3; c++) {
+                assertEquals(lRoc.calculateAUC(c), roc.calculateAUC(c), 1e-12, "class " + c);
+            }
+        }
+        String d = dir.toUri().toString();
+        JavaRDD<String> mdsPaths = sc().parallelize(List.of(d + "mds-0.bin", d + "mds-1.bin", d + "mds-2.bin",
+                d + "mds-3.bin", d + "mds-4.bin"), 2);
+        List<Evaluation> evals = List.of(spark.evaluateMDS(mrdd), spark.evaluate(drdd),
+                spark.doEvaluation(mdsPaths, new org.ferrodl.core.loader.impl.SerializedMultiDataSetLoader(),
+                        new Evaluation())[0],
+                spark.doEvaluation(sc().parallelize(List.of(d + "ds-0.bin", d + "ds-1.bin", d + "ds-2.bin",
+                        d + "ds-3.bin", d + "ds-4.bin"), 3), new org.ferrodl.core.loader.impl.SerializedDataSetLoader(),
+                        new Evaluation())[0]);
+        for (Evaluation e : evals) {
+            assertEquals(lEval.getConfusionMatrix(), e.getConfusionMatrix());
+        }
+        // calculateScore (average and sum) and keyed scoreExamples of DataSets
+        double sum = 0;
+        int n = 0;
+        for (DataSet x : ds) {
+            sum += g.score(x) * x.numExamples();
+            n += x.numExamples();
+        }
+        assertEquals(sum / n, spark.calculateScore(drdd, true), 1e-5);
+        assertEquals(sum, spark.calculateScore(drdd, false, 4), 1e-3);
+        List<Tuple2<String, DataSet>> keyed = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            keyed.add(new Tuple2<>("e" + i, ds.get(0).getRange(i, i + 1)));
+        }
+        Map<String, Double> byKey = spark.scoreExamples(sc().parallelizePairs(keyed, 2), true, 4).collectAsMap();
+        for (Tuple2<String, DataSet> t : keyed) {
+            assertEquals(g.scoreExamples(t._2(), true).getDouble(0), byKey.get(t._1()), 1e-6, t._1());
+        }
+        // feature masks travel with their keys and reach the graph as locally
+        Random r = new Random(62);
+        List<Tuple2<Integer, Tuple2<INDArray[], INDArray[]>>> masked = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            INDArray mask = Nd4j.create(new float[] {r.nextBoolean() ? 1f : 0f}, 1, 1);
+            masked.add(new Tuple2<>(i, new Tuple2<>(new INDArray[] {ds.get(1).getFeatures().getRow(i, true)},
+                    i % 3 == 0 ? null : new INDArray[] {mask})));
+        }
+        Map<Integer, INDArray[]> out = spark.feedForwardWithMaskAndKey(sc().parallelizePairs(masked, 2), 4)
+                .collectAsMap();
+        for (Tuple2<Integer, Tuple2<INDArray[], INDArray[]>> t : masked) {
+            INDArray[] m = t._2()._2();
+            INDArray[] expected = g.output(false, t._2()._1(), m);
+            assertTrue(maxAbsDiff(expected[0].toFloatVector(), out.get(t._1())[0].toFloatVector()) <= 1e-6f,
+                    "key " + t._1());
+        }
+        SparkComputationGraph other = new SparkComputationGraph(sc(), graph(oneByOne(new Adam(0.01), 0)));
+        other.setNetwork(g);
+        assertEquals(g, other.getNetwork());
     }
 
     // ----------------------------------------------------------------------------- evaluation
