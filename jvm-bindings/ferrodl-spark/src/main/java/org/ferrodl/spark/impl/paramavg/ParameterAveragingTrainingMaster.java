@@ -56,7 +56,9 @@ import scala.reflect.ClassTag$;
 import scala.runtime.AbstractFunction1;
 
 /**
- * Synchronous data-parallel training by parameter averaging.
+ * Synchronous data-parallel training by parameter averaging, of a {@code SparkDl4jMultiLayer}
+ * (on DataSets) or a {@code SparkComputationGraph} (on MultiDataSets; DataSets for a graph with one
+ * input and one output) through the same worker. Below, "DataSet" stands for either.
  *
  * <h2>Data flow of one fit</h2>
  * <ol>

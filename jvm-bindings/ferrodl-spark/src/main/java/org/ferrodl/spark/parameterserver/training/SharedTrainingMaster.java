@@ -42,6 +42,10 @@ import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
  * to its master copy of the parameters, which becomes the network at the end of the fit. A task
  * that Spark re-runs downloads the current parameters and counters before training.
  *
+ * <p>Trains {@code SparkDl4jMultiLayer} and {@code SparkComputationGraph} alike (the replicas in the
+ * engine are layer chains or graphs). The wrapper's listeners are called on the workers after every
+ * minibatch of every replica, with a read-only view of the replica (docs/ARCHITECTURE.md §9.1).
+ *
  * <p>Configuration objects are immutable and serializable (they are shipped to executors); they
  * round-trip through {@link #toJson()} / {@link #fromJson(String)} and YAML.
  */
