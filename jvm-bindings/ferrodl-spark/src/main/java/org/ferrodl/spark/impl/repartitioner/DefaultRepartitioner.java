@@ -56,9 +56,22 @@ public final class DefaultRepartitioner implements Repartitioner {
 
     @Override
     public <T> JavaRDD<T> repartition(JavaRDD<T> input, int minObjectsPerPartition, int numExecutors) {
-        long[] sizes = Balanced.partitionSizes(input);
+        return repartition(input, minObjectsPerPartition, numExecutors, partitionSizes(input));
+    }
+
+    /**
+     * {@link #repartition(JavaRDD, int, int)} with the partition sizes of {@code input} already
+     * known (from {@link #partitionSizes}; a master that fits the same persisted RDD every epoch
+     * counts it once).
+     */
+    public <T> JavaRDD<T> repartition(JavaRDD<T> input, int minObjectsPerPartition, int numExecutors, long[] sizes) {
         int partitions = numPartitions(Balanced.total(sizes), minObjectsPerPartition, numExecutors);
         return Balanced.into(input, partitions, sizes);
+    }
+
+    /** The number of objects in each partition of {@code input} (one Spark job). */
+    public static long[] partitionSizes(JavaRDD<?> input) {
+        return Balanced.partitionSizes(input);
     }
 
     @Override

@@ -29,6 +29,7 @@ import org.ferrodl.spark.api.TimeBreakdown;
 import org.ferrodl.spark.api.SparkTrainingStats.EncodingStep;
 import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
 import org.ferrodl.spark.impl.common.DataSetExport;
+import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
 import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.SparkNetwork;
@@ -84,11 +85,23 @@ final class SharedTrainingDriver {
             input = input.persist(level);
         }
         try {
-            if (input.isEmpty()) {
-                throw empty(kind);
+            JavaRDD<B> partitioned;
+            if (userPersisted && master.getRepartitioner() instanceof DefaultRepartitioner balanced) {
+                // the same persisted RDD every epoch: counted once (SharedTrainingMaster)
+                long[] sizes = master.persistedPartitionSizes(input);
+                if (java.util.Arrays.stream(sizes).sum() == 0) {
+                    throw empty(kind);
+                }
+                partitioned = balanced.repartition(input, minObjectsPerPartition(master), sc.defaultParallelism(),
+                        sizes);
+            } else {
+                if (input.isEmpty()) {
+                    throw empty(kind);
+                }
+                partitioned = master.getRepartitioner() == null ? input
+                        : master.getRepartitioner().repartition(input, minObjectsPerPartition(master),
+                                sc.defaultParallelism());
             }
-            JavaRDD<B> partitioned = master.getRepartitioner() == null ? input
-                    : master.getRepartitioner().repartition(input, minObjectsPerPartition(master), sc.defaultParallelism());
             return train(master, sparkNetwork, partitioned, fitStart);
         } finally {
             if (persisted) {
@@ -206,6 +219,7 @@ final class SharedTrainingDriver {
         long all = 0;
         double startDelay = 0;
         double connect = 0;
+        double firstData = 0;
         double data = 0;
         double fitCall = 0;
         double finishWait = 0;
@@ -228,6 +242,7 @@ final class SharedTrainingDriver {
             startDelay += Math.max(0, r.startWallMillis - jobStartWall);
             lastTaskEnd = Math.max(lastTaskEnd, r.startWallMillis + r.fitMillis);
             connect += r.connectNanos / 1e6;
+            firstData += r.firstDataNanos / 1e6;
             data += r.dataNanos / 1e6;
             fitCall += r.fitCallNanos / 1e6;
             finishWait += r.finishNanos / 1e6;
@@ -242,6 +257,7 @@ final class SharedTrainingDriver {
                 .driver("data: persist/export and repartition", prepareMillis)
                 .driver("relay start, parameter broadcast", setupMillis)
                 .worker("Spark scheduling and task start", startDelay)
+                .worker("task: broadcast spec and first object (data source)", firstData)
                 .worker("connect: build network, relay handshake, download params", connect)
                 .worker("wait for minibatches (data source, deserialization)", data)
                 .worker("apply received updates (inbox)", step[0])

@@ -52,6 +52,8 @@ public final class SharedTrainingWorker<B>
 
     @Override
     public Iterator<SharedWorkerResult> call(Integer partition, Iterator<B> data) throws Exception {
+        long start = System.currentTimeMillis();
+        long t0 = System.nanoTime();
         if (!data.hasNext()) {
             return Collections.emptyIterator();
         }
@@ -59,8 +61,8 @@ public final class SharedTrainingWorker<B>
         TaskContext task = TaskContext.get();
         int attempt = task == null ? 0 : task.attemptNumber();
         String executor = executorId();
-        long start = System.currentTimeMillis();
-        long t0 = System.nanoTime();
+        long firstDataNanos = System.nanoTime() - t0;
+        t0 = System.nanoTime();
 
         Iterator<B> batches = new BatchAssembler<>(data, s.batchSizePerWorker, kind);
         PrefetchingIterator<B> prefetch = s.prefetchNumBatches > 0
@@ -121,7 +123,7 @@ public final class SharedTrainingWorker<B>
             LOG.info("ferrodl-worker executor={} partition={} attempt={} minibatches={} replicas={} millis={} {}",
                     executor, partition, attempt, total, replicas, millis, nodeReport);
             return Collections.singletonList(new SharedWorkerResult(partition, attempt, executor, millis,
-                    nodeReport, reports, updaterStates, total, examples, start, connectNanos,
+                    nodeReport, reports, updaterStates, total, examples, start, firstDataNanos, connectNanos,
                     progress.dataNanos.get(), progress.fitCallNanos.get(), finishNanos, resultNanos)).iterator();
         } finally {
             watchdog.interrupt();

@@ -30,6 +30,8 @@ public final class SharedWorkerResult implements TrainingResult {
      * driver to apply the last updates, and reading the reports and updater states.
      */
     final long connectNanos;
+    /** From the task's start to the broadcast spec read and the first object of the data source. */
+    final long firstDataNanos;
     final long dataNanos;
     final long fitCallNanos;
     final long finishNanos;
@@ -37,7 +39,7 @@ public final class SharedWorkerResult implements TrainingResult {
 
     SharedWorkerResult(int partition, int attempt, String executorId, long fitMillis, String nodeReportJson,
                        List<String> replicaReportsJson, List<float[]> updaterStates, long minibatches,
-                       long examples, long startWallMillis,
+                       long examples, long startWallMillis, long firstDataNanos,
                        long connectNanos, long dataNanos, long fitCallNanos, long finishNanos, long resultNanos) {
         this.partition = partition;
         this.attempt = attempt;
@@ -50,6 +52,7 @@ public final class SharedWorkerResult implements TrainingResult {
         this.examples = examples;
         this.startWallMillis = startWallMillis;
         this.connectNanos = connectNanos;
+        this.firstDataNanos = firstDataNanos;
         this.dataNanos = dataNanos;
         this.fitCallNanos = fitCallNanos;
         this.finishNanos = finishNanos;
