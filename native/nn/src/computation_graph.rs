@@ -22,6 +22,9 @@ use std::ops::Range;
 /// A mask argument: `(values, columns)` of a `rows × columns` matrix.
 pub use crate::tbptt::MaskArg;
 
+/// Labels with their masks, one per network output.
+type LabelsArg<'l, 'm, T> = Option<(&'l [&'l [T]], &'l [MaskArg<'m, T>])>;
+
 /// A graph network with all parameters in one flat vector.
 #[derive(Debug)]
 pub struct ComputationGraph<T: Scalar = f32> {
@@ -457,7 +460,7 @@ impl<T: Scalar> ComputationGraph<T> {
     fn forward_checked(
         &mut self,
         inputs: &[&[T]],
-        labels: Option<(&[&[T]], &[MaskArg<'_, T>])>,
+        labels: LabelsArg<'_, '_, T>,
         rows: usize,
         feature_masks: &[MaskArg<'_, T>],
         train: bool,

@@ -537,3 +537,58 @@ fn without_an_input_type_a_recurrent_first_layer_reads_sequences_of_its_n_in() {
     let mut g = ferrodl_nn::ComputationGraph::<f64>::from_configuration(conf).unwrap();
     assert_eq!(g.output(&[&vec![0.1; 3 * 5 * 2]], 3, false, &[]).unwrap()[0].len(), 3 * 2 * 2);
 }
+
+fn output_layer(n_in: usize, n_out: usize) -> Value {
+    json!({"type": "OutputLayer", "nIn": n_in, "nOut": n_out, "activation": "SOFTMAX",
+           "lossFunction": "MCXENT", "updater": sgd(), "biasUpdater": sgd()})
+}
+
+/// One-hot labels `[N, C]`.
+fn one_hot_flat(rng: &mut Rng, rows: usize, c: usize) -> Vec<f64> {
+    let mut y = vec![0.0; rows * c];
+    for i in 0..rows {
+        let k = (uniform_matrix(rng, 1, 1, 0.0, c as f64)[0] as usize).min(c - 1);
+        y[i * c + k] = 1.0;
+    }
+    y
+}
+
+#[test]
+fn last_time_step_and_global_pooling_reduce_sequences_with_masks() {
+    let (rows, c_in, t) = (3, 3, 5);
+    let lengths = [5usize, 2, 4];
+    let m = tail_mask(rows, t, &lengths);
+    let reducers = vec![
+        ("LastTimeStep", vec![json!({"type": "LastTimeStep", "underlying": rnn("GravesLSTM", c_in, 4, "TANH")})]),
+        ("GlobalPooling AVG", vec![rnn("SimpleRnn", c_in, 4, "TANH"),
+            json!({"type": "GlobalPoolingLayer", "poolingType": "AVG"})]),
+        ("GlobalPooling MAX", vec![rnn("LSTM", c_in, 4, "TANH"),
+            json!({"type": "GlobalPoolingLayer", "poolingType": "MAX"})]),
+        ("GlobalPooling PNORM", vec![rnn("LSTM", c_in, 4, "TANH"),
+            json!({"type": "GlobalPoolingLayer", "poolingType": "PNORM", "pnorm": 2})]),
+    ];
+    for (what, mut layers) in reducers {
+        let mut rng = Rng::new(13);
+        layers.push(output_layer(4, 3));
+        let mut n = net(layers, c_in, json!({}));
+        randomize(&mut n, &mut rng);
+        let x = normal(&mut rng, rows * c_in * t);
+        let y = one_hot_flat(&mut rng, rows, 3);
+        grad_check(&format!("{what}, no mask"), &mut n,
+            &Case { x: &x, y: &y, rows, fmask: None, lmask: None });
+        grad_check(&format!("{what}, feature mask"), &mut n,
+            &Case { x: &x, y: &y, rows, fmask: Some((&m, t)), lmask: None });
+        // Padded and masked = each sequence alone at its own length.
+        let out = n.output_masked(&x, rows, Some((&m, t)), false).unwrap();
+        for (i, &len) in lengths.iter().enumerate() {
+            let mut xi = Vec::new();
+            for ch in 0..c_in {
+                xi.extend_from_slice(&x[i * c_in * t + ch * t..i * c_in * t + ch * t + len]);
+            }
+            let oi = n.output(&xi, 1, false).unwrap();
+            for k in 0..3 {
+                assert!((out[i * 3 + k] - oi[k]).abs() < 1e-12, "{what}: example {i}");
+            }
+        }
+    }
+}

@@ -22,6 +22,7 @@ pub use crate::layers::conv::{Convolution1DLayerConfig, ConvolutionLayerConfig};
 pub use crate::layers::dense::DenseLayerConfig;
 pub use crate::layers::embedding::EmbeddingLayerConfig;
 pub use crate::layers::frozen::FrozenLayerConfig;
+pub use crate::layers::last_time_step::LastTimeStepConfig;
 pub use crate::layers::lstm::{GravesLSTMConfig, LSTMConfig};
 pub use crate::layers::simple_rnn::SimpleRnnConfig;
 pub use crate::layers::misc::{ActivationLayerConfig, DropoutLayerConfig};
@@ -253,6 +254,7 @@ layer_registry! {
     SimpleRnn(SimpleRnnConfig),
     RnnOutputLayer(RnnOutputLayerConfig),
     RnnLossLayer(RnnLossLayerConfig),
+    LastTimeStep(LastTimeStepConfig),
 }
 
 impl LayerConfig {

@@ -17,6 +17,7 @@ pub(crate) mod conv;
 pub(crate) mod dense;
 pub(crate) mod embedding;
 pub(crate) mod frozen;
+pub(crate) mod last_time_step;
 pub(crate) mod lstm;
 pub mod misc;
 pub(crate) mod output;

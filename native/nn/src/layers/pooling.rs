@@ -558,6 +558,108 @@ impl GlobalPoolingLayer {
     }
 }
 
+impl GlobalPoolingLayer {
+    /// Positions per channel in this call: a sequence's steps, an image's `H·W`.
+    fn positions_of<T>(&self, batch: &Batch<'_, T>) -> usize {
+        match self.input {
+            Shape::Seq { .. } => batch.time_steps,
+            _ => self.positions,
+        }
+    }
+
+    /// Pooling over the unmasked steps of each sequence (the reference's masked global pooling):
+    /// MAX and PNORM ignore masked steps, SUM adds only real ones, AVG divides by their number;
+    /// an example with no real step pools to 0.
+    fn forward_masked<T: Scalar>(
+        &mut self,
+        input: &[T],
+        rows: usize,
+        t: usize,
+        m: super::Mask<'_, T>,
+        output: &mut [T],
+    ) {
+        let c = self.channels;
+        let p = self.pnorm;
+        for i in 0..rows {
+            let real: Vec<usize> = (0..t).filter(|&s| m.at(i, s) != T::zero()).collect();
+            for ch in 0..c {
+                let pl = i * c + ch;
+                let x = &input[pl * t..(pl + 1) * t];
+                output[pl] = if real.is_empty() {
+                    if self.kind == PoolingType::Max {
+                        self.argmax[pl] = NO_CELL;
+                    }
+                    T::zero()
+                } else {
+                    match self.kind {
+                        PoolingType::Max => {
+                            let at = real
+                                .iter()
+                                .copied()
+                                .reduce(|a, b| if x[b] > x[a] { b } else { a })
+                                .unwrap_or(0);
+                            self.argmax[pl] = at as u32;
+                            x[at]
+                        }
+                        PoolingType::Avg => {
+                            real.iter().map(|&s| x[s]).sum::<T>() / T::of(real.len() as f64)
+                        }
+                        PoolingType::Sum => real.iter().map(|&s| x[s]).sum::<T>(),
+                        PoolingType::Pnorm => {
+                            let sum: T = real.iter().map(|&s| abs_pow(x[s], p)).sum();
+                            match p {
+                                1 => sum,
+                                2 => sum.sqrt(),
+                                _ => sum.powf(T::one() / T::of(p as f64)),
+                            }
+                        }
+                    }
+                };
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn backward_masked<T: Scalar>(
+        &self,
+        input: &[T],
+        output: &[T],
+        rows: usize,
+        t: usize,
+        m: super::Mask<'_, T>,
+        delta: &[T],
+        gx: &mut [T],
+    ) {
+        let c = self.channels;
+        let p = self.pnorm;
+        let eps = T::of(GLOBAL_PNORM_EPS);
+        gx.fill(T::zero());
+        for i in 0..rows {
+            let real: Vec<usize> = (0..t).filter(|&s| m.at(i, s) != T::zero()).collect();
+            if real.is_empty() {
+                continue;
+            }
+            for ch in 0..c {
+                let pl = i * c + ch;
+                let (d, g) = (delta[pl], &mut gx[pl * t..(pl + 1) * t]);
+                match self.kind {
+                    PoolingType::Max => g[self.argmax[pl] as usize] = d,
+                    PoolingType::Avg => {
+                        let v = d / T::of(real.len() as f64);
+                        real.iter().for_each(|&s| g[s] = v);
+                    }
+                    PoolingType::Sum => real.iter().for_each(|&s| g[s] = d),
+                    PoolingType::Pnorm => {
+                        let x = &input[pl * t..(pl + 1) * t];
+                        let scale = d / output[pl].max(eps).powi(p - 1);
+                        real.iter().for_each(|&s| g[s] = scale * pnorm_numerator(x[s], p));
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
     fn type_name(&self) -> &'static str {
         "GlobalPoolingLayer"
@@ -572,6 +674,11 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
     }
     fn output_shape(&self) -> Shape {
         self.output
+    }
+
+    /// Pools a sequence of any length to one step.
+    fn output_steps(&self, _steps: usize) -> Result<usize, String> {
+        Ok(1)
     }
 
     /// MAX keeps one arg-max position per (example, channel).
@@ -594,7 +701,8 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
         _: &mut Ctx,
     ) {
         let rows = batch.rows;
-        let (s, planes) = (self.positions, rows * self.channels);
+        let s = self.positions_of(batch);
+        let planes = rows * self.channels;
         assert_eq!(input.len(), planes * s, "GlobalPoolingLayer: input length");
         assert_eq!(output.len(), planes, "GlobalPoolingLayer: output length");
         super::reserved(Layer::<T>::reserve_workspace(
@@ -603,6 +711,10 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
             1,
             "GlobalPoolingLayer",
         ));
+        if let (Shape::Seq { .. }, Some(m)) = (self.input, batch.mask) {
+            self.forward_masked(input, rows, s, m, output);
+            return;
+        }
         let p = self.pnorm;
         for (pl, (x, y)) in input.chunks_exact(s).zip(output.iter_mut()).enumerate() {
             *y = match self.kind {
@@ -645,13 +757,18 @@ impl<T: Scalar> Layer<T> for GlobalPoolingLayer {
         let Some(gx) = grad_input else {
             return;
         };
-        let (s, planes) = (self.positions, rows * self.channels);
+        let s = self.positions_of(batch);
+        let planes = rows * self.channels;
         assert_eq!(
             gx.len(),
             planes * s,
             "GlobalPoolingLayer: grad_input length"
         );
         assert_eq!(delta.len(), planes, "GlobalPoolingLayer: delta length");
+        if let (Shape::Seq { .. }, Some(m)) = (self.input, batch.mask) {
+            self.backward_masked(input, output, rows, s, m, delta, gx);
+            return;
+        }
         let p = self.pnorm;
         let eps = T::of(GLOBAL_PNORM_EPS);
         for (pl, (g, &d)) in gx.chunks_exact_mut(s).zip(delta.iter()).enumerate() {
@@ -840,7 +957,7 @@ mod tests {
         l.forward(
             &[],
             x,
-            &Batch::rows(rows),
+            &Batch::new(rows, l.input_shape()),
             &mut out,
             &mut Ctx {
                 train: true,
@@ -858,7 +975,7 @@ mod tests {
             &[],
             x,
             y,
-            &Batch::rows(rows),
+            &Batch::new(rows, l.input_shape()),
             &mut delta,
             &mut [],
             Some(&mut gx),
