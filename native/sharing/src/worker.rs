@@ -353,6 +353,13 @@ impl WorkerNode {
             Some(v) if !v.is_null() => Some(v),
             _ => None,
         };
+        // Each replica's encoder keeps a residual of one value per parameter (ferrodl-comm
+        // allocates it): the whole request is checked against the native memory budget first.
+        ferrodl_memory::check(
+            || format!("the encoders' residuals ({} replicas x {n} parameters)", config.replicas),
+            n.checked_mul(config.replicas)
+                .and_then(|v| ferrodl_memory::bytes_of(v, std::mem::size_of::<f32>())),
+        )?;
         let mut replicas = Vec::with_capacity(config.replicas);
         let (start_iteration, start_epoch) = (nets[0].iteration_count(), nets[0].epoch_count());
         let (start_iteration, start_epoch) = if config.attempt > 0 {
