@@ -3,8 +3,8 @@
 //! replicas of one node train in parallel from different Java threads.
 
 use crate::arrays::{
-    budgeted_copy, new_float_array, new_long_array, read_batch, read_float_arrays, read_floats,
-    read_masks, read_optional_floats, OwnedMask,
+    as_mask, budgeted_copy, new_float_array, new_long_array, read_batch, read_features_mask,
+    read_float_arrays, read_floats, read_masks, read_optional_floats, OwnedMask,
 };
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroError;
@@ -65,6 +65,8 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_fit<'local>(
     f_cols: jint,
     labels: JFloatArray<'local>,
     l_cols: jint,
+    f_mask: JFloatArray<'local>,
+    f_mask_cols: jint,
     mask: JFloatArray<'local>,
     mask_cols: jint,
 ) -> jdouble {
@@ -72,8 +74,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_fit<'local>(
         let b = read_batch(
             env, &features, rows, f_cols, &labels, l_cols, &mask, mask_cols,
         )?;
+        let fm = read_features_mask(env, &f_mask, b.rows, f_mask_cols)?;
         replicas().with(replica, |t| {
-            Ok(t.fit(&b.features, &b.labels, b.rows, b.mask())?)
+            Ok(t.fit_masked(&b.features, &b.labels, b.rows, as_mask(&fm), b.mask())?)
         })
     })
 }

@@ -10,11 +10,13 @@ use ferrodl_nn::{
 
 /// One minibatch, in the form of the network it is for.
 pub enum ReplicaBatch<'a> {
-    /// Features `rows × nIn`, labels `rows × nOut`, optional labels mask (values, columns).
+    /// Features `rows × nIn` (`rows × C·T` for sequences), labels `rows × nOut`, optional
+    /// features mask (`[rows, T]`) and labels mask (values, columns).
     Chain {
         features: &'a [f32],
         labels: &'a [f32],
         rows: usize,
+        features_mask: MaskArg<'a, f32>,
         labels_mask: MaskArg<'a, f32>,
     },
     /// One array per network input and output; masks per input/output (empty: none).
@@ -116,9 +118,10 @@ impl ReplicaNetwork {
                     features,
                     labels,
                     rows,
+                    features_mask,
                     labels_mask,
                 },
-            ) => n.compute_update(features, labels, *rows, *labels_mask),
+            ) => n.compute_update_masked(features, labels, *rows, *features_mask, *labels_mask),
             (
                 ReplicaNetwork::Graph(g),
                 ReplicaBatch::Graph {

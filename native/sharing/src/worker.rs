@@ -483,10 +483,24 @@ impl ReplicaTrainer {
         rows: usize,
         labels_mask: Option<(&[f32], usize)>,
     ) -> Result<f64, SharingError> {
+        self.fit_masked(features, labels, rows, None, labels_mask)
+    }
+
+    /// [`fit`](Self::fit) with a features mask too (`[rows, T]` for sequences: padded steps count
+    /// nowhere).
+    pub fn fit_masked(
+        &mut self,
+        features: &[f32],
+        labels: &[f32],
+        rows: usize,
+        features_mask: Option<(&[f32], usize)>,
+        labels_mask: Option<(&[f32], usize)>,
+    ) -> Result<f64, SharingError> {
         self.step(&ReplicaBatch::Chain {
             features,
             labels,
             rows,
+            features_mask,
             labels_mask,
         })
     }

@@ -28,12 +28,15 @@ public final class NativeSharedWorker {
     public static native long[] connect(String configJson, float[] params, float[] updaterState);
 
     /**
-     * One training step of a replica (row-major matrices).
+     * One training step of a replica (row-major: a {@code [N, C, T]} time series is N rows of C·T
+     * values; masks as {@link NativeNetwork#fit}).
      *
+     * @param featuresMask null, or {@code [N, T]} (padded steps count nowhere) / one value per example
+     * @param featuresMaskCols its columns
      * @return the minibatch score before the update
      */
     public static native double fit(long replica, float[] features, int rows, int featureCols, float[] labels,
-            int labelCols, float[] labelsMask, int maskCols);
+            int labelCols, float[] featuresMask, int featuresMaskCols, float[] labelsMask, int maskCols);
 
     /**
      * One training step of a replica of a computation graph (the worker was connected with

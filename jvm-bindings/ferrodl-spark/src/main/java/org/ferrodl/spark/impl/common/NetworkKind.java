@@ -19,6 +19,7 @@ import org.ferrodl.linalg.dataset.MultiDataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
+import org.ferrodl.nn.api.RecurrentArrays;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.graph.ComputationGraph;
@@ -287,14 +288,17 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
         public double sharedFit(long replica, DataSet batch) {
             INDArray f = batch.getFeatures();
             INDArray l = batch.getLabels();
-            if (f == null || l == null || f.rank() != 2 || l.rank() != 2) {
-                throw new DL4JInvalidInputException("a training DataSet must hold features and labels matrices");
+            if (f == null || l == null || f.rank() < 2 || f.rank() > 3 || l.rank() < 2 || l.rank() > 3) {
+                throw new DL4JInvalidInputException("a training DataSet must hold features and labels matrices "
+                        + "[examples, columns] or time series [examples, size, timeSteps]");
             }
+            int rows = Math.toIntExact(f.size(0));
+            INDArray fm = batch.getFeaturesMaskArray();
             INDArray m = batch.getLabelsMaskArray();
-            return NativeSharedWorker.fit(replica, NDArray.internalData(f), Math.toIntExact(f.size(0)),
-                    Math.toIntExact(f.size(1)), NDArray.internalData(l), Math.toIntExact(l.size(1)),
-                    m == null ? null : NDArray.internalData(m),
-                    m == null ? 0 : (m.rank() == 1 ? 1 : Math.toIntExact(m.size(1))));
+            return NativeSharedWorker.fit(replica, NDArray.internalData(f), rows, RecurrentArrays.rowWidth(f, rows),
+                    NDArray.internalData(l), RecurrentArrays.rowWidth(l, rows),
+                    fm == null ? null : NDArray.internalData(fm), RecurrentArrays.maskCols(fm, "the features mask"),
+                    m == null ? null : NDArray.internalData(m), RecurrentArrays.maskCols(m, "the labels mask"));
         }
     }
 

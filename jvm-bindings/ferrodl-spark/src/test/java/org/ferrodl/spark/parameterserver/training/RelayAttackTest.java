@@ -147,7 +147,7 @@ class RelayAttackTest {
                     for (int j = 0; j < f.length; j++) {
                         f[j] = r.nextFloat() * 2 - 1;
                     }
-                    NativeSharedWorker.fit(h[1], f, 16, SparkTestSupport.N_IN, l, SparkTestSupport.N_OUT, null, 0);
+                    NativeSharedWorker.fit(h[1], f, 16, SparkTestSupport.N_IN, l, SparkTestSupport.N_OUT, null, 0, null, 0);
                 }
                 NativeSharedWorker.finish(h[0]);
             } finally {
