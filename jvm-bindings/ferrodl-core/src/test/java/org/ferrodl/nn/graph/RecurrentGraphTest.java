@@ -17,7 +17,10 @@ import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.GlobalPoolingLayer;
 import org.ferrodl.nn.conf.layers.LSTM;
+import org.ferrodl.nn.conf.layers.OutputLayer;
+import org.ferrodl.nn.conf.layers.PoolingType;
 import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
 import org.junit.jupiter.api.Test;
@@ -120,6 +123,31 @@ class RecurrentGraphTest {
                     () -> g.rnnGetPreviousState("perStep"));
             assertTrue(e.getMessage().contains("\"perStep\"") && e.getMessage().contains("not a recurrent"),
                     e.getMessage());
+        }
+    }
+
+    @Test
+    void maskedPoolingOverTimeEqualsTheUnpaddedSequence() {
+        ComputationGraphConfiguration c = new NeuralNetConfiguration.Builder().seed(3).activation(Activation.TANH)
+                .graphBuilder()
+                .addInputs("in").setInputTypes(InputType.recurrent(3))
+                .addLayer("lstm", new LSTM.Builder().nOut(4).build(), "in")
+                .addLayer("pool", new GlobalPoolingLayer.Builder(PoolingType.AVG).build(), "lstm")
+                .addLayer("out", new OutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nOut(1)
+                        .build(), "pool")
+                .setOutputs("out")
+                .build();
+        try (ComputationGraph g = new ComputationGraph(c)) {
+            g.init();
+            INDArray f = Nd4j.rand(9, new long[] {2, 3, 5});
+            INDArray mask = Nd4j.create(new float[] {1, 1, 1, 1, 1, 1, 1, 0, 0, 0}, 2, 5);
+            INDArray out = g.output(false, new INDArray[] {f}, new INDArray[] {mask})[0];
+            assertArrayEquals(new long[] {2, 1}, out.shape());
+            INDArray alone = Nd4j.create(new float[] {
+                (float) f.getDouble(1, 0, 0), (float) f.getDouble(1, 0, 1),
+                (float) f.getDouble(1, 1, 0), (float) f.getDouble(1, 1, 1),
+                (float) f.getDouble(1, 2, 0), (float) f.getDouble(1, 2, 1)}, 1, 3, 2);
+            assertClose(g.output(false, alone)[0], out.getRows(1, 2), "AVG over the two real steps");
         }
     }
 }

@@ -25,7 +25,9 @@ import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.GravesLSTM;
 import org.ferrodl.nn.conf.layers.LSTM;
+import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.ferrodl.nn.conf.layers.recurrent.LastTimeStep;
 import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
 import org.ferrodl.testutil.SerializationUtil;
 import org.ferrodl.util.ModelSerializer;
@@ -283,6 +285,48 @@ class RecurrentNetworkTest {
             assertTrue(e.getMessage().toLowerCase().contains("mask"), e.getMessage());
             e = assertThrows(DL4JInvalidInputException.class, () -> n.rnnTimeStep(Nd4j.zeros(2)));
             assertTrue(e.getMessage().contains("[2]"), e.getMessage());
+        }
+    }
+
+    @Test
+    void lastTimeStepClassifiesVariableLengthSequences() throws Exception {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(8).updater(new Adam(0.03))
+                .activation(Activation.TANH).list()
+                .layer(new LastTimeStep(new LSTM.Builder().nIn(2).nOut(6).build()))
+                .layer(new OutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nIn(6).nOut(2)
+                        .build())
+                .setInputType(InputType.recurrent(2)) // the engine does not yet see through the wrapper without it
+                .build();
+        assertEquals(c, MultiLayerConfiguration.fromJson(c.toJson()));
+        try (MultiLayerNetwork n = new MultiLayerNetwork(c)) {
+            n.init();
+            // class = whether channel 0 summed over the example's real steps is positive
+            int count = 32;
+            int t = 6;
+            INDArray f = series(count, 2, t, 81);
+            INDArray l = Nd4j.zeros(count, 2);
+            float[] mask = new float[count * t];
+            for (int i = 0; i < count; i++) {
+                int len = 2 + i % 5;
+                double sum = 0;
+                for (int s = 0; s < t; s++) {
+                    mask[i * t + s] = s < len ? 1 : 0;
+                    sum += s < len ? f.getDouble(i, 0, s) : 0;
+                }
+                l.putScalar(new long[] {i, sum > 0 ? 1 : 0}, 1);
+            }
+            INDArray m = Nd4j.create(mask, count, t);
+            DataSet d = new DataSet(f, l, m, null);
+            INDArray out = n.output(f, false, m, null);
+            assertArrayEquals(new long[] {count, 2}, out.shape());
+            // example 3 has 5 real steps: the padded batch gives what the 5-step sequence alone gives
+            assertClose(n.output(steps(f.getRows(3, 4), 0, 5)), out.getRows(3, 4), "last unmasked step");
+            for (int i = 0; i < 300; i++) {
+                n.fit(d);
+            }
+            Evaluation e = n.evaluate(new ListDataSetIterator(List.of(d)));
+            assertEquals(count, e.getNumRowCounter());
+            assertTrue(e.accuracy() >= 0.9, "training accuracy " + e.accuracy());
         }
     }
 }
