@@ -329,4 +329,31 @@ class RecurrentNetworkTest {
             assertTrue(e.accuracy() >= 0.9, "training accuracy " + e.accuracy());
         }
     }
+
+    @Test
+    void parameterKeysAndShapesAreTheReferences() {
+        try (MultiLayerNetwork n = net(9)) {
+            Map<String, INDArray> t = n.paramTable();
+            assertEquals(List.of("0_W", "0_RW", "0_b", "1_W", "1_RW", "1_b", "2_W", "2_b"), List.copyOf(t.keySet()));
+            assertArrayEquals(new long[] {2, 12}, t.get("0_W").shape(), "LSTM W [nIn, 4·nOut]");
+            assertArrayEquals(new long[] {3, 12}, t.get("0_RW").shape(), "LSTM RW [nOut, 4·nOut]");
+            assertArrayEquals(new long[] {1, 12}, t.get("0_b").shape());
+            assertArrayEquals(new long[] {3, 4}, t.get("1_W").shape(), "SimpleRnn W [nIn, nOut]");
+            assertArrayEquals(new long[] {4, 4}, t.get("1_RW").shape());
+            assertArrayEquals(new long[] {4, 2}, t.get("2_W").shape());
+            assertEquals(2 * 12 + 3 * 12 + 12 + 3 * 4 + 16 + 4 + 8 + 2, n.numParams());
+            String summary = n.summary();
+            assertTrue(summary.contains("LSTM") && summary.contains("SimpleRnn") && summary.contains("RnnOutputLayer"),
+                    summary);
+        }
+        MultiLayerConfiguration graves = new NeuralNetConfiguration.Builder().seed(1).list()
+                .layer(new GravesLSTM.Builder().nIn(3).nOut(5).build())
+                .layer(new RnnOutputLayer.Builder().nIn(5).nOut(2).activation(Activation.SOFTMAX).build()).build();
+        try (MultiLayerNetwork g = new MultiLayerNetwork(graves)) {
+            g.init();
+            assertArrayEquals(new long[] {5, 23}, g.paramTable().get("0_RW").shape(),
+                    "GravesLSTM RW [nOut, 4·nOut + 3]: the last 3 columns are the peepholes");
+            assertEquals(1.0, g.getParam("0_b").getDouble(5), 0.0, "forget gate bias starts at forgetGateBiasInit 1.0");
+        }
+    }
 }
