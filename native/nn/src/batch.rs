@@ -84,4 +84,7 @@ pub enum MaskRule {
     Keep,
     /// The output has no time axis or no longer lines up with the mask (e.g. global pooling).
     Drop,
+    /// The output takes the mask of the network input the vertex is tied to by name
+    /// (`DuplicateToTimeSeriesVertex`).
+    FromAux,
 }

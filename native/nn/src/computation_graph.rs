@@ -96,6 +96,7 @@ impl<T: Scalar> ComputationGraph<T> {
                         conf: other,
                         inputs: plan.in_shapes[v].clone(),
                         output: plan.out_shapes[v],
+                        aux: conf.aux_input(v).ok().flatten(),
                     },
                 };
                 NodeDef {

@@ -60,6 +60,8 @@ pub(crate) enum NodeDefKind<'a> {
         conf: &'a VertexConfig,
         inputs: Vec<Shape>,
         output: Shape,
+        /// The network input the vertex reads by name (its steps and mask).
+        aux: Option<usize>,
     },
 }
 
@@ -140,6 +142,9 @@ struct Node<T: Scalar> {
     backprop: bool,
     /// Which network input's feature mask reaches this node (the nodes' MaskRules between).
     mask_from: Option<usize>,
+    /// A vertex's named network input, and how the vertex passes masks on.
+    aux: Option<usize>,
+    vertex_mask: MaskRule,
     /// Delta slot of this node (module docs); `usize::MAX` when it never receives a delta.
     slot: usize,
 }
@@ -233,6 +238,8 @@ impl<T: Scalar> Executor<T> {
         let mut heads = Vec::with_capacity(outputs.len());
         let mut offset: usize = 0;
         for (j, def) in defs.into_iter().enumerate() {
+            let mut aux_of = None;
+            let mut vertex_mask = MaskRule::Keep;
             let (shape, op) = match def.kind {
                 NodeDefKind::Layer {
                     conf,
@@ -306,7 +313,12 @@ impl<T: Scalar> Executor<T> {
                     conf,
                     inputs,
                     output,
-                } => (output, Op::Vertex(conf.build::<T>(&inputs))),
+                    aux,
+                } => {
+                    aux_of = aux;
+                    vertex_mask = conf.mask_rule();
+                    (output, Op::Vertex(conf.build::<T>(&inputs)))
+                }
             };
             nodes.push(Node {
                 key: def.key,
@@ -316,6 +328,8 @@ impl<T: Scalar> Executor<T> {
                 op,
                 backprop: false,
                 mask_from: None,
+                aux: aux_of,
+                vertex_mask,
                 slot: usize::MAX,
             });
         }
@@ -415,14 +429,18 @@ impl<T: Scalar> Executor<T> {
         for j in 0..self.nodes.len() {
             let rule = match &self.nodes[j].op {
                 Op::Layer(l) => l.layer.mask_rule(),
-                Op::Vertex(_) => MaskRule::Keep,
+                Op::Vertex(_) => self.nodes[j].vertex_mask,
             };
             let from = self.nodes[j].sources.iter().find_map(|s| match *s {
                 Src::Input(k) => Some(k),
                 Src::Node(m) => self.nodes[m].mask_from,
             });
             // The node's own input mask is what its layer sees; `mask_from` is what it passes on.
-            self.nodes[j].mask_from = if rule == MaskRule::Keep { from } else { None };
+            self.nodes[j].mask_from = match rule {
+                MaskRule::Keep => from,
+                MaskRule::Drop => None,
+                MaskRule::FromAux => self.nodes[j].aux,
+            };
         }
     }
 
@@ -664,12 +682,13 @@ impl<T: Scalar> Executor<T> {
                 train_rng,
                 rows: node_rows,
                 steps: node_steps,
+                steps_in,
                 ..
             } = self;
             let (before, rest) = acts.split_at_mut(j);
             let node = &mut nodes[j];
             let who = &node.who;
-            let (out_rows, out_steps) = match &node.op {
+            let (out_rows, out_steps) = match &mut node.op {
                 Op::Layer(l) => (
                     in_rows,
                     l.layer
@@ -679,7 +698,15 @@ impl<T: Scalar> Executor<T> {
                 Op::Vertex(v) => {
                     v.check_rows(in_rows)
                         .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))?;
+                    let aux = node.aux.map(|k| crate::vertices::Aux {
+                        steps: steps_in[k],
+                        mask: masks.get(k).copied().flatten(),
+                    });
+                    v.prepare(in_rows, in_steps, aux);
                     let out_steps = match node.shape {
+                        _ if v.output_steps(in_steps).is_some() => {
+                            v.output_steps(in_steps).unwrap_or(1)
+                        }
                         Shape::Seq { len, .. } if len != in_steps && !v.any_length() => {
                             return Err(NnError::InvalidInput(format!(
                                 "{who}: takes sequences of the configured length {len} only, \

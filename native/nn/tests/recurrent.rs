@@ -592,3 +592,92 @@ fn last_time_step_and_global_pooling_reduce_sequences_with_masks() {
         }
     }
 }
+
+fn graph_check(what: &str, g: &mut ferrodl_nn::ComputationGraph<f64>, xs: &[&[f64]], ys: &[&[f64]],
+               rows: usize, fm: &[Option<(&[f64], usize)>]) {
+    let p = g.params().to_vec();
+    g.compute_gradient_and_score(xs, ys, rows, fm, &[]).unwrap();
+    let analytic = g.gradient().to_vec();
+    let mut q = p.clone();
+    let mut f = |q: &[f64]| {
+        g.set_params(q).unwrap();
+        g.score(xs, ys, rows, fm, &[]).unwrap()
+    };
+    let report = check_gradient(&mut q, &analytic, &mut f, GradCheckConfig::default());
+    assert!(report.passed(), "{what}: {report}");
+    g.set_params(&p).unwrap();
+}
+
+#[test]
+fn time_series_vertices_reduce_and_repeat_by_a_named_input() {
+    let lv = |l: Value| json!({"type": "LayerVertex", "layer": l, "preProcessor": null});
+    let (rows, t) = (3, 4);
+    let lengths = [4usize, 1, 3];
+    let m = tail_mask(rows, t, &lengths);
+    // seq -> LSTM -> LastTimeStepVertex(mask of "seq") -> output; plus a static vector repeated
+    // over the sequence's steps and merged into the LSTM's input.
+    let v = json!({"formatVersion": 1, "seed": 5, "networkInputs": ["seq", "static"],
+        "networkOutputs": ["out"],
+        "inputTypes": [{"type": "recurrent", "size": 3}, {"type": "feedForward", "size": 2}],
+        "vertices": [
+            {"name": "dup", "inputs": ["static"], "vertex": {"type": "DuplicateToTimeSeriesVertex", "inputName": "seq"}},
+            {"name": "both", "inputs": ["seq", "dup"], "vertex": {"type": "MergeVertex"}},
+            {"name": "lstm", "inputs": ["both"], "vertex": lv(rnn("LSTM", 5, 4, "TANH"))},
+            {"name": "last", "inputs": ["lstm"], "vertex": {"type": "LastTimeStepVertex", "maskArrayInputName": "seq"}},
+            {"name": "out", "inputs": ["last"], "vertex": lv(output_layer(4, 2))}]});
+    let conf = ferrodl_nn::ComputationGraphConfiguration::from_json(&v.to_string()).unwrap();
+    let mut g = ferrodl_nn::ComputationGraph::<f64>::from_configuration(conf).unwrap();
+    let mut rng = Rng::new(6);
+    let p = uniform_matrix(&mut rng, 1, g.num_params(), -0.5, 0.5);
+    g.set_params(&p).unwrap();
+    let x = normal(&mut rng, rows * 3 * t);
+    let s = normal(&mut rng, rows * 2);
+    let y = one_hot_flat(&mut rng, rows, 2);
+    graph_check("time-series vertices", &mut g, &[&x, &s], &[&y], rows, &[None, None]);
+    graph_check("time-series vertices, masked", &mut g, &[&x, &s], &[&y], rows,
+        &[Some((&m, t)), None]);
+    let out = g.output(&[&x, &s], rows, false, &[Some((&m, t)), None]).unwrap().remove(0);
+    for (i, &len) in lengths.iter().enumerate() {
+        let mut xi = Vec::new();
+        for ch in 0..3 {
+            xi.extend_from_slice(&x[i * 3 * t + ch * t..i * 3 * t + ch * t + len]);
+        }
+        let oi = g.output(&[&xi, &s[i * 2..i * 2 + 2]], 1, false, &[]).unwrap().remove(0);
+        for k in 0..2 {
+            assert!((out[i * 2 + k] - oi[k]).abs() < 1e-12, "example {i}");
+        }
+    }
+    // An unknown input name is a configuration error naming the vertex.
+    let bad = v.to_string().replace("\"inputName\":\"seq\"", "\"inputName\":\"nope\"");
+    let e = ferrodl_nn::ComputationGraphConfiguration::from_json(&bad)
+        .and_then(ferrodl_nn::ComputationGraph::<f64>::from_configuration)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("vertex \"dup\"") && e.contains("\"nope\" is not a network input"), "{e}");
+}
+
+#[test]
+fn explicit_recurrent_preprocessors_frame_layers_applied_per_step() {
+    let layers = vec![
+        rnn("LSTM", 3, 4, "TANH"),
+        json!({"type": "DenseLayer", "nIn": 4, "nOut": 5, "activation": "RELU"}),
+        rnn_output(5, 2, "SOFTMAX", "MCXENT"),
+    ];
+    let with = net(layers.clone(), 3, json!({"inputPreProcessors": {
+        "1": {"type": "RnnToFeedForwardPreProcessor"},
+        "2": {"type": "FeedForwardToRnnPreProcessor"}}}));
+    let mut without = net(layers.clone(), 3, json!({}));
+    let mut with = with;
+    let x = vec![0.3; 2 * 3 * 6];
+    assert_eq!(with.output(&x, 2, false).unwrap(), without.output(&x, 2, false).unwrap());
+    let bad = json!({"formatVersion": 1, "seed": 1, "inputType": {"type": "recurrent", "size": 3},
+        "inputPreProcessors": {"0": {"type": "CnnToRnnPreProcessor", "inputHeight": 2,
+                                      "inputWidth": 2, "numChannels": 1}},
+        "layers": layers.clone()});
+    let e = MultiLayerConfiguration::from_json(&bad.to_string()).unwrap_err().to_string();
+    assert!(e.contains("layer 0 (LSTM)") && e.contains("CnnToRnnPreProcessor is not supported"), "{e}");
+    let bad = json!({"formatVersion": 1, "seed": 1, "inputType": {"type": "recurrent", "size": 3},
+        "inputPreProcessors": {"7": {"type": "RnnToFeedForwardPreProcessor"}}, "layers": layers});
+    let e = MultiLayerConfiguration::from_json(&bad.to_string()).unwrap_err().to_string();
+    assert!(e.contains("\"7\""), "{e}");
+}

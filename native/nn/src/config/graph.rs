@@ -173,7 +173,7 @@ impl ComputationGraphConfiguration {
                 }
             }
             // Errors are reported by plan() below, with the full context.
-            out[v] = self.vertex_output(v, &ins, None).ok();
+            out[v] = self.vertex_output(v, &ins, &input_shapes, None).ok();
         }
         let plan = self.plan()?;
         // Build every layer once (nothing is allocated) so rules a layer applies when it is
@@ -235,7 +235,8 @@ impl ComputationGraphConfiguration {
                 }
             };
             let (prev, from) = source_desc(0);
-            out_shapes[v] = self.vertex_output(v, &ins, Some((prev.as_deref(), &from)))?;
+            out_shapes[v] =
+                self.vertex_output(v, &ins, &input_shapes, Some((prev.as_deref(), &from)))?;
             row_factors[v] = factor.unwrap_or(RowFactor::ONE).times(
                 vc.vertex.row_factor(ins.len()).num,
                 vc.vertex.row_factor(ins.len()).den,
@@ -280,6 +281,7 @@ impl ComputationGraphConfiguration {
         &self,
         v: usize,
         ins: &[Shape],
+        input_shapes: &[Shape],
         from: Option<(Option<&str>, &str)>,
     ) -> Result<Shape, NnError> {
         let vc = &self.vertices[v];
@@ -290,9 +292,27 @@ impl ComputationGraphConfiguration {
                 let (prev, from) = from.unwrap_or((None, "its input"));
                 check_layer(&l.layer, &who, input, prev, from)
             }
-            other => other
-                .output_shape(ins)
-                .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}"))),
+            other => {
+                let aux = self.aux_input(v)?.map(|k| input_shapes[k]);
+                other
+                    .output_shape(ins, aux)
+                    .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))
+            }
+        }
+    }
+
+    /// The network input a vertex is tied to by name (`maskArrayInputName`, `inputName`).
+    pub fn aux_input(&self, v: usize) -> Result<Option<usize>, NnError> {
+        let Some(name) = self.vertices[v].vertex.unfrozen().aux_input_name() else {
+            return Ok(None);
+        };
+        match self.network_inputs.iter().position(|n| n == name) {
+            Some(k) => Ok(Some(k)),
+            None => Err(NnError::InvalidConfig(format!(
+                "{}: \"{name}\" is not a network input (the inputs are {:?})",
+                self.vertices[v].describe(),
+                self.network_inputs
+            ))),
         }
     }
 

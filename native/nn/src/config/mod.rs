@@ -52,6 +52,10 @@ pub struct MultiLayerConfiguration {
     pub tbptt_fwd_length: usize,
     #[serde(default = "default_tbptt", skip_serializing_if = "is_default_tbptt")]
     pub tbptt_back_length: usize,
+    /// Preprocessors given with `inputPreProcessor(i, p)`, by layer index (`"1"`); the engine
+    /// infers the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_pre_processors: Option<std::collections::BTreeMap<String, crate::vertices::PreProcessorConfig>>,
     pub layers: Vec<LayerConfig>,
 }
 
@@ -95,6 +99,8 @@ struct RawConfiguration {
     tbptt_fwd_length: usize,
     #[serde(default = "default_tbptt")]
     tbptt_back_length: usize,
+    #[serde(default)]
+    input_pre_processors: Option<std::collections::BTreeMap<String, crate::vertices::PreProcessorConfig>>,
     layers: Vec<serde_json::Value>,
 }
 
@@ -133,6 +139,7 @@ impl MultiLayerConfiguration {
             backprop_type: raw.backprop_type,
             tbptt_fwd_length: raw.tbptt_fwd_length,
             tbptt_back_length: raw.tbptt_back_length,
+            input_pre_processors: raw.input_pre_processors,
             layers,
         };
         Ok(conf)

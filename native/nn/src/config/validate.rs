@@ -286,6 +286,11 @@ impl MultiLayerConfiguration {
         self.layer_shapes().map(|_| ())
     }
 
+    /// The preprocessor given for layer `i`'s input, if any.
+    pub fn pre_processor(&self, i: usize) -> Option<&crate::vertices::PreProcessorConfig> {
+        self.input_pre_processors.as_ref()?.get(&i.to_string())
+    }
+
     /// The shape of every layer's input and output, validating the configuration on the way.
     pub fn layer_shapes(&self) -> Result<Vec<LayerShapes>, NnError> {
         let err = |m: String| Err(NnError::InvalidConfig(m));
@@ -301,6 +306,15 @@ impl MultiLayerConfiguration {
             );
         }
         super::check_tbptt(self.backprop_type, self.tbptt_fwd_length, self.tbptt_back_length)?;
+        for key in self.input_pre_processors.iter().flat_map(|m| m.keys()) {
+            if !key.parse::<usize>().is_ok_and(|i| i < self.layers.len()) {
+                return err(format!(
+                    "inputPreProcessors has an entry for layer \"{key}\", but the layers are \
+                     numbered 0..{}",
+                    self.layers.len()
+                ));
+            }
+        }
         let last = self.layers.len() - 1;
         let mut shape = match self.input_type {
             Some(t) => check_input_type(&t)?,
@@ -339,6 +353,11 @@ impl MultiLayerConfiguration {
                 Some(p) => format!("the output of {p}"),
                 None => "the network input".to_string(),
             };
+            if let Some(p) = self.pre_processor(i) {
+                shape = p
+                    .output_shape(shape)
+                    .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))?;
+            }
             let output = check_layer(layer, &who, shape, prev.as_deref(), &from)?;
             out.push(LayerShapes {
                 input: shape,
@@ -355,12 +374,21 @@ impl MultiLayerConfiguration {
         let mut shape = match self.input_type {
             Some(t) => t.shape(),
             None => match self.layers.first() {
-                Some(l) if matches!(l.unfrozen(), LayerConfig::EmbeddingLayer(_)) => Shape::Flat(1),
-                Some(l) => Shape::Flat(l.n_in().unwrap_or(0)),
+                Some(l) => l
+                    .implied_input()
+                    .unwrap_or(Shape::Flat(l.n_in().unwrap_or(0))),
                 None => return self.validate(),
             },
         };
+        let pre: Vec<Option<crate::vertices::PreProcessorConfig>> =
+            (0..self.layers.len()).map(|i| self.pre_processor(i).cloned()).collect();
         for (i, layer) in self.layers.iter_mut().enumerate() {
+            if let Some(p) = &pre[i] {
+                match p.output_shape(shape) {
+                    Ok(s) => shape = s,
+                    Err(_) => break,
+                }
+            }
             infer_n_in(layer, shape);
             let who = layer.describe(i);
             // Errors here are reported by validate() below with the full context.

@@ -16,6 +16,7 @@ mod reshape;
 mod scale;
 mod stack;
 mod subset;
+mod time_series;
 
 pub use elementwise::{ElementWiseOp, ElementWiseVertexConfig};
 pub use l2::{L2NormalizeVertexConfig, L2VertexConfig};
@@ -24,6 +25,7 @@ pub use reshape::{PreProcessorConfig, PreprocessorVertexConfig, ReshapeVertexCon
 pub use scale::{ScaleVertexConfig, ShiftVertexConfig};
 pub use stack::{StackVertexConfig, UnstackVertexConfig};
 pub use subset::SubsetVertexConfig;
+pub use time_series::{Aux, DuplicateToTimeSeriesVertexConfig, LastTimeStepVertexConfig};
 
 use crate::config::{LayerConfig, Shape};
 use ferrodl_tensor::Scalar;
@@ -44,6 +46,15 @@ pub trait Vertex<T: Scalar>: Send + Debug {
     /// sequence input).
     fn any_length(&self) -> bool {
         false
+    }
+
+    /// Called before each forward pass with the rows and time steps of the inputs and, for a
+    /// vertex tied to a network input by name, that input's steps and feature mask.
+    fn prepare(&mut self, _rows: usize, _in_steps: usize, _aux: Option<Aux<'_, T>>) {}
+
+    /// The output's time steps when they are not the input's (`None`: the default rule).
+    fn output_steps(&self, _in_steps: usize) -> Option<usize> {
+        None
     }
 
     /// Refuses a minibatch the vertex cannot take (unstacking needs a multiple of the stack size).
@@ -138,6 +149,8 @@ pub enum VertexConfig {
     PreprocessorVertex(PreprocessorVertexConfig),
     ReshapeVertex(ReshapeVertexConfig),
     FrozenVertex(FrozenVertexConfig),
+    LastTimeStepVertex(LastTimeStepVertexConfig),
+    DuplicateToTimeSeriesVertex(DuplicateToTimeSeriesVertexConfig),
 }
 
 impl VertexConfig {
@@ -146,6 +159,8 @@ impl VertexConfig {
         match self {
             VertexConfig::LayerVertex(_) => "LayerVertex",
             VertexConfig::MergeVertex(_) => "MergeVertex",
+            VertexConfig::LastTimeStepVertex(_) => "LastTimeStepVertex",
+            VertexConfig::DuplicateToTimeSeriesVertex(_) => "DuplicateToTimeSeriesVertex",
             VertexConfig::ElementWiseVertex(_) => "ElementWiseVertex",
             VertexConfig::SubsetVertex(_) => "SubsetVertex",
             VertexConfig::StackVertex(_) => "StackVertex",
@@ -187,6 +202,25 @@ impl VertexConfig {
         }
     }
 
+    /// The network input this vertex reads by name, if any.
+    pub fn aux_input_name(&self) -> Option<&str> {
+        match self {
+            VertexConfig::LastTimeStepVertex(c) => c.mask_array_input_name.as_deref(),
+            VertexConfig::DuplicateToTimeSeriesVertex(c) => Some(&c.input_name),
+            _ => None,
+        }
+    }
+
+    /// How the vertex passes feature masks on: its first input's (`Keep`), none (`Drop`: the
+    /// last step), or its named network input's (`FromAux`: a vector repeated over time).
+    pub fn mask_rule(&self) -> crate::batch::MaskRule {
+        match self.unfrozen() {
+            VertexConfig::LastTimeStepVertex(_) => crate::batch::MaskRule::Drop,
+            VertexConfig::DuplicateToTimeSeriesVertex(_) => crate::batch::MaskRule::FromAux,
+            _ => crate::batch::MaskRule::Keep,
+        }
+    }
+
     /// `(min, max)` number of inputs the vertex takes.
     pub fn input_count(&self) -> (usize, usize) {
         match self.unfrozen() {
@@ -197,6 +231,8 @@ impl VertexConfig {
             | VertexConfig::ShiftVertex(_)
             | VertexConfig::L2NormalizeVertex(_)
             | VertexConfig::PreprocessorVertex(_)
+            | VertexConfig::LastTimeStepVertex(_)
+            | VertexConfig::DuplicateToTimeSeriesVertex(_)
             | VertexConfig::ReshapeVertex(_) => (1, 1),
             VertexConfig::L2Vertex(_) => (2, 2),
             VertexConfig::ElementWiseVertex(c) if c.op == ElementWiseOp::Subtract => (2, 2),
@@ -218,8 +254,10 @@ impl VertexConfig {
 
     /// The output shape of a non-layer vertex for its input shapes (a LayerVertex's shape rule is
     /// its layer's); the error says what is wrong, without naming the vertex.
-    pub fn output_shape(&self, inputs: &[Shape]) -> Result<Shape, String> {
+    pub fn output_shape(&self, inputs: &[Shape], aux: Option<Shape>) -> Result<Shape, String> {
         match self.unfrozen() {
+            VertexConfig::LastTimeStepVertex(c) => c.output_shape(inputs[0]),
+            VertexConfig::DuplicateToTimeSeriesVertex(c) => c.output_shape(inputs[0], aux),
             VertexConfig::LayerVertex(_) => {
                 unreachable!("layer vertices are sized by their layer's shape rule")
             }
@@ -243,6 +281,10 @@ impl VertexConfig {
         match self.unfrozen() {
             VertexConfig::LayerVertex(_) => unreachable!("layer vertices are built as layers"),
             VertexConfig::MergeVertex(_) => Box::new(merge::Merge::new(inputs)),
+            VertexConfig::LastTimeStepVertex(_) => Box::new(time_series::LastStep::new(inputs[0])),
+            VertexConfig::DuplicateToTimeSeriesVertex(_) => {
+                Box::new(time_series::Duplicate::default())
+            }
             VertexConfig::ElementWiseVertex(c) => Box::new(elementwise::ElementWise::new(c.op)),
             VertexConfig::SubsetVertex(c) => Box::new(subset::Subset::new(c, inputs[0])),
             VertexConfig::StackVertex(_) => Box::new(stack::Stack { n: inputs.len() }),

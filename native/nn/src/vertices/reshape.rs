@@ -8,11 +8,42 @@ use crate::config::Shape;
 use ferrodl_tensor::Scalar;
 use serde::{Deserialize, Serialize};
 
-/// The reference's `InputPreProcessor`s that the engine has (recurrent ones come with recurrent
-/// layers).
+/// The reference's `InputPreProcessor`s.
+///
+/// The recurrent ones: a feed-forward layer on a sequence applies at every time step, so
+/// `RnnToFeedForwardPreProcessor` (before it) and `FeedForwardToRnnPreProcessor` (after it) leave
+/// the sequence as it is — the reference's `[N·T, C]` reshaping is what the per-step layer does
+/// internally. `CnnToRnnPreProcessor` / `RnnToCnnPreProcessor` (convolutions per time step) are
+/// refused until the engine has per-step convolutions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum PreProcessorConfig {
+    #[serde(rename_all = "camelCase")]
+    RnnToFeedForwardPreProcessor {
+        #[serde(default)]
+        rnn_data_format: crate::config::RnnFormat,
+    },
+    #[serde(rename_all = "camelCase")]
+    FeedForwardToRnnPreProcessor {
+        #[serde(default)]
+        rnn_data_format: crate::config::RnnFormat,
+    },
+    #[serde(rename_all = "camelCase")]
+    CnnToRnnPreProcessor {
+        input_height: usize,
+        input_width: usize,
+        num_channels: usize,
+        #[serde(default)]
+        rnn_data_format: crate::config::RnnFormat,
+    },
+    #[serde(rename_all = "camelCase")]
+    RnnToCnnPreProcessor {
+        input_height: usize,
+        input_width: usize,
+        num_channels: usize,
+        #[serde(default)]
+        rnn_data_format: crate::config::RnnFormat,
+    },
     #[serde(rename_all = "camelCase")]
     CnnToFeedForwardPreProcessor {
         input_height: usize,
@@ -36,10 +67,43 @@ impl PreProcessorConfig {
             PreProcessorConfig::FeedForwardToCnnPreProcessor { .. } => {
                 "FeedForwardToCnnPreProcessor"
             }
+            PreProcessorConfig::RnnToFeedForwardPreProcessor { .. } => {
+                "RnnToFeedForwardPreProcessor"
+            }
+            PreProcessorConfig::FeedForwardToRnnPreProcessor { .. } => {
+                "FeedForwardToRnnPreProcessor"
+            }
+            PreProcessorConfig::CnnToRnnPreProcessor { .. } => "CnnToRnnPreProcessor",
+            PreProcessorConfig::RnnToCnnPreProcessor { .. } => "RnnToCnnPreProcessor",
         }
     }
 
     pub fn output_shape(&self, input: Shape) -> Result<Shape, String> {
+        let name = self.type_name();
+        match self {
+            PreProcessorConfig::RnnToFeedForwardPreProcessor { rnn_data_format }
+            | PreProcessorConfig::FeedForwardToRnnPreProcessor { rnn_data_format } => {
+                if !rnn_data_format.is_ncw() {
+                    return Err(format!("{name}: rnnDataFormat NWC is not supported yet; use NCW"));
+                }
+                return match input {
+                    Shape::Seq { .. } => Ok(input),
+                    other => Err(format!(
+                        "{name} needs a recurrent input (the layers between the two \
+                         preprocessors apply at every time step) but its input is {other}; to \
+                         repeat a vector over time use DuplicateToTimeSeriesVertex"
+                    )),
+                };
+            }
+            PreProcessorConfig::CnnToRnnPreProcessor { .. }
+            | PreProcessorConfig::RnnToCnnPreProcessor { .. } => {
+                return Err(format!(
+                    "{name} is not supported yet (convolutions applied per time step); reduce the \
+                     images to vectors first, or use Convolution1DLayer on the sequence"
+                ))
+            }
+            _ => {}
+        }
         let (h, w, c) = match *self {
             PreProcessorConfig::CnnToFeedForwardPreProcessor {
                 input_height,
@@ -51,8 +115,8 @@ impl PreProcessorConfig {
                 input_width,
                 num_channels,
             } => (input_height, input_width, num_channels),
+            _ => unreachable!("handled above"),
         };
-        let name = self.type_name();
         if h == 0 || w == 0 || c == 0 {
             return Err(format!(
                 "{name}: inputHeight={h}, inputWidth={w}, numChannels={c} must all be at least 1"
@@ -73,7 +137,7 @@ impl PreProcessorConfig {
                 }
                 _ => Ok(Shape::Flat(image.len())),
             },
-            PreProcessorConfig::FeedForwardToCnnPreProcessor { .. } => {
+            _ => {
                 if input.len() != image.len() || matches!(input, Shape::Seq { .. }) {
                     return Err(format!(
                         "{name} reshapes {} values into {image}, but its input is {input} ({} \
@@ -161,6 +225,10 @@ impl ReshapeVertexConfig {
 pub(super) struct Reshape;
 
 impl<T: Scalar> Vertex<T> for Reshape {
+    fn any_length(&self) -> bool {
+        true
+    }
+
     fn forward(&mut self, inputs: &[&[T]], _rows: usize, output: &mut [T]) {
         output.copy_from_slice(inputs[0]);
     }
