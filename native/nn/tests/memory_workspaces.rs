@@ -10,8 +10,12 @@ use serde_json::json;
 #[global_allocator]
 static ALLOC: CountingAllocator = CountingAllocator;
 
+/// The budget is process-wide: the tests here take turns.
+static BUDGET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_convolution_workspace_over_the_budget_is_refused_naming_the_layer_then_fits() {
+    let _turn = BUDGET.lock().unwrap_or_else(|e| e.into_inner());
     // 1×256×256 input, one 16×16 filter: per example K = 256 column rows × P = 241² positions,
     // 14,868,736 column values (59.5 MB of f32) against 232 KB of activations.
     let conf = json!({"formatVersion": 1, "seed": 1,
@@ -58,5 +62,40 @@ fn a_convolution_workspace_over_the_budget_is_refused_naming_the_layer_then_fits
         "{} {before}",
         memory::in_use()
     );
+    memory::set_budget(0);
+}
+
+#[test]
+fn a_recurrent_workspace_over_the_budget_is_refused_naming_the_layer_then_fits() {
+    let _turn = BUDGET.lock().unwrap_or_else(|e| e.into_inner());
+    // LSTM 4 -> 256 on 2 examples of 1,000 steps: its time-major pre-activations, gates and their
+    // gradient are 3 × 1,000 × 2 × 1,024 values; with the cell states and the h/c history about
+    // 28 MB of workspace against ~2 MB of activations.
+    let conf = json!({"formatVersion": 1, "seed": 1,
+        "inputType": {"type": "recurrent", "size": 4},
+        "layers": [
+            {"type": "LSTM", "nIn": 4, "nOut": 256, "activation": "TANH"},
+            {"type": "RnnOutputLayer", "nIn": 256, "nOut": 2, "activation": "SOFTMAX"}]});
+    let conf = MultiLayerConfiguration::from_json(&conf.to_string()).expect("valid configuration");
+    let mut net = MultiLayerNetwork::new(conf).expect("a small network");
+    let t = 1_000;
+    let x = vec![0.1f32; 2 * 4 * t];
+    let mut y = vec![0.0f32; 2 * 2 * t];
+    y[..t].fill(1.0);
+    y[3 * t..].fill(1.0);
+    memory::set_budget(memory::in_use() + (16 << 20));
+    let e = match net.fit(&x, &y, 2, None) {
+        Err(NnError::Memory(e)) => e,
+        other => panic!("expected a memory error, got {other:?}"),
+    };
+    let m = e.to_string();
+    assert!(
+        m.starts_with("the recurrent workspace of layer 0 (LSTM) for 2 examples of 1000 steps"),
+        "{m}"
+    );
+    assert!(e.bytes.unwrap_or(0) > 20 << 20, "{m}");
+    memory::set_budget(memory::in_use() + (512 << 20));
+    let score = net.fit(&x, &y, 2, None).expect("fits under a larger budget");
+    assert!(score.is_finite(), "{score}");
     memory::set_budget(0);
 }

@@ -14,8 +14,8 @@
 //! gradient and the input gradient one product each again.
 
 use super::recurrent::{
-    elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, recurrent_input, tnc_to_ncw,
-    StateSlots,
+    elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, product, recurrent_input, reserve_all,
+    tnc_to_ncw, StateSlots,
 };
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec, StateMode};
 use crate::config::{Activation, Distribution, LayerShapes, RnnFormat, Shape, ShapeCx, WeightInit};
@@ -157,6 +157,31 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
 
     fn state_keys(&self) -> &'static [&'static str] {
         KEYS
+    }
+
+    /// Every buffer forward and backward use for `rows` examples of `steps` steps.
+    fn reserve_workspace(
+        &mut self,
+        rows: usize,
+        steps: usize,
+        who: &str,
+    ) -> Result<(), ferrodl_tensor::memory::MemoryError> {
+        let (n, t, c_in, h, g4) = (rows, steps, self.n_in, self.h, self.g4());
+        let t1 = t.checked_add(1);
+        let tn = product(&[t, n]);
+        let tnh = tn.and_then(|x| x.checked_mul(h));
+        let tng = tn.and_then(|x| x.checked_mul(g4));
+        let tnc = tn.and_then(|x| x.checked_mul(c_in));
+        let t1nh = t1.and_then(|t1| product(&[t1, n, h]));
+        let LstmLayer { x, z, gates, c_raw, act_c, hs, cs, rw, dh_out, dz, dh, dc, drw, dx, .. } = self;
+        reserve_all(
+            &mut [
+                (x, tnc), (z, tng), (gates, tng), (c_raw, tnh), (act_c, tnh), (hs, t1nh),
+                (cs, t1nh), (rw, product(&[h, g4])), (dh_out, tnh), (dz, tng),
+                (dh, product(&[n, h])), (dc, product(&[n, h])), (drw, product(&[h, g4])), (dx, tnc),
+            ],
+            || format!("the recurrent workspace of {who} for {rows} examples of {steps} steps"),
+        )
     }
 
     fn state(&self, key: &str) -> Option<&[T]> {

@@ -68,6 +68,32 @@ pub fn ensure<T: Scalar>(v: &mut Vec<T>, n: usize) {
     }
 }
 
+/// Grows each `(buffer, length)` to its length, the growth checked against the native memory
+/// budget as one request first (`what` names the layer and the minibatch in a refusal).
+pub fn reserve_all<T: Scalar>(
+    bufs: &mut [(&mut Vec<T>, Option<usize>)],
+    what: impl Fn() -> String,
+) -> Result<(), ferrodl_tensor::memory::MemoryError> {
+    use ferrodl_tensor::memory;
+    let mut more: Option<usize> = Some(0);
+    for (v, n) in bufs.iter() {
+        more = match (more, n) {
+            (Some(m), Some(n)) => m.checked_add(n.saturating_sub(v.len())),
+            _ => None,
+        };
+    }
+    memory::check(&what, more.and_then(|m| memory::bytes_of(m, std::mem::size_of::<T>())))?;
+    for (v, n) in bufs.iter_mut() {
+        memory::try_grow(v, n.unwrap_or(usize::MAX), T::zero(), &what)?;
+    }
+    Ok(())
+}
+
+/// `a · b · c` with overflow as `None`.
+pub fn product(dims: &[usize]) -> Option<usize> {
+    dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+}
+
 /// One recurrent state: a `rows × width` block per key (`prevAct`, and `prevMem` for LSTMs).
 #[derive(Clone, Debug, Default)]
 pub struct State<T> {

@@ -2,8 +2,8 @@
 //! outputs 0 and carries a zero state, as in the reference.
 
 use super::recurrent::{
-    elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, recurrent_input, tnc_to_ncw,
-    StateSlots,
+    elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, product, recurrent_input, reserve_all,
+    tnc_to_ncw, StateSlots,
 };
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec, StateMode};
 use crate::config::{Activation, Distribution, LayerShapes, RnnFormat, Shape, ShapeCx, WeightInit};
@@ -98,6 +98,27 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
 
     fn state_keys(&self) -> &'static [&'static str] {
         KEYS
+    }
+
+    /// Every buffer forward and backward use for `rows` examples of `steps` steps.
+    fn reserve_workspace(
+        &mut self,
+        rows: usize,
+        steps: usize,
+        who: &str,
+    ) -> Result<(), ferrodl_tensor::memory::MemoryError> {
+        let (n, t, c_in, h) = (rows, steps, self.n_in, self.h);
+        let tnh = product(&[t, n, h]);
+        let tnc = product(&[t, n, c_in]);
+        let t1nh = t.checked_add(1).and_then(|t1| product(&[t1, n, h]));
+        let SimpleRnnLayer { x, z, a, hs, dh_out, dz, dh, dx, .. } = self;
+        reserve_all(
+            &mut [
+                (x, tnc), (z, tnh), (a, tnh), (hs, t1nh), (dh_out, tnh), (dz, tnh),
+                (dh, product(&[n, h])), (dx, tnc),
+            ],
+            || format!("the recurrent workspace of {who} for {rows} examples of {steps} steps"),
+        )
     }
 
     fn state(&self, key: &str) -> Option<&[T]> {
