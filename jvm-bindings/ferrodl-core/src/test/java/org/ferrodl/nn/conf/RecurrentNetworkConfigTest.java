@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,18 +20,16 @@ import org.ferrodl.nn.conf.graph.rnn.DuplicateToTimeSeriesVertex;
 import org.ferrodl.nn.conf.graph.rnn.LastTimeStepVertex;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.DenseLayer;
-import org.ferrodl.nn.conf.layers.EmbeddingSequenceLayer;
 import org.ferrodl.nn.conf.layers.GravesLSTM;
 import org.ferrodl.nn.conf.layers.LSTM;
 import org.ferrodl.nn.conf.layers.Layer;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.conf.layers.RnnLossLayer;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
-import org.ferrodl.nn.conf.layers.recurrent.Bidirectional;
 import org.ferrodl.nn.conf.layers.recurrent.LastTimeStep;
 import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
-import org.ferrodl.nn.conf.layers.recurrent.TimeDistributed;
-import org.ferrodl.nn.conf.layers.util.MaskZeroLayer;
+import org.ferrodl.nn.conf.preprocessor.CnnToRnnPreProcessor;
+import org.ferrodl.nn.conf.preprocessor.FeedForwardToRnnPreProcessor;
 import org.ferrodl.nn.conf.preprocessor.RnnToFeedForwardPreProcessor;
 import org.ferrodl.nn.conf.serde.JsonMappers;
 import org.ferrodl.testutil.SerializationUtil;
@@ -156,5 +155,59 @@ class RecurrentNetworkConfigTest {
         assertFalse(doc.has("backpropType") || doc.has("tbpttFwdLength") || doc.has("inputPreProcessors"), doc.toString());
         assertEquals(c, MultiLayerConfiguration.fromJson(c.toJson()));
         assertEquals(c, MultiLayerConfiguration.fromJson(JsonMappers.getMapper().readTree(c.toJson()).toString()));
+    }
+
+    @Test
+    void graphWithRecurrentVertices() throws Exception {
+        ComputationGraphConfiguration g = new NeuralNetConfiguration.Builder().seed(5).activation(Activation.TANH)
+                .graphBuilder()
+                .addInputs("seq", "static")
+                .setInputTypes(InputType.recurrent(3), InputType.feedForward(2))
+                .addVertex("dup", new DuplicateToTimeSeriesVertex("seq"), "static")
+                .addLayer("lstm", new LSTM.Builder().nOut(4).build(), "seq", "dup")
+                .addVertex("last", new LastTimeStepVertex("seq"), "lstm")
+                .addLayer("out", new OutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nOut(1)
+                        .build(), "last")
+                .addLayer("perStep", new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY)
+                        .nOut(2).build(), "lstm")
+                .setOutputs("out", "perStep")
+                .build();
+        assertEquals(5L, ((LSTM) g.getConf("lstm").getLayer()).getNIn(), "3 + 2 (the duplicated vector) merged");
+        assertEquals(InputType.feedForward(4), g.getLayerActivationTypes().get("last"));
+        String json = g.toJson();
+        for (ComputationGraphConfiguration copy : new ComputationGraphConfiguration[] {
+            ComputationGraphConfiguration.fromJson(json), ComputationGraphConfiguration.fromYaml(g.toYaml()),
+            SerializationUtil.javaRoundTrip(g), (ComputationGraphConfiguration) SerializationUtil.kryoRoundTrip(g),
+            g.clone()}) {
+            assertEquals(g, copy);
+            assertEquals(json, copy.toJson());
+            assertNotSame(g.getVertices().get("last"), copy.getVertices().get("last"));
+        }
+    }
+
+    @Test
+    void explicitPreprocessorsRoundTripAndMatchTheImplicitOnes() throws Exception {
+        NeuralNetConfiguration.ListBuilder lb = new NeuralNetConfiguration.Builder().seed(4).activation(Activation.TANH)
+                .list()
+                .layer(new LSTM.Builder().nIn(3).nOut(5).build())
+                .layer(new DenseLayer.Builder().nIn(5).nOut(4).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nIn(4).nOut(2)
+                        .build());
+        MultiLayerConfiguration implicit = lb.build();
+        MultiLayerConfiguration explicit = lb.inputPreProcessor(1, new RnnToFeedForwardPreProcessor())
+                .inputPreProcessor(2, new FeedForwardToRnnPreProcessor()).build();
+        assertEquals(Map.of(1, new RnnToFeedForwardPreProcessor(), 2, new FeedForwardToRnnPreProcessor()),
+                explicit.getInputPreProcessors());
+        assertEquals(new RnnToFeedForwardPreProcessor(), explicit.getInputPreProcess(1));
+        JsonNode pre = JSON.readTree(explicit.toJson()).get("inputPreProcessors");
+        assertEquals("{\"1\":{\"type\":\"RnnToFeedForwardPreProcessor\",\"rnnDataFormat\":\"NCW\"},"
+                + "\"2\":{\"type\":\"FeedForwardToRnnPreProcessor\",\"rnnDataFormat\":\"NCW\"}}", pre.toString());
+        roundTrips(explicit, 1);
+        assertEquals(implicit.getLayerActivationTypes(), explicit.getLayerActivationTypes());
+        String cnn = ConfTestSupport.invalid(() -> new NeuralNetConfiguration.Builder().seed(4).list()
+                .layer(new LSTM.Builder().nIn(12).nOut(5).build())
+                .layer(new RnnOutputLayer.Builder().nIn(5).nOut(2).activation(Activation.SOFTMAX).build())
+                .inputPreProcessor(0, new CnnToRnnPreProcessor(2, 2, 3)).build());
+        assertTrue(cnn.contains("CnnToRnnPreProcessor"), cnn);
     }
 }

@@ -16,6 +16,7 @@ import org.ferrodl.linalg.learning.config.Adam;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.graph.rnn.LastTimeStepVertex;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.GlobalPoolingLayer;
 import org.ferrodl.nn.conf.layers.LSTM;
@@ -148,6 +149,32 @@ class RecurrentGraphTest {
                 (float) f.getDouble(1, 1, 0), (float) f.getDouble(1, 1, 1),
                 (float) f.getDouble(1, 2, 0), (float) f.getDouble(1, 2, 1)}, 1, 3, 2);
             assertClose(g.output(false, alone)[0], out.getRows(1, 2), "AVG over the two real steps");
+        }
+    }
+
+    @Test
+    void lastTimeStepVertexTakesEachExamplesLastRealStep() {
+        ComputationGraphConfiguration c = new NeuralNetConfiguration.Builder().seed(4).activation(Activation.TANH)
+                .graphBuilder()
+                .addInputs("in").setInputTypes(InputType.recurrent(3))
+                .addLayer("lstm", new LSTM.Builder().nOut(4).build(), "in")
+                .addVertex("last", new LastTimeStepVertex("in"), "lstm")
+                .addLayer("out", new OutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nOut(1)
+                        .build(), "last")
+                .setOutputs("out")
+                .build();
+        try (ComputationGraph g = new ComputationGraph(c)) {
+            g.init();
+            INDArray f = Nd4j.rand(10, new long[] {2, 3, 5});
+            INDArray mask = Nd4j.create(new float[] {1, 1, 1, 1, 1, 1, 1, 0, 0, 0}, 2, 5);
+            INDArray out = g.output(false, new INDArray[] {f}, new INDArray[] {mask})[0];
+            INDArray alone = Nd4j.create(new float[] {
+                (float) f.getDouble(1, 0, 0), (float) f.getDouble(1, 0, 1),
+                (float) f.getDouble(1, 1, 0), (float) f.getDouble(1, 1, 1),
+                (float) f.getDouble(1, 2, 0), (float) f.getDouble(1, 2, 1)}, 1, 3, 2);
+            assertClose(g.output(false, alone)[0], out.getRows(1, 2), "the last unmasked step (step 1)");
+            INDArray unmasked = g.output(false, f)[0];
+            assertClose(unmasked.getRows(0, 1), out.getRows(0, 1), "example 0 has no padding");
         }
     }
 }
