@@ -15,20 +15,25 @@ import org.ferrodl.datasets.iterator.impl.ListDataSetIterator;
 import org.ferrodl.evaluation.classification.Evaluation;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.dataset.MultiDataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.linalg.learning.config.Adam;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
 import org.ferrodl.nn.conf.BackpropType;
+import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.LSTM;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.ferrodl.nn.graph.ComputationGraph;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.FixedThresholdAlgorithm;
 import org.ferrodl.spark.api.RDDTrainingApproach;
+import org.ferrodl.spark.impl.graph.SparkComputationGraph;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
 import org.ferrodl.spark.parameterserver.training.SharedTrainingMaster;
-import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.FixedThresholdAlgorithm;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -136,5 +141,35 @@ class RecurrentSparkTest {
         assertTrue(after < 0.3 * before, "score " + before + " -> " + after);
         Evaluation e = spark.evaluate(sc().parallelize(data(8, 77), 2));
         assertTrue(e.accuracy() > 0.8, "accuracy " + e.accuracy());
+    }
+
+    @Test
+    void oneWorkerTrainsARecurrentGraphAsLocally() {
+        ComputationGraphConfiguration gc = new NeuralNetConfiguration.Builder().seed(19).updater(new Adam(0.01))
+                .activation(Activation.TANH).graphBuilder()
+                .addInputs("in").setInputTypes(InputType.recurrent(3))
+                .addLayer("lstm", new LSTM.Builder().nOut(5).build(), "in")
+                .addLayer("out", new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nOut(2)
+                        .build(), "lstm")
+                .setOutputs("out")
+                .backpropType(BackpropType.TruncatedBPTT).tBPTTLength(3)
+                .build();
+        List<MultiDataSet> mds = new ArrayList<>();
+        for (DataSet d : data()) {
+            mds.add(MultiDataSet.fromDataSet(d));
+        }
+        try (ComputationGraph local = new ComputationGraph(gc)) {
+            local.init();
+            for (int i = 0; i < mds.size(); i += 2) {
+                local.fit(MultiDataSet.merge(mds.subList(i, i + 2)));
+            }
+            ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(1, 4)
+                    .batchSizePerWorker(8).averagingFrequency(2).rddTrainingApproach(RDDTrainingApproach.Direct).build();
+            SparkComputationGraph spark = new SparkComputationGraph(sc(), gc, tm);
+            float[] got = spark.fitMultiDataSet(sc().parallelize(mds, 2)).params().toFloatVector();
+            float[] want = local.params().toFloatVector();
+            assertTrue(maxAbsDiff(want, got) <= 1e-5f, "max diff " + maxAbsDiff(want, got));
+            assertEquals(local.getIterationCount(), spark.getNetwork().getIterationCount());
+        }
     }
 }
