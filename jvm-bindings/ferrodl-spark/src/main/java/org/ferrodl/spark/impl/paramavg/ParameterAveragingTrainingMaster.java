@@ -91,6 +91,14 @@ import scala.runtime.AbstractFunction1;
  * (a different random seed each fit); ferrodl keeps RDD order unless a seed asks for a shuffle, so
  * default fits are repeatable.
  *
+ * <p><b>Speed:</b> every worker returns its parameters (and updater state) after each split; above
+ * Spark's {@code spark.task.maxDirectResultSize} (1 MiB by default, about 130,000 parameters with
+ * Adam) that result goes through the block manager in a second step. Setting it higher (below
+ * {@code spark.rpc.message.maxSize}), e.g. {@code --conf spark.task.maxDirectResultSize=128m},
+ * made splits of the MNIST MLP markedly faster (docs/BENCHMARKS.md, the Spark path);
+ * {@code collectTrainingStats(true)} fills {@link SparkTrainingStats#getTimeBreakdown()}, which says
+ * where a fit's time went.
+ *
  * <p>Instances are configuration plus the statistics of the last fit; they round-trip through
  * {@link #toJson()} / {@link #fromJson(String)} and YAML.
  */
