@@ -681,3 +681,18 @@ fn explicit_recurrent_preprocessors_frame_layers_applied_per_step() {
     let e = MultiLayerConfiguration::from_json(&bad.to_string()).unwrap_err().to_string();
     assert!(e.contains("\"7\""), "{e}");
 }
+
+#[test]
+fn truncated_bptt_with_last_time_step_is_refused_and_wrappers_imply_recurrent_input() {
+    let last = json!({"type": "LastTimeStep", "underlying": rnn("LSTM", 2, 3, "TANH")});
+    let v = json!({"formatVersion": 1, "seed": 1, "backpropType": "TruncatedBPTT",
+        "tbpttFwdLength": 5, "tbpttBackLength": 5,
+        "layers": [last.clone(), output_layer(3, 2)]});
+    let e = MultiLayerConfiguration::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("layer 0 (LastTimeStep)") && e.contains("truncated BPTT"), "{e}");
+    // Without inputType, LastTimeStep(LSTM nIn=2) reads sequences of 2 channels.
+    let v = json!({"formatVersion": 1, "seed": 1, "layers": [last, output_layer(3, 2)]});
+    let conf = MultiLayerConfiguration::from_json(&v.to_string()).unwrap();
+    let mut n = MultiLayerNetwork::<f64>::from_configuration(conf).unwrap();
+    assert_eq!(n.output(&[0.5; 2 * 2 * 6], 2, false).unwrap().len(), 4);
+}

@@ -195,6 +195,20 @@ impl ComputationGraphConfiguration {
     /// Validates the whole graph and returns its execution plan.
     pub fn plan(&self) -> Result<GraphPlan, NnError> {
         super::check_tbptt(self.backprop_type, self.tbptt_fwd_length, self.tbptt_back_length)?;
+        if self.backprop_type == super::BackpropType::TruncatedBptt {
+            let ends = self.vertices.iter().find(|v| {
+                matches!(v.vertex.unfrozen(), VertexConfig::LastTimeStepVertex(_))
+                    || v.vertex.layer().is_some_and(LayerConfig::ends_time_axis)
+            });
+            if let Some(v) = ends {
+                return invalid(format!(
+                    "{}: truncated BPTT cannot be combined with LastTimeStep/LastTimeStepVertex \
+                     (each segment would end at its own last step); use BackpropType.Standard, \
+                     or an RnnOutputLayer",
+                    v.describe()
+                ));
+            }
+        }
         let (sources, order) = self.structure()?;
         let input_shapes = self.input_shapes(&sources)?;
         let n = self.vertices.len();

@@ -321,6 +321,7 @@ impl LayerConfig {
     /// layer's `nIn` features. `None` without an `nIn`.
     pub fn implied_input(&self) -> Option<Shape> {
         match self.unfrozen() {
+            LayerConfig::LastTimeStep(c) => c.underlying.implied_input(),
             LayerConfig::EmbeddingLayer(_) => Some(Shape::Flat(1)),
             LayerConfig::LSTM(_)
             | LayerConfig::GravesLSTM(_)
@@ -331,6 +332,12 @@ impl LayerConfig {
                 .map(|c| Shape::Seq { c, len: 0 }),
             other => other.n_in().filter(|&n| n > 0).map(Shape::Flat),
         }
+    }
+
+    /// Whether the layer ends the time axis of a sequence (`LastTimeStep`), which truncated BPTT
+    /// cannot cut into segments (the reference refuses the combination).
+    pub fn ends_time_axis(&self) -> bool {
+        matches!(self.unfrozen(), LayerConfig::LastTimeStep(_))
     }
 
     /// Configured nIn for layers that have one.

@@ -306,6 +306,15 @@ impl MultiLayerConfiguration {
             );
         }
         super::check_tbptt(self.backprop_type, self.tbptt_fwd_length, self.tbptt_back_length)?;
+        if self.backprop_type == super::BackpropType::TruncatedBptt {
+            if let Some((i, l)) = self.layers.iter().enumerate().find(|(_, l)| l.ends_time_axis()) {
+                return err(format!(
+                    "{}: truncated BPTT cannot be combined with LastTimeStep (each segment would \
+                     end at its own last step); use BackpropType.Standard, or an RnnOutputLayer",
+                    l.describe(i)
+                ));
+            }
+        }
         for key in self.input_pre_processors.iter().flat_map(|m| m.keys()) {
             if !key.parse::<usize>().is_ok_and(|i| i < self.layers.len()) {
                 return err(format!(

@@ -263,11 +263,11 @@ public final class FerrodlBench {
             for (int i = 0; i < nb; i++) { // warm-up epoch for the three networks
                 net.fit(sets.get(i));
                 twin.fit(sets.get(i));
-                NativeNetwork.fit(raw, f[i], train.rows(i), fCols, l[i], lCols, null, 0);
+                NativeNetwork.fit(raw, f[i], train.rows(i), fCols, l[i], lCols, null, 0, null, 0);
             }
             String deadMessage = null;
             try {
-                NativeNetwork.fit(dead, f[0], train.rows(0), fCols, l[0], lCols, null, 0);
+                NativeNetwork.fit(dead, f[0], train.rows(0), fCols, l[0], lCols, null, 0, null, 0);
             } catch (RuntimeException e) {
                 deadMessage = e.getClass().getSimpleName() + ": " + e.getMessage();
             }
@@ -292,7 +292,7 @@ public final class FerrodlBench {
                         if (which == 0) {
                             net.fit(sets.get(k));
                         } else if (which == 1) {
-                            NativeNetwork.fit(raw, f[k], train.rows(k), fCols, l[k], lCols, null, 0);
+                            NativeNetwork.fit(raw, f[k], train.rows(k), fCols, l[k], lCols, null, 0, null, 0);
                         } else {
                             twin.fit(sets.get(k));
                         }
@@ -316,7 +316,7 @@ public final class FerrodlBench {
                         int b = k % nb;
                         try {
                             if (which == 0) {
-                                NativeNetwork.fit(dead, f[b], train.rows(b), fCols, l[b], lCols, null, 0);
+                                NativeNetwork.fit(dead, f[b], train.rows(b), fCols, l[b], lCols, null, 0, null, 0);
                             } else if (which == 1) {
                                 sink += NativeNetwork.numParams(dead);
                             } else {
