@@ -210,4 +210,12 @@ class RecurrentNetworkConfigTest {
                 .inputPreProcessor(0, new CnnToRnnPreProcessor(2, 2, 3)).build());
         assertTrue(cnn.contains("CnnToRnnPreProcessor"), cnn);
     }
+
+    @Test
+    void nwcIsRefusedByTheEngineNamingIt() {
+        String m = ConfTestSupport.invalid(() -> new NeuralNetConfiguration.Builder().seed(1).list()
+                .layer(new LSTM.Builder().nIn(3).nOut(4).dataFormat(RNNFormat.NWC).build())
+                .layer(new RnnOutputLayer.Builder().nIn(4).nOut(2).activation(Activation.SOFTMAX).build()).build());
+        assertTrue(m.contains("NWC") && m.contains("layer 0 (LSTM)"), m);
+    }
 }
