@@ -344,7 +344,7 @@ impl<T: Scalar> ComputationGraph<T> {
                 )?;
             }
         }
-        self.exec.check_input_values(inputs)
+        self.exec.check_input_values(inputs, rows)
     }
 
     /// Shapes and values of the labels and their masks.

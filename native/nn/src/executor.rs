@@ -605,11 +605,11 @@ impl<T: Scalar> Executor<T> {
 
     /// Checks values the layers reading network inputs directly cannot take (embedding indices);
     /// layers reading other nodes are checked during the forward pass.
-    pub fn check_input_values(&self, inputs: &[&[T]]) -> Result<(), NnError> {
+    pub fn check_input_values(&self, inputs: &[&[T]], rows: usize) -> Result<(), NnError> {
         for node in &self.nodes {
             if let (Op::Layer(l), Src::Input(k)) = (&node.op, node.sources[0]) {
                 l.layer
-                    .check_input(inputs[k])
+                    .check_input(inputs[k], rows)
                     .map_err(|m| NnError::InvalidInput(format!("{}: {m}", node.who)))?;
             }
         }
@@ -657,6 +657,15 @@ impl<T: Scalar> Executor<T> {
         train: bool,
         state: StateMode,
     ) -> Result<(), NnError> {
+        if state != StateMode::Stateless {
+            for node in &self.nodes {
+                if let Op::Layer(l) = &node.op {
+                    l.layer
+                        .check_state_mode(state)
+                        .map_err(|m| NnError::InvalidInput(format!("{}: {m}", node.who)))?;
+                }
+            }
+        }
         self.rows_in = rows;
         self.steps_in.clear();
         for (k, x) in inputs.iter().enumerate() {
@@ -735,7 +744,7 @@ impl<T: Scalar> Executor<T> {
                     let mut input: &[T] = Self::input_of(inputs, before, src);
                     if let Src::Node(_) = src {
                         l.layer
-                            .check_input(input)
+                            .check_input(input, in_rows)
                             .map_err(|m| NnError::InvalidInput(format!("{}: {m}", node.who)))?;
                     }
                     // Frozen layers run in inference mode (no dropout, running statistics).

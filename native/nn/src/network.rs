@@ -291,7 +291,7 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         self.exec
             .layer(0)
             .expect("a network has at least one layer")
-            .check_input(features)
+            .check_input(features, rows)
             .map_err(|m| NnError::InvalidInput(format!("{}: {m}", self.conf.layers[0].describe(0))))
     }
 

@@ -18,12 +18,16 @@ use ferrodl_tensor::Scalar;
 use serde::{Deserialize, Serialize};
 
 pub use crate::layers::batchnorm::BatchNormalizationConfig;
+pub use crate::layers::bidirectional::{BidirectionalConfig, BidirectionalMode};
 pub use crate::layers::conv::{Convolution1DLayerConfig, ConvolutionLayerConfig};
 pub use crate::layers::dense::DenseLayerConfig;
 pub use crate::layers::embedding::EmbeddingLayerConfig;
+pub use crate::layers::embedding_sequence::EmbeddingSequenceLayerConfig;
 pub use crate::layers::frozen::FrozenLayerConfig;
 pub use crate::layers::last_time_step::LastTimeStepConfig;
 pub use crate::layers::lstm::{GravesLSTMConfig, LSTMConfig};
+pub use crate::layers::mask_zero::MaskZeroLayerConfig;
+pub use crate::layers::time_distributed::TimeDistributedConfig;
 pub use crate::layers::simple_rnn::SimpleRnnConfig;
 pub use crate::layers::misc::{ActivationLayerConfig, DropoutLayerConfig};
 pub use crate::layers::output::{
@@ -255,6 +259,10 @@ layer_registry! {
     RnnOutputLayer(RnnOutputLayerConfig),
     RnnLossLayer(RnnLossLayerConfig),
     LastTimeStep(LastTimeStepConfig),
+    Bidirectional(BidirectionalConfig),
+    TimeDistributed(TimeDistributedConfig),
+    MaskZeroLayer(MaskZeroLayerConfig),
+    EmbeddingSequenceLayer(EmbeddingSequenceLayerConfig),
 }
 
 impl LayerConfig {
@@ -264,11 +272,18 @@ impl LayerConfig {
 
     /// Retain probability of the input (0 or 1: no dropout); a DropoutLayer's own is not an
     /// input dropout, so it reports 0 here. An EmbeddingLayer's input is a column of indices,
-    /// which dropout would corrupt: like the reference, its `dropOut` is not applied.
+    /// which dropout would corrupt: like the reference, its `dropOut` is not applied (nor an
+    /// EmbeddingSequenceLayer's). A wrapper's is its own, else its wrapped layer's.
     pub fn input_drop_out(&self) -> f64 {
         match self {
             LayerConfig::DropoutLayer(_) => 0.0,
-            _ if matches!(self.unfrozen(), LayerConfig::EmbeddingLayer(_)) => 0.0,
+            _ if matches!(
+                self.unfrozen(),
+                LayerConfig::EmbeddingLayer(_) | LayerConfig::EmbeddingSequenceLayer(_)
+            ) =>
+            {
+                0.0
+            }
             _ => self.fields().drop_out(),
         }
     }
@@ -323,10 +338,19 @@ impl LayerConfig {
         match self.unfrozen() {
             LayerConfig::LastTimeStep(c) => c.underlying.implied_input(),
             LayerConfig::EmbeddingLayer(_) => Some(Shape::Flat(1)),
+            // [N, T] indices: one channel of any length.
+            LayerConfig::EmbeddingSequenceLayer(_) => Some(Shape::Seq { c: 1, len: 0 }),
             LayerConfig::LSTM(_)
             | LayerConfig::GravesLSTM(_)
             | LayerConfig::SimpleRnn(_)
             | LayerConfig::RnnOutputLayer(_) => self
+                .n_in()
+                .filter(|&n| n > 0)
+                .map(|c| Shape::Seq { c, len: 0 }),
+            LayerConfig::Bidirectional(c) => c.fwd.implied_input(),
+            LayerConfig::MaskZeroLayer(c) => c.underlying.implied_input(),
+            LayerConfig::TimeDistributed(c) => c
+                .underlying
                 .n_in()
                 .filter(|&n| n > 0)
                 .map(|c| Shape::Seq { c, len: 0 }),

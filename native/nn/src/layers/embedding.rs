@@ -60,7 +60,7 @@ impl<T: Scalar> Layer<T> for EmbeddingLayer<T> {
         Shape::Flat(self.n_out)
     }
 
-    fn check_input(&self, input: &[T]) -> Result<(), String> {
+    fn check_input(&self, input: &[T], _rows: usize) -> Result<(), String> {
         for (r, &x) in input.iter().enumerate() {
             self.index_of(x).map_err(|m| format!("{m} (row {r})"))?;
         }

@@ -72,6 +72,12 @@ impl<T: Scalar> Layer<T> for LastTimeStepLayer<T> {
     fn param_specs(&self) -> Vec<ParamSpec> {
         self.inner.param_specs()
     }
+    fn check_input(&self, input: &[T], rows: usize) -> Result<(), String> {
+        self.inner.check_input(input, rows)
+    }
+    fn check_state_mode(&self, mode: StateMode) -> Result<(), String> {
+        self.inner.check_state_mode(mode)
+    }
     fn init_params(&self, params: &mut [T], rng: &mut Rng) {
         self.inner.init_params(params, rng)
     }

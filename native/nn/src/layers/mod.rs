@@ -13,12 +13,15 @@
 //! from the configuration and the parameter kinds, so each layer only does forward/backward.
 
 pub(crate) mod batchnorm;
+pub(crate) mod bidirectional;
 pub(crate) mod conv;
 pub(crate) mod dense;
 pub(crate) mod embedding;
+pub(crate) mod embedding_sequence;
 pub(crate) mod frozen;
 pub(crate) mod last_time_step;
 pub(crate) mod lstm;
+pub(crate) mod mask_zero;
 pub mod misc;
 pub(crate) mod output;
 pub(crate) mod per_step;
@@ -26,8 +29,10 @@ pub(crate) mod pooling;
 pub mod recurrent;
 pub(crate) mod reshape;
 pub(crate) mod simple_rnn;
+pub(crate) mod time_distributed;
 
 pub use batchnorm::BatchNormLayer;
+pub use bidirectional::BidirectionalMode;
 pub use conv::{Conv1dLayer, Conv2dLayer};
 pub use dense::DenseLayer;
 pub use embedding::EmbeddingLayer;
@@ -130,8 +135,15 @@ pub trait Layer<T: Scalar>: Send + Debug {
     }
 
     /// Checks input values the layer cannot take (e.g. an embedding index out of range) before
-    /// [`forward`](Self::forward); the message names the problem and the row.
-    fn check_input(&self, _input: &[T]) -> Result<(), String> {
+    /// [`forward`](Self::forward) of `rows` examples; the message names the problem and the row
+    /// (and step).
+    fn check_input(&self, _input: &[T], _rows: usize) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Refuses a forward pass that carries state across calls (`rnnTimeStep`, truncated BPTT)
+    /// when the layer cannot (a Bidirectional layer reads each whole sequence backwards too).
+    fn check_state_mode(&self, _mode: StateMode) -> Result<(), String> {
         Ok(())
     }
 

@@ -68,8 +68,9 @@ impl<T: Scalar> Layer<T> for PerStep<T> {
         self.inner.param_specs()
     }
 
-    fn check_input(&self, input: &[T]) -> Result<(), String> {
-        self.inner.check_input(input)
+    /// The inner layer's check on the `rows · steps` rows it sees.
+    fn check_input(&self, input: &[T], _rows: usize) -> Result<(), String> {
+        self.inner.check_input(input, input.len() / self.c_in.max(1))
     }
 
     fn init_params(&self, params: &mut [T], rng: &mut Rng) {
