@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
+import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.api.ndarray.INDArray;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
@@ -14,6 +15,7 @@ import org.ferrodl.linalg.dataset.MultiDataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.linalg.learning.config.Adam;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
+import org.ferrodl.nn.conf.BackpropType;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.graph.rnn.LastTimeStepVertex;
@@ -176,5 +178,13 @@ class RecurrentGraphTest {
             INDArray unmasked = g.output(false, f)[0];
             assertClose(unmasked.getRows(0, 1), out.getRows(0, 1), "example 0 has no padding");
         }
+        String tbptt = assertThrows(DL4JInvalidConfigException.class,
+                () -> new NeuralNetConfiguration.Builder().seed(4).graphBuilder()
+                        .addInputs("in").setInputTypes(InputType.recurrent(3))
+                        .addLayer("lstm", new LSTM.Builder().nOut(4).build(), "in")
+                        .addVertex("last", new LastTimeStepVertex("in"), "lstm")
+                        .addLayer("out", new OutputLayer.Builder(LossFunction.MSE).nOut(1).build(), "last")
+                        .setOutputs("out").backpropType(BackpropType.TruncatedBPTT).build()).getMessage();
+        assertTrue(tbptt.contains("\"last\"") && tbptt.contains("truncated BPTT"), tbptt);
     }
 }

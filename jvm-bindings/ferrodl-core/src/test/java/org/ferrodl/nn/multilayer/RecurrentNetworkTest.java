@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import org.ferrodl.datasets.iterator.impl.ListDataSetIterator;
 import org.ferrodl.evaluation.classification.Evaluation;
+import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.api.ndarray.INDArray;
@@ -295,9 +296,16 @@ class RecurrentNetworkTest {
                 .layer(new LastTimeStep(new LSTM.Builder().nIn(2).nOut(6).build()))
                 .layer(new OutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nIn(6).nOut(2)
                         .build())
-                .setInputType(InputType.recurrent(2)) // the engine does not yet see through the wrapper without it
-                .build();
+                .build(); // no setInputType: the wrapped LSTM's nIn says the input is a sequence of 2
         assertEquals(c, MultiLayerConfiguration.fromJson(c.toJson()));
+        DL4JInvalidConfigException tbptt = assertThrows(DL4JInvalidConfigException.class,
+                () -> new NeuralNetConfiguration.Builder().seed(8).list()
+                        .layer(new LastTimeStep(new LSTM.Builder().nIn(2).nOut(6).build()))
+                        .layer(new OutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nIn(6)
+                                .nOut(2).build())
+                        .backpropType(BackpropType.TruncatedBPTT).build());
+        assertTrue(tbptt.getMessage().contains("layer 0 (LastTimeStep)")
+                && tbptt.getMessage().contains("truncated BPTT"), tbptt.getMessage());
         try (MultiLayerNetwork n = new MultiLayerNetwork(c)) {
             n.init();
             // class = whether channel 0 summed over the example's real steps is positive
