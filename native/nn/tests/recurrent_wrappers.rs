@@ -762,3 +762,48 @@ fn embedding_sequence_bad_indices_and_configurations_are_named() {
     let e = config_error(&conf(&[esl(0, 2, "IDENTITY", false), identity_out()], None, json!({})));
     assert!(e.contains("nIn"), "{e}");
 }
+
+// ---- in a ComputationGraph -----------------------------------------------------------------
+
+#[test]
+fn the_wrappers_work_as_graph_vertices() {
+    let lv = |l: Value| json!({"type": "LayerVertex", "layer": l, "preProcessor": null});
+    // No inputTypes: the embedding implies [N, T] indices of any length.
+    let v = json!({"formatVersion": 1, "seed": 5, "miniBatch": true,
+        "networkInputs": ["tok"], "networkOutputs": ["out"],
+        "vertices": [
+            {"name": "emb", "inputs": ["tok"], "vertex": lv(esl(6, 4, "IDENTITY", true))},
+            {"name": "bi", "inputs": ["emb"], "vertex": lv(bidi("LSTM", 4, 3, "CONCAT"))},
+            {"name": "td", "inputs": ["bi"], "vertex": lv(time_distributed(dense(6, 3, "TANH")))},
+            {"name": "mz", "inputs": ["td"], "vertex": lv(mask_zero(rnn("SimpleRnn", 3, 3, "TANH"), 0.0))},
+            {"name": "out", "inputs": ["mz"], "vertex": lv(rnn_output(3, 2, "SOFTMAX", "MCXENT"))}
+        ]});
+    let conf = ferrodl_nn::ComputationGraphConfiguration::from_json(&v.to_string()).unwrap();
+    let mut g = ferrodl_nn::ComputationGraph::<f64>::from_configuration(conf).unwrap();
+    let keys: Vec<String> = g.param_table().into_iter().map(|r| r.0).collect();
+    for k in ["emb_W", "emb_b", "bi_fW", "bi_bRW", "td_W", "mz_RW", "out_W"] {
+        assert!(keys.iter().any(|x| x == k), "{k} in {keys:?}");
+    }
+    let (rows, t) = (3, 4);
+    let mut rng = Rng::new(19);
+    let p = uniform_matrix(&mut rng, 1, g.params().len(), -0.5, 0.5);
+    g.set_params(&p).unwrap();
+    let x: Vec<f64> = (0..rows * t).map(|k| ((k * 5 + 1) % 6) as f64).collect();
+    let y = one_hot(&mut rng, rows, 2, t);
+    let m = tail_mask(rows, t, &[4, 2, 3]);
+    for (what, fm) in [("no mask", None), ("feature mask", Some((&m[..], t)))] {
+        let fms = [fm];
+        g.compute_gradient_and_score(&[&x], &[&y], rows, &fms, &[]).unwrap();
+        let analytic = g.gradient().to_vec();
+        let mut q = p.clone();
+        let mut f = |q: &[f64]| {
+            g.set_params(q).unwrap();
+            g.score(&[&x], &[&y], rows, &fms, &[]).unwrap()
+        };
+        let report = check_gradient(&mut q, &analytic, &mut f, GradCheckConfig::default());
+        assert!(report.passed(), "graph, {what}: {report}");
+        g.set_params(&p).unwrap();
+    }
+    let e = g.rnn_time_step(&[&x], rows).unwrap_err().to_string();
+    assert!(e.contains("vertex \"bi\"") && e.contains("rnnTimeStep is not possible"), "{e}");
+}
