@@ -30,6 +30,7 @@ import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.nn.api.RecurrentArrays;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.EmbeddingSequenceLayer;
 import org.ferrodl.nn.conf.layers.LayerWrappers;
 import org.ferrodl.nn.conf.layers.RnnLossLayer;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
@@ -90,6 +91,8 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     private transient int nOut;
     /** Whether the first layer is recurrent: features must then be [N, C, T] (the reference's rule). */
     private transient boolean recurrentInput;
+    /** Whether the first layer is an EmbeddingSequenceLayer: indices [N, T] or [N, 1, T]. */
+    private transient boolean indexSequenceInput;
     /** Whether the last layer is an RnnOutputLayer/RnnLossLayer: labels and output are [N, nOut, T]. */
     private transient boolean recurrentOutput;
     /** Examples of the stored rnnTimeStep state (0: none stored). */
@@ -118,6 +121,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         List<org.ferrodl.nn.conf.layers.Layer> ls = c.getLayers();
         org.ferrodl.nn.conf.layers.Layer first = ls.get(0);
         this.recurrentInput = LayerWrappers.isRecurrent(first) || first instanceof TimeDistributed;
+        this.indexSequenceInput = LayerWrappers.innermost(first) instanceof EmbeddingSequenceLayer;
         org.ferrodl.nn.conf.layers.Layer last = LayerWrappers.innermost(ls.get(ls.size() - 1));
         this.recurrentOutput = last instanceof RnnOutputLayer || last instanceof RnnLossLayer;
     }
@@ -178,6 +182,14 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         return Math.toIntExact(a.size(0));
     }
 
+    /** The examples of a features array, after the reference's rank rule for the first layer. */
+    private int featureRows(INDArray a) {
+        if (indexSequenceInput && a != null && a.rank() == 3 && a.size(1) == 1) {
+            return Math.toIntExact(a.size(0)); // [N, 1, T] indices, as the reference's EmbeddingSequenceLayer takes
+        }
+        return rowsOf(a, recurrentInput, "features");
+    }
+
     private static float[] data(INDArray a) {
         return a == null ? null : NDArray.internalData(a);
     }
@@ -203,7 +215,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
             }
             INDArray fa = data.getFeatures();
             INDArray la = data.getLabels();
-            rows = rowsOf(fa, recurrentInput, "features");
+            rows = featureRows(fa);
             int lRows = rowsOf(la, recurrentOutput, "labels");
             if (lRows != rows) {
                 throw new DL4JInvalidInputException("labels have " + lRows + " rows but features have " + rows);
@@ -358,7 +370,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
      */
     public INDArray output(INDArray input, boolean train, INDArray featuresMask, INDArray labelsMask) {
         long h = handle();
-        int rows = rowsOf(input, recurrentInput, "features");
+        int rows = featureRows(input);
         int maskCols = RecurrentArrays.maskCols(featuresMask, "the features mask");
         float[] out = NativeNetwork.output(h, NDArray.internalData(input), rows, RecurrentArrays.rowWidth(input, rows),
                 data(featuresMask), maskCols, train);

@@ -28,6 +28,10 @@ import org.ferrodl.nn.conf.layers.RnnLossLayer;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
 import org.ferrodl.nn.conf.layers.recurrent.LastTimeStep;
 import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
+import org.ferrodl.nn.conf.layers.EmbeddingSequenceLayer;
+import org.ferrodl.nn.conf.layers.recurrent.Bidirectional;
+import org.ferrodl.nn.conf.layers.recurrent.TimeDistributed;
+import org.ferrodl.nn.conf.layers.util.MaskZeroLayer;
 import org.ferrodl.nn.conf.preprocessor.CnnToRnnPreProcessor;
 import org.ferrodl.nn.conf.preprocessor.FeedForwardToRnnPreProcessor;
 import org.ferrodl.nn.conf.preprocessor.RnnToFeedForwardPreProcessor;
@@ -217,5 +221,63 @@ class RecurrentNetworkConfigTest {
                 .layer(new LSTM.Builder().nIn(3).nOut(4).dataFormat(RNNFormat.NWC).build())
                 .layer(new RnnOutputLayer.Builder().nIn(4).nOut(2).activation(Activation.SOFTMAX).build()).build());
         assertTrue(m.contains("NWC") && m.contains("layer 0 (LSTM)"), m);
+    }
+
+    @Test
+    void everyRecurrentLayerBuildsAndInfersSizes() throws Exception {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(3).updater(new Adam(0.01))
+                .activation(Activation.TANH).dropOut(0.9).list()
+                .layer(new LSTM.Builder().nOut(6).build())
+                .layer(new Bidirectional(Bidirectional.Mode.CONCAT, new SimpleRnn.Builder().nOut(5).build()))
+                .layer(new MaskZeroLayer(new GravesLSTM.Builder().nOut(4).build(), -1.0))
+                .layer(new TimeDistributed(new DenseLayer.Builder().nOut(3).build()))
+                .layer(new LastTimeStep(new LSTM.Builder().nOut(4).build()))
+                .layer(new DenseLayer.Builder().nOut(3).build())
+                .layer(new OutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nOut(2).build())
+                .setInputType(InputType.recurrent(7))
+                .build();
+        assertEquals(7L, ((LSTM) c.getLayers().get(0)).getNIn());
+        Bidirectional bi = (Bidirectional) c.getLayers().get(1);
+        assertEquals(6L, bi.getNIn());
+        assertEquals(10L, bi.getNOut());
+        assertEquals(10L, ((GravesLSTM) ((MaskZeroLayer) c.getLayers().get(2)).getUnderlying()).getNIn());
+        assertEquals(4L, ((DenseLayer) ((TimeDistributed) c.getLayers().get(3)).getUnderlying()).getNIn());
+        assertEquals(3L, ((LSTM) ((LastTimeStep) c.getLayers().get(4)).getUnderlying()).getNIn());
+        assertEquals(4L, ((DenseLayer) c.getLayers().get(5)).getNIn());
+        // globals reach the wrapped layer; the wrapper's own dropout stays 0
+        SimpleRnn fwd = (SimpleRnn) bi.getFwd();
+        assertEquals(new Adam(0.01), fwd.getIUpdater());
+        assertEquals(Activation.TANH, fwd.getActivation());
+        assertEquals(0.9, fwd.getDropOut());
+        assertEquals(0.0, bi.getDropOut());
+        JsonNode biJson = layerJson(c, 1);
+        assertEquals(10, biJson.path("fwd").path("nOut").asInt() * 2);
+        for (Layer l : roundTrips(c, 1)) {
+            assertEquals(bi, l);
+        }
+        assertEquals(List.of(InputType.recurrent(6), InputType.recurrent(10), InputType.recurrent(4),
+                InputType.recurrent(3), InputType.feedForward(4), InputType.feedForward(3), InputType.feedForward(2)),
+                c.getLayerActivationTypes());
+    }
+
+    @Test
+    void embeddingSequenceAndRnnLossLayerWithAnExplicitPreprocessor() throws Exception {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(4).list()
+                .layer(new EmbeddingSequenceLayer.Builder().nIn(50).nOut(8).build())
+                .layer(new LSTM.Builder().nOut(5).activation(Activation.TANH).build())
+                .layer(new DenseLayer.Builder().nOut(4).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nOut(4).build())
+                .inputPreProcessor(2, new RnnToFeedForwardPreProcessor())
+                .build();
+        assertEquals(8L, ((LSTM) c.getLayers().get(1)).getNIn());
+        assertEquals(Map.of(2, new RnnToFeedForwardPreProcessor()), c.getInputPreProcessors());
+        JsonNode pre = JSON.readTree(c.toJson()).get("inputPreProcessors");
+        assertEquals("{\"2\":{\"type\":\"RnnToFeedForwardPreProcessor\",\"rnnDataFormat\":\"NCW\"}}", pre.toString());
+        roundTrips(c, 3);
+        MultiLayerConfiguration loss = new NeuralNetConfiguration.Builder().seed(4).list()
+                .layer(new SimpleRnn.Builder().nIn(3).nOut(4).build())
+                .layer(new RnnLossLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).build())
+                .build();
+        assertInstanceOf(RnnLossLayer.class, roundTrips(loss, 1)[1]);
     }
 }

@@ -24,12 +24,17 @@ import org.ferrodl.nn.conf.BackpropType;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.DenseLayer;
+import org.ferrodl.nn.conf.layers.EmbeddingSequenceLayer;
 import org.ferrodl.nn.conf.layers.GravesLSTM;
 import org.ferrodl.nn.conf.layers.LSTM;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.ferrodl.nn.conf.layers.recurrent.Bidirectional;
 import org.ferrodl.nn.conf.layers.recurrent.LastTimeStep;
 import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
+import org.ferrodl.nn.conf.layers.recurrent.TimeDistributed;
+import org.ferrodl.nn.conf.layers.util.MaskZeroLayer;
 import org.ferrodl.testutil.SerializationUtil;
 import org.ferrodl.util.ModelSerializer;
 import org.junit.jupiter.api.Test;
@@ -362,6 +367,60 @@ class RecurrentNetworkTest {
             assertArrayEquals(new long[] {5, 23}, g.paramTable().get("0_RW").shape(),
                     "GravesLSTM RW [nOut, 4·nOut + 3]: the last 3 columns are the peepholes");
             assertEquals(1.0, g.getParam("0_b").getDouble(5), 0.0, "forget gate bias starts at forgetGateBiasInit 1.0");
+        }
+    }
+
+    @Test
+    void wrappersAndEmbeddingSequencesRunPaddedAsAlone() {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(10).activation(Activation.TANH).list()
+                .layer(new EmbeddingSequenceLayer.Builder().nIn(10).nOut(4).build())
+                .layer(new Bidirectional(Bidirectional.Mode.CONCAT, new LSTM.Builder().nIn(4).nOut(3).build()))
+                .layer(new TimeDistributed(new DenseLayer.Builder().nIn(6).nOut(5).build()))
+                .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nIn(5).nOut(2)
+                        .build())
+                .build();
+        try (MultiLayerNetwork n = new MultiLayerNetwork(c)) {
+            n.init();
+            INDArray idx = Nd4j.create(new float[] {1, 4, 9, 0, 2, 7, 3, 3, 0, 0}, 2, 5);
+            INDArray mask = Nd4j.create(new float[] {1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, 2, 5);
+            INDArray out = n.output(idx, false, mask, null);
+            assertArrayEquals(new long[] {2, 2, 5}, out.shape());
+            assertClose(out, n.output(idx.reshape(2, 1, 5), false, mask, null), "[N, 1, T] indices == [N, T]");
+        }
+        for (Bidirectional.Mode mode : Bidirectional.Mode.values()) {
+            MultiLayerConfiguration bc = new NeuralNetConfiguration.Builder().seed(10).activation(Activation.TANH).list()
+                    .layer(new Bidirectional(mode, new LSTM.Builder().nIn(2).nOut(3).build()))
+                    .layer(new TimeDistributed(new DenseLayer.Builder().nIn(mode == Bidirectional.Mode.CONCAT ? 6 : 3)
+                            .nOut(4).build()))
+                    .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nIn(4).nOut(2)
+                            .build())
+                    .build();
+            try (MultiLayerNetwork n = new MultiLayerNetwork(bc)) {
+                n.init();
+                INDArray f = series(2, 2, 5, 3);
+                INDArray mask = Nd4j.create(new float[] {1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, 2, 5);
+                INDArray out = n.output(f, false, mask, null);
+                // example 1 has 3 real steps: the backward direction starts at its last real step
+                assertClose(n.output(steps(f.getRows(1, 2), 0, 3)), steps(out.getRows(1, 2), 0, 3),
+                        mode + ": bidirectional, padded == alone");
+            }
+        }
+        MultiLayerConfiguration mz = new NeuralNetConfiguration.Builder().seed(11).activation(Activation.TANH).list()
+                .layer(new MaskZeroLayer(new LSTM.Builder().nIn(2).nOut(3).build(), 0.0))
+                .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nIn(3).nOut(2)
+                        .build())
+                .build();
+        try (MultiLayerNetwork n = new MultiLayerNetwork(mz)) {
+            n.init();
+            INDArray f = series(1, 2, 5, 91);
+            INDArray padded = Nd4j.zeros(1, 2, 7);
+            for (int ch = 0; ch < 2; ch++) {
+                for (int s = 0; s < 5; s++) {
+                    padded.putScalar(new long[] {0, ch, s}, f.getDouble(0, ch, s));
+                }
+            }
+            // zero steps are masked by the layer itself: no features mask given
+            assertClose(n.output(f), steps(n.output(padded), 0, 5), "MaskZeroLayer: zero padding == alone");
         }
     }
 }
