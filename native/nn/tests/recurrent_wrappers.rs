@@ -581,6 +581,22 @@ fn mask_zero_equals_the_explicit_mask_of_its_padding() {
         }
         assert_eq!(mz.rnn_state_keys(0), plain.rnn_state_keys(0));
         assert!(mz.rnn_previous_state(0, "prevAct").is_some());
+        // Inside a Bidirectional (allowed, as the reference): the backward copy derives its mask
+        // from the reversed input, i.e. the explicit mask reversed.
+        let mut bi_plain = net(&[bidi(kind, c_in, h, "CONCAT"), identity_out()], c_in);
+        let mut bi_mz = net(
+            &[json!({"type": "Bidirectional", "fwd": mask_zero(rnn(kind, c_in, h, "TANH"), value)}),
+              identity_out()],
+            c_in,
+        );
+        let q = uniform_matrix(&mut rng, 1, bi_plain.num_params(), -0.5, 0.5);
+        bi_plain.set_params(&q).unwrap();
+        bi_mz.set_params(&q).unwrap();
+        let want = bi_plain.output_masked(&x, rows, Some((&m, t)), false).unwrap();
+        let got = bi_mz.output(&x, rows, false).unwrap();
+        for (a, b) in got.iter().zip(&want) {
+            assert!((a - b).abs() < 1e-14, "Bidirectional(MaskZeroLayer({kind})): {a} vs {b}");
+        }
     }
 }
 

@@ -1,4 +1,5 @@
-//! `Bidirectional`: a recurrent layer (`fwd`: LSTM, GravesLSTM or SimpleRnn) run over the sequence
+//! `Bidirectional`: a recurrent layer (`fwd`: LSTM, GravesLSTM, SimpleRnn, or a MaskZeroLayer
+//! around one — the backward copy then derives its mask from the reversed input) run over the sequence
 //! as given, and a second copy of it, with its own parameters, run over the sequence reversed in
 //! time; the two outputs are combined per step (`mode`: CONCAT along channels, fwd first; ADD; MUL;
 //! AVERAGE).
@@ -389,9 +390,13 @@ impl LayerFields for BidirectionalConfig {
 impl BidirectionalConfig {
     fn check_wrapped(&self, cx: &ShapeCx<'_>) -> Result<(), NnError> {
         match &*self.fwd {
-            LayerConfig::LSTM(_) | LayerConfig::GravesLSTM(_) | LayerConfig::SimpleRnn(_) => Ok(()),
+            LayerConfig::LSTM(_)
+            | LayerConfig::GravesLSTM(_)
+            | LayerConfig::SimpleRnn(_)
+            | LayerConfig::MaskZeroLayer(_) => Ok(()),
             other => Err(cx.err(format!(
-                "Bidirectional wraps a recurrent layer (LSTM, GravesLSTM or SimpleRnn), not a {}",
+                "Bidirectional wraps a recurrent layer (LSTM, GravesLSTM, SimpleRnn or a \
+                 MaskZeroLayer around one), not a {}",
                 other.type_name()
             ))),
         }
