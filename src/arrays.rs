@@ -179,7 +179,7 @@ pub fn read_features_mask(
     mask: &JFloatArray<'_>,
     rows: usize,
     cols: jint,
-) -> FerroResult<Option<(Vec<f32>, usize)>> {
+) -> FerroResult<OwnedMask> {
     match read_optional_floats(env, mask, "features mask")? {
         Some(m) => {
             let (_, cols) = check_matrix(&m, rows as i32, cols, "features mask")?;
@@ -190,7 +190,7 @@ pub fn read_features_mask(
 }
 
 /// Borrows an optional `(values, columns)` mask.
-pub fn as_mask(m: &Option<(Vec<f32>, usize)>) -> Option<(&[f32], usize)> {
+pub fn as_mask(m: &OwnedMask) -> Option<(&[f32], usize)> {
     m.as_ref().map(|(d, c)| (d.as_slice(), *c))
 }
 

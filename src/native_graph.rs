@@ -6,6 +6,7 @@
 //! for none.
 
 use crate::arrays::{
+    budgeted_copy,
     new_float_array, new_float_arrays, new_long_array, new_string_array, positive_rows,
     read_float_arrays, read_floats, read_masks, read_string,
 };
@@ -133,7 +134,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_params<'local>(
     handle: jlong,
 ) -> jfloatArray {
     guard(&mut env, |env| {
-        let p = graphs().with(handle, |g| Ok(g.params().to_vec()))?;
+        let p = graphs().with(handle, |g| budgeted_copy(g.params(), "the parameters"))?;
         Ok(new_float_array(env, &p)?.into_raw())
     })
 }
@@ -158,7 +159,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_gradient<'local>(
     handle: jlong,
 ) -> jfloatArray {
     guard(&mut env, |env| {
-        let p = graphs().with(handle, |g| Ok(g.gradient().to_vec()))?;
+        let p = graphs().with(handle, |g| budgeted_copy(g.gradient(), "the gradient"))?;
         Ok(new_float_array(env, &p)?.into_raw())
     })
 }
@@ -170,7 +171,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_updaterState<'local>(
     handle: jlong,
 ) -> jfloatArray {
     guard(&mut env, |env| {
-        let s = graphs().with(handle, |g| Ok(g.updater_state().to_vec()))?;
+        let s = graphs().with(handle, |g| budgeted_copy(g.updater_state(), "the updater state"))?;
         Ok(new_float_array(env, &s)?.into_raw())
     })
 }
@@ -417,7 +418,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_rnnGetPreviousState<'loc
         let vertex = read_string(env, &vertex, "vertex name")?;
         let key = read_string(env, &key, "state key")?;
         let state = graphs().with(handle, |g| {
-            Ok(g.rnn_previous_state(&vertex, &key)?.map(<[f32]>::to_vec))
+            g.rnn_previous_state(&vertex, &key)?
+                .map(|s| budgeted_copy(s, "the recurrent state"))
+                .transpose()
         })?;
         match state {
             Some(v) => Ok(new_float_array(env, &v)?.into_raw()),

@@ -2,6 +2,7 @@
 //! Thread safety: each handle's network is behind its own mutex (see `handles`).
 
 use crate::arrays::{
+    budgeted_copy,
     as_mask, check_matrix, new_float_array, new_long_array, new_string_array, positive_rows,
     read_batch, read_features_mask, read_floats, read_string,
 };
@@ -68,7 +69,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_params<'local>(
     handle: jlong,
 ) -> jfloatArray {
     guard(&mut env, |env| {
-        let params = networks().with(handle, |n| Ok(n.params().to_vec()))?;
+        let params = networks().with(handle, |n| budgeted_copy(n.params(), "the parameters"))?;
         Ok(new_float_array(env, &params)?.into_raw())
     })
 }
@@ -93,7 +94,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_updaterState<'local>(
     handle: jlong,
 ) -> jfloatArray {
     guard(&mut env, |env| {
-        let state = networks().with(handle, |n| Ok(n.updater_state().to_vec()))?;
+        let state = networks().with(handle, |n| budgeted_copy(n.updater_state(), "the updater state"))?;
         Ok(new_float_array(env, &state)?.into_raw())
     })
 }
@@ -124,7 +125,7 @@ fn read_masked(
     f_mask_cols: jint,
     l_mask: &JFloatArray<'_>,
     l_mask_cols: jint,
-) -> FerroResult<(crate::arrays::Batch, Option<(Vec<f32>, usize)>)> {
+) -> FerroResult<(crate::arrays::Batch, crate::arrays::OwnedMask)> {
     let b = read_batch(env, features, rows, f_cols, labels, l_cols, l_mask, l_mask_cols)?;
     let fm = read_features_mask(env, f_mask, b.rows, f_mask_cols)?;
     Ok((b, fm))
@@ -275,7 +276,9 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_rnnGetPreviousState<'l
     guard(&mut env, |env| {
         let key = read_string(env, &key, "state key")?;
         let state = networks().with(handle, |n| {
-            Ok(n.rnn_previous_state(layer_index(n, layer)?, &key).map(<[f32]>::to_vec))
+            n.rnn_previous_state(layer_index(n, layer)?, &key)
+                .map(|s| budgeted_copy(s, "the recurrent state"))
+                .transpose()
         })?;
         match state {
             Some(v) => Ok(new_float_array(env, &v)?.into_raw()),
