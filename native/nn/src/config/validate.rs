@@ -100,8 +100,9 @@ fn check_loss_weights(who: &str, w: &Option<Vec<f64>>, n_out: usize) -> Result<(
     Ok(())
 }
 
-/// The shape of an input type, refusing zero sizes (a recurrent length of 0 means "any") and
-/// layouts not implemented.
+/// The shape of an input type, refusing zero sizes (a recurrent length of 0 means "any") and the
+/// recurrent NWC layout, which the engine does not have yet: a clear configuration error instead
+/// of misreading `[N, T, C]` data as NCW (listed as left in issue 12).
 pub(crate) fn check_input_type(t: &super::InputType) -> Result<Shape, NnError> {
     let s = t.shape();
     let empty = match s {

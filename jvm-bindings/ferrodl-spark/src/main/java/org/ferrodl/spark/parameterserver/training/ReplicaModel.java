@@ -56,6 +56,11 @@ final class ReplicaModel implements Model {
         return Nd4j.create(p, 1, p.length);
     }
 
+    /**
+     * Refused on purpose: listeners see a replica read-only (a replica that took other parameters
+     * would silently diverge from the other workers and the driver), so a listener that tries
+     * gets this explanation instead of a corrupted fit.
+     */
     @Override
     public void setParams(INDArray params) {
         throw new UnsupportedOperationException("a gradient-sharing replica's parameters change only through the "

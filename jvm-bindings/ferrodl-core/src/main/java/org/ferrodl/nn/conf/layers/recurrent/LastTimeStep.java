@@ -39,11 +39,16 @@ public class LastTimeStep extends BaseWrapperLayer {
         return (LastTimeStep) super.clone();
     }
 
-    /** The wrappers' constructors take no name or dropout: a builder with neither. */
+    /**
+     * The wrappers' constructors take no name or dropout: a builder with neither, handed to the
+     * {@code Layer(Builder)} constructor only to read its (empty) settings. It is never built, so
+     * {@code build()} refuses instead of returning a half-made layer.
+     */
     static final class NameOnly extends Layer.Builder<NameOnly> {
         @Override
         public Layer build() {
-            throw new UnsupportedOperationException();
+            throw new UnsupportedOperationException("NameOnly only carries a wrapper's empty name and dropout "
+                    + "settings; build the wrapper itself (new LastTimeStep(layer), new MaskZeroLayer(layer, v), ...)");
         }
     }
 }
