@@ -1,6 +1,7 @@
 package org.ferrodl.spark.api;
 
 import java.io.Serializable;
+import java.util.Collection;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -8,6 +9,7 @@ import org.ferrodl.core.loader.DataSetLoader;
 import org.ferrodl.core.loader.MultiDataSetLoader;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.dataset.MultiDataSet;
+import org.ferrodl.optimize.api.TrainingListener;
 import org.ferrodl.spark.impl.graph.SparkComputationGraph;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 
@@ -22,6 +24,28 @@ import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
  * @param <W> its worker (the executor side)
  */
 public interface TrainingMaster<R extends TrainingResult, W extends TrainingWorker<R>> extends Serializable {
+
+    /** Removes a hook run on the workers around each minibatch update (the first equal one). */
+    void removeHook(TrainingHook trainingHook);
+
+    /** Adds a hook run on the workers around each minibatch update ({@link TrainingHook}). */
+    void addHook(TrainingHook trainingHook);
+
+    /**
+     * A worker for {@code network} as it is now (its parameters and updater state broadcast), with
+     * this master's settings, hooks and listeners, to run on executors as {@link TrainingWorker}
+     * describes. Each call broadcasts a new snapshot.
+     */
+    W getWorkerInstance(SparkDl4jMultiLayer network);
+
+    /** As {@link #getWorkerInstance(SparkDl4jMultiLayer)} for a graph. */
+    W getWorkerInstance(SparkComputationGraph graph);
+
+    /**
+     * Listeners attached on the workers (in addition to those of the network wrapper, which are
+     * attached first); they must be serializable. Not part of the master's JSON.
+     */
+    void setListeners(Collection<TrainingListener> listeners);
 
     /** Trains {@code network}'s model on {@code trainingData}, updating the network in place. */
     void executeTraining(SparkDl4jMultiLayer network, JavaRDD<DataSet> trainingData);

@@ -116,9 +116,11 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
     /** Reads files written by {@link #save} through Hadoop's FileSystem. */
     public abstract Function<String, B> storedLoader(HadoopConf conf);
 
-    public abstract void preUpdate(TrainingHook hook, B batch, N network);
+    /** Calls the hook's overload for this minibatch type ({@code model}: the network, or a replica's view). */
+    public abstract void preUpdate(TrainingHook hook, B batch, Model model);
 
-    public abstract void postUpdate(TrainingHook hook, B batch, N network);
+    /** As {@link #preUpdate} after the update. */
+    public abstract void postUpdate(TrainingHook hook, B batch, Model model);
 
     /** One gradient-sharing step of a native replica ({@link NativeSharedWorker}) on {@code batch}. */
     public abstract double sharedFit(long replica, B batch);
@@ -275,13 +277,13 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
         }
 
         @Override
-        public void preUpdate(TrainingHook hook, DataSet batch, MultiLayerNetwork network) {
-            hook.preUpdate(batch, network);
+        public void preUpdate(TrainingHook hook, DataSet batch, Model model) {
+            hook.preUpdate(batch, model);
         }
 
         @Override
-        public void postUpdate(TrainingHook hook, DataSet batch, MultiLayerNetwork network) {
-            hook.postUpdate(batch, network);
+        public void postUpdate(TrainingHook hook, DataSet batch, Model model) {
+            hook.postUpdate(batch, model);
         }
 
         @Override
@@ -438,13 +440,13 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
         }
 
         @Override
-        public void preUpdate(TrainingHook hook, MultiDataSet batch, ComputationGraph network) {
-            hook.preUpdate(batch, network);
+        public void preUpdate(TrainingHook hook, MultiDataSet batch, Model model) {
+            hook.preUpdate(batch, model);
         }
 
         @Override
-        public void postUpdate(TrainingHook hook, MultiDataSet batch, ComputationGraph network) {
-            hook.postUpdate(batch, network);
+        public void postUpdate(TrainingHook hook, MultiDataSet batch, Model model) {
+            hook.postUpdate(batch, model);
         }
 
         @Override

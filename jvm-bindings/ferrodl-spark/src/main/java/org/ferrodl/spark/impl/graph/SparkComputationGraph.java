@@ -38,6 +38,7 @@ import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.LoadFunctions;
 import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.SparkListeners;
 import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.evaluation.FeedForwardWithKeyFunction;
 import org.ferrodl.spark.impl.evaluation.IEvaluateFunction;
@@ -183,18 +184,7 @@ public class SparkComputationGraph implements SparkNetwork<ComputationGraph, Mul
      * @throws IllegalArgumentException for a listener that is not {@link Serializable}
      */
     public void setListeners(Collection<TrainingListener> listeners) {
-        List<TrainingListener> copy = new ArrayList<>();
-        if (listeners != null) {
-            for (TrainingListener l : listeners) {
-                Objects.requireNonNull(l, "listener");
-                if (!(l instanceof Serializable)) {
-                    throw new IllegalArgumentException("listener " + l.getClass().getName() + " is not Serializable: "
-                            + "listeners run on the executors and are sent there with each fit");
-                }
-                copy.add(l);
-            }
-        }
-        this.listeners = Collections.unmodifiableList(copy);
+        this.listeners = SparkListeners.checked(listeners);
     }
 
     /** @see #setListeners(Collection) */

@@ -2,6 +2,8 @@ package org.ferrodl.spark.impl.paramavg;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.ferrodl.linalg.api.ndarray.INDArray;
+import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.spark.api.SparkTrainingStats.WorkerStats;
 import org.ferrodl.spark.api.TrainingResult;
 
@@ -71,6 +73,39 @@ public final class AveragingAggregate implements TrainingResult {
         examples += other.examples;
         stats.addAll(other.stats);
         return this;
+    }
+
+    /** @return how many workers' results this holds (0 for a task without data) */
+    public int getWorkers() {
+        return workers;
+    }
+
+    /** @return the mean of the workers' parameters as a row vector, or null when no worker trained */
+    public INDArray getParameters() {
+        return workers == 0 ? null : row(mean(paramSum(), workers));
+    }
+
+    /**
+     * @return the mean of the workers' updater states as a row vector, or null when no worker
+     *     trained or not every one returned its state ({@code saveUpdater(false)})
+     */
+    public INDArray getUpdaterState() {
+        double[] sum = workers == 0 ? null : updaterSum();
+        return sum == null ? null : row(mean(sum, workers));
+    }
+
+    /** @return the mean of the workers' last minibatch scores (NaN when no worker trained) */
+    public double getScore() {
+        return workers == 0 ? Double.NaN : scoreSum / workers;
+    }
+
+    /** @return the per-worker statistics this holds (empty unless statistics are collected) */
+    public List<WorkerStats> getWorkerStats() {
+        return java.util.Collections.unmodifiableList(stats);
+    }
+
+    private static INDArray row(float[] values) {
+        return Nd4j.create(values, 1, values.length);
     }
 
     @Override

@@ -29,6 +29,7 @@ import org.ferrodl.linalg.dataset.MultiDataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
+import org.ferrodl.optimize.api.TrainingListener;
 import org.ferrodl.spark.api.RDDTrainingApproach;
 import org.ferrodl.spark.api.Repartition;
 import org.ferrodl.spark.api.RepartitionStrategy;
@@ -44,6 +45,7 @@ import org.ferrodl.spark.impl.common.LoadFunctions;
 import org.ferrodl.spark.impl.common.MasterSerde;
 import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.SparkListeners;
 import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.common.StorageLevels;
 import org.ferrodl.spark.impl.graph.SparkComputationGraph;
@@ -129,6 +131,8 @@ public class ParameterAveragingTrainingMaster
 
     @JsonIgnore
     private transient SparkTrainingStats lastStats;
+    @JsonIgnore
+    private transient List<TrainingListener> listeners = List.of();
     @JsonIgnore
     private transient Export lastExport;
     @JsonIgnore
@@ -358,7 +362,8 @@ public class ParameterAveragingTrainingMaster
                 JavaRDD<AveragingAggregate> results = share.mapPartitionsWithIndex(
                         new ParameterAveragingWorker<>(kind, snapshot, loader, batchSizePerWorker, prefetchNumBatches,
                                 s, saveUpdater, collectTrainingStats, hooks,
-                                sparkNetwork.getListeners()), true);
+                                SparkListeners.forWorkers(sparkNetwork.getListeners(), listeners),
+                                rddDataSetNumExamples), true);
                 AveragingAggregate sum = results.treeAggregate(AveragingAggregate.empty(),
                         AveragingAggregate::add, AveragingAggregate::add, aggregationDepth);
                 long jobEndWall = System.currentTimeMillis();
@@ -514,14 +519,58 @@ public class ParameterAveragingTrainingMaster
         }
     }
 
+    // ------------------------------------------------------------------------- worker instances
+
+    /**
+     * A worker for {@code network}: its parameters (and updater state when {@code saveUpdater}) are
+     * broadcast now, with this master's minibatch size, prefetching, statistics setting, hooks and
+     * listeners. On an executor, {@code getInitialModel()} restores the network,
+     * {@code processMinibatch(ds, net, isLast)} fits minibatches and returns the task's
+     * {@link AveragingAggregate} on the last one; results merge with {@link AveragingAggregate#add}
+     * and {@link AveragingAggregate#getParameters()} is their average. (The reference's worker is
+     * used the same way; its fits split the data by {@code averagingFrequency} before the worker
+     * sees it, as this master's fits do.)
+     */
+    @Override
+    public ParameterAveragingWorker<?, ?, ?> getWorkerInstance(SparkDl4jMultiLayer network) {
+        return workerInstance(Objects.requireNonNull(network, "network"));
+    }
+
+    /** As {@link #getWorkerInstance(SparkDl4jMultiLayer)} for a graph. */
+    @Override
+    public ParameterAveragingWorker<?, ?, ?> getWorkerInstance(SparkComputationGraph graph) {
+        return workerInstance(Objects.requireNonNull(graph, "graph"));
+    }
+
+    private <N extends NativeHandleOwner & Model, B> ParameterAveragingWorker<N, B, B> workerInstance(
+            SparkNetwork<N, B> sparkNetwork) {
+        NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
+        Broadcast<NetworkSnapshot<N>> snapshot = sparkNetwork.getSparkContext()
+                .broadcast(NetworkSnapshot.of(kind, sparkNetwork.getNetwork(), saveUpdater));
+        return new ParameterAveragingWorker<>(kind, snapshot, null, batchSizePerWorker, prefetchNumBatches, 0,
+                saveUpdater, collectTrainingStats, List.copyOf(trainingHooks),
+                SparkListeners.forWorkers(sparkNetwork.getListeners(), listeners), rddDataSetNumExamples);
+    }
+
+    /**
+     * Listeners attached to every worker's network, after the wrapper's own
+     * ({@code SparkDl4jMultiLayer.setListeners}); each must be serializable. Not part of the JSON.
+     */
+    @Override
+    public void setListeners(Collection<TrainingListener> listeners) {
+        this.listeners = SparkListeners.checked(listeners);
+    }
+
     // ------------------------------------------------------------------------------------ hooks
 
     /** Adds a hook run on every worker around each minibatch update (see {@link TrainingHook}). */
+    @Override
     public void addHook(TrainingHook trainingHook) {
         trainingHooks.add(Objects.requireNonNull(trainingHook, "trainingHook"));
     }
 
     /** Removes a hook (the first equal one); does nothing when it is not present. */
+    @Override
     public void removeHook(TrainingHook trainingHook) {
         trainingHooks.remove(trainingHook);
     }

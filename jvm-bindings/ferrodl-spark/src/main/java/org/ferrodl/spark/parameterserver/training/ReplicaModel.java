@@ -12,7 +12,7 @@ import org.ferrodl.nn.api.Model;
 import org.ferrodl.optimize.api.TrainingListener;
 
 /**
- * What the listeners of a gradient-sharing fit see of one native replica: the {@link Model} passed
+ * What the listeners and training hooks of a gradient-sharing fit see of one native replica: the {@link Model} passed
  * to {@link TrainingListener#iterationDone} after each of its minibatches, with that minibatch's
  * score and size; {@link #params()} copies the replica's current parameters out of the engine.
  * The replica's parameters change only through encoded updates (its own and the other workers'),
@@ -32,10 +32,15 @@ final class ReplicaModel implements Model {
         this.listeners = List.copyOf(listeners);
     }
 
-    /** Records a minibatch and calls every listener's {@code iterationDone}. */
-    void iterationDone(double minibatchScore, int minibatchSize, long iteration, long epoch) {
+    /** Records the score and size of the minibatch just fitted (what hooks and listeners see). */
+    void fitted(double minibatchScore, int minibatchSize) {
         score = minibatchScore;
         batchSize = minibatchSize;
+    }
+
+    /** Records a minibatch and calls every listener's {@code iterationDone}. */
+    void iterationDone(double minibatchScore, int minibatchSize, long iteration, long epoch) {
+        fitted(minibatchScore, minibatchSize);
         for (TrainingListener l : listeners) {
             l.iterationDone(this, Math.toIntExact(iteration), Math.toIntExact(epoch));
         }

@@ -4,6 +4,7 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import org.ferrodl.optimize.api.TrainingListener;
+import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.impl.common.NetworkKind;
 
 /**
@@ -38,13 +39,15 @@ final class SharedFitSpec<B> implements Serializable {
     final long stallTimeoutMs;
     /** The wrapper's listeners: called after each minibatch of every replica ({@link ReplicaModel}). */
     final List<TrainingListener> listeners;
+    /** The master's hooks: run around each minibatch of every replica ({@link ReplicaModel}). */
+    final List<TrainingHook> hooks;
 
     SharedFitSpec(NetworkKind<?, B> kind, String networkJson, float[] params, float[] updaterState, String relayAddress, String secretHex,
                   String thresholdAlgorithmJson, String residualPostProcessorJson, String thresholdStateJson,
                   int batchSizePerWorker, int replicasPerWorker, int prefetchNumBatches, long connectTimeoutMs,
                   long ioTimeoutMs, int queueLimit, long maxMessageBytes, boolean collectStats,
                   boolean encodingDebugMode, long debugLongerIterationsMs, boolean encrypt, long stallTimeoutMs,
-                  List<TrainingListener> listeners) {
+                  List<TrainingListener> listeners, List<TrainingHook> hooks) {
         this.kind = kind;
         this.networkJson = networkJson;
         this.params = params;
@@ -67,5 +70,6 @@ final class SharedFitSpec<B> implements Serializable {
         this.encrypt = encrypt;
         this.stallTimeoutMs = stallTimeoutMs;
         this.listeners = listeners == null ? List.of() : new ArrayList<>(listeners);
+        this.hooks = hooks == null ? List.of() : new ArrayList<>(hooks);
     }
 }

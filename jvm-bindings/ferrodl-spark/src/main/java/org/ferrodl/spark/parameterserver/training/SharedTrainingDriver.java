@@ -31,6 +31,7 @@ import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
 import org.ferrodl.spark.impl.common.DataSetExport;
 import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
 import org.ferrodl.spark.impl.common.JobDescriptions;
+import org.ferrodl.spark.impl.common.SparkListeners;
 import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.slf4j.Logger;
@@ -182,7 +183,8 @@ final class SharedTrainingDriver {
                     master.getRelayTimeoutMs(), master.getRelayQueueLimit(), maxMessageBytes,
                     master.getIsCollectTrainingStats(), master.isEncodingDebugMode(),
                     master.getDebugLongerIterations(), trust.encrypt(), master.getWorkerStallTimeoutMs(),
-                    sparkNetwork.getListeners()));
+                    SparkListeners.forWorkers(sparkNetwork.getListeners(), master.getWorkerListeners()),
+                    master.getTrainingHooks()));
 
             JobDescriptions.part(sc, "gradient-sharing workers");
             double setupMillis = (System.nanoTime() - relayStart) / 1e6;

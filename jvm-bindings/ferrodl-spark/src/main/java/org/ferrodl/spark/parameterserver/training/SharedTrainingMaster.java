@@ -3,17 +3,25 @@ package org.ferrodl.spark.parameterserver.training;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Objects;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.function.Function;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.core.loader.DataSetLoader;
 import org.ferrodl.core.loader.MultiDataSetLoader;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.dataset.MultiDataSet;
+import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
+import org.ferrodl.optimize.api.TrainingListener;
 import org.ferrodl.optimize.solvers.accumulation.encoding.ResidualPostProcessor;
 import org.ferrodl.optimize.solvers.accumulation.encoding.ThresholdAlgorithm;
 import org.ferrodl.optimize.solvers.accumulation.encoding.residual.NoOpResidualPostProcessor;
@@ -25,10 +33,16 @@ import org.ferrodl.spark.api.Repartition;
 import org.ferrodl.spark.api.RepartitionStrategy;
 import org.ferrodl.spark.api.Repartitioner;
 import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.api.TrainingMaster;
+import org.ferrodl.spark.api.WorkerConfiguration;
 import org.ferrodl.spark.impl.common.HadoopConf;
 import org.ferrodl.spark.impl.common.LoadFunctions;
 import org.ferrodl.spark.impl.common.MasterSerde;
+import org.ferrodl.spark.impl.common.NetworkKind;
+import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.SparkListeners;
+import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.common.StorageLevels;
 import org.ferrodl.spark.impl.graph.SparkComputationGraph;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
@@ -79,12 +93,15 @@ public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, 
     private long relayTimeoutMs = 60_000;
     private boolean relayAllowWithoutSparkAuthentication;
     private long workerStallTimeoutMs = DEFAULT_WORKER_STALL_TIMEOUT_MS;
+    private List<TrainingHook> trainingHooks = new ArrayList<>();
 
     /** Default of {@link Builder#workerStallTimeoutMs(long)}: 5 minutes. */
     public static final long DEFAULT_WORKER_STALL_TIMEOUT_MS = 300_000;
 
     @JsonIgnore
     private transient SparkTrainingStats lastStats;
+    @JsonIgnore
+    private transient List<TrainingListener> listeners = List.of();
     /** Partition sizes of the last persisted RDD trained on (the next epoch's fit reuses them). */
     @JsonIgnore
     private transient PersistedSizes persistedSizes;
@@ -190,6 +207,74 @@ public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, 
             }
         };
     }
+
+    // ------------------------------------------------------------ hooks, listeners, worker instances
+
+    /**
+     * Adds a hook run on every worker around each minibatch update; under gradient sharing its
+     * model is the replica's read-only view (score and size of the minibatch, {@code params()}),
+     * as listeners see it. Hooks travel in the master's JSON/YAML by class name.
+     */
+    @Override
+    public void addHook(TrainingHook trainingHook) {
+        trainingHooks.add(Objects.requireNonNull(trainingHook, "trainingHook"));
+    }
+
+    /** Removes a hook (the first equal one); does nothing when it is not present. */
+    @Override
+    public void removeHook(TrainingHook trainingHook) {
+        trainingHooks.remove(trainingHook);
+    }
+
+    /** The hooks, in call order (read-only). */
+    public List<TrainingHook> getTrainingHooks() {
+        return Collections.unmodifiableList(trainingHooks);
+    }
+
+    /**
+     * Listeners called after each minibatch of every replica, after the wrapper's own; each must be
+     * serializable. Not part of the JSON.
+     */
+    @Override
+    public void setListeners(Collection<TrainingListener> listeners) {
+        this.listeners = SparkListeners.checked(listeners);
+    }
+
+    /** The listeners given to {@link #setListeners} (read-only). */
+    List<TrainingListener> getWorkerListeners() {
+        return listeners == null ? List.of() : listeners;
+    }
+
+    /**
+     * A worker for {@code network} as the reference's: {@code getInitialModel()} rebuilds the
+     * network from its parameters and updater state broadcast now, and {@code getDataConfiguration()}
+     * describes the minibatches; training itself runs only inside a fit (each Spark task connects
+     * to the relay the driver starts for that fit), so the minibatch methods refuse, as the
+     * reference's do.
+     */
+    @Override
+    public SharedTrainingWorker<?> getWorkerInstance(SparkDl4jMultiLayer network) {
+        return workerInstance(Objects.requireNonNull(network, "network"));
+    }
+
+    /** As {@link #getWorkerInstance(SparkDl4jMultiLayer)} for a graph. */
+    @Override
+    public SharedTrainingWorker<?> getWorkerInstance(SparkComputationGraph graph) {
+        return workerInstance(Objects.requireNonNull(graph, "graph"));
+    }
+
+    private <N extends NativeHandleOwner & Model, B> SharedTrainingWorker<B> workerInstance(
+            SparkNetwork<N, B> sparkNetwork) {
+        NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
+        Broadcast<NetworkSnapshot<N>> snapshot = sparkNetwork.getSparkContext()
+                .broadcast(NetworkSnapshot.of(kind, sparkNetwork.getNetwork(), true));
+        return new SharedTrainingWorker<>(kind, snapshot, new WorkerConfiguration(kind.isGraph(),
+                rddDataSetNumExamples, batchSizePerWorker, 0, workerPrefetchNumBatches, collectTrainingStats),
+                INSTANCES.incrementAndGet());
+    }
+
+    /** Numbers the worker instances handed out in this JVM. */
+    private static final java.util.concurrent.atomic.AtomicLong INSTANCES = new java.util.concurrent.atomic.AtomicLong();
 
     // ------------------------------------------------------------------------- configuration API
 
@@ -365,6 +450,9 @@ public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, 
                     .relayTimeoutMs(relayTimeoutMs)
                     .relayAllowWithoutSparkAuthentication(relayAllowWithoutSparkAuthentication)
                     .workerStallTimeoutMs(workerStallTimeoutMs);
+            Builder.check(trainingHooks != null && !trainingHooks.contains(null), "trainingHooks", trainingHooks,
+                    "a list of hooks without nulls");
+            trainingHooks = new ArrayList<>(trainingHooks);
             Builder.check(residualPostProcessor != null, "residualPostProcessor", null,
                     "not null; use {type: noop} for no post-processing");
             if (relayPortRange != null) {
@@ -397,7 +485,7 @@ public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, 
                 && Arrays.equals(relayPortRange, m.relayPortRange) && Objects.equals(relayBindAddress, m.relayBindAddress)
                 && relayQueueLimit == m.relayQueueLimit && relayTimeoutMs == m.relayTimeoutMs
                 && relayAllowWithoutSparkAuthentication == m.relayAllowWithoutSparkAuthentication
-                && workerStallTimeoutMs == m.workerStallTimeoutMs;
+                && workerStallTimeoutMs == m.workerStallTimeoutMs && Objects.equals(trainingHooks, m.trainingHooks);
     }
 
     @Override
@@ -407,7 +495,7 @@ public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, 
                 storageLevel, rddTrainingApproach, exportDirectory, rngSeed, collectTrainingStats, encodingDebugMode,
                 debugLongerIterations, workerTogglePeriodicGC, workerPeriodicGCFrequency,
                 Arrays.hashCode(relayPortRange), relayBindAddress, relayQueueLimit, relayTimeoutMs,
-                relayAllowWithoutSparkAuthentication, workerStallTimeoutMs);
+                relayAllowWithoutSparkAuthentication, workerStallTimeoutMs, trainingHooks);
     }
 
     @Override

@@ -16,7 +16,16 @@ import org.apache.spark.TaskContext;
 import org.ferrodl.spark.impl.common.TaskThreads;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.broadcast.Broadcast;
+import org.ferrodl.common.primitives.Pair;
 import org.ferrodl.jni.NativeSharedWorker;
+import org.ferrodl.linalg.dataset.DataSet;
+import org.ferrodl.linalg.dataset.MultiDataSet;
+import org.ferrodl.nn.graph.ComputationGraph;
+import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.WorkerConfiguration;
+import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.api.TrainingWorker;
 import org.ferrodl.spark.impl.common.BatchAssembler;
 import org.ferrodl.spark.impl.common.NetworkKind;
@@ -38,16 +47,176 @@ public final class SharedTrainingWorker<B>
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final NetworkKind<?, B> kind;
+    /** The fit's settings (a worker of a fit), or null (a worker from getWorkerInstance). */
     private final Broadcast<SharedFitSpec<B>> spec;
+    /** The network at getWorkerInstance (a worker from getWorkerInstance), or null. */
+    private final Broadcast<? extends NetworkSnapshot<?>> initial;
+    private final WorkerConfiguration configuration;
+    private final long instanceId;
 
     SharedTrainingWorker(NetworkKind<?, B> kind, Broadcast<SharedFitSpec<B>> spec) {
         this.kind = kind;
         this.spec = spec;
+        this.initial = null;
+        this.configuration = null;
+        this.instanceId = 0;
+    }
+
+    /** The worker {@code SharedTrainingMaster.getWorkerInstance} returns. */
+    SharedTrainingWorker(NetworkKind<?, B> kind, Broadcast<? extends NetworkSnapshot<?>> initial,
+                         WorkerConfiguration configuration, long instanceId) {
+        this.kind = kind;
+        this.spec = null;
+        this.initial = initial;
+        this.configuration = configuration;
+        this.instanceId = instanceId;
     }
 
     @Override
     public NetworkKind<?, ?> getNetworkKind() {
         return kind;
+    }
+
+    // ------------------------------------------------- the reference's TrainingWorker methods
+
+    @Override
+    public MultiLayerNetwork getInitialModel() {
+        return (MultiLayerNetwork) initialModel(NetworkKind.MULTI_LAYER, "getInitialModel()");
+    }
+
+    @Override
+    public ComputationGraph getInitialModelGraph() {
+        return (ComputationGraph) initialModel(NetworkKind.GRAPH, "getInitialModelGraph()");
+    }
+
+    /** A new network with the parameters and updater state this worker starts from; the caller closes it. */
+    private Object initialModel(NetworkKind<?, ?> wanted, String method) {
+        if (kind != wanted) {
+            throw new IllegalStateException("SharedTrainingWorker." + method + ": this worker trains a "
+                    + kind.networkName() + ", not a " + wanted.networkName());
+        }
+        if (initial != null) {
+            return initial.value().restore();
+        }
+        SharedFitSpec<B> s = spec.value();
+        return restore(kind, s.networkJson, s.params, s.updaterState);
+    }
+
+    private static <N extends org.ferrodl.nn.api.NativeHandleOwner & org.ferrodl.nn.api.Model> N restore(
+            NetworkKind<N, ?> kind, String json, float[] params, float[] updaterState) {
+        N net = kind.create(json, params);
+        if (updaterState != null) {
+            kind.setUpdaterState(net, org.ferrodl.linalg.factory.Nd4j.create(updaterState, 1, updaterState.length));
+        }
+        return net;
+    }
+
+    /**
+     * Why the minibatch methods refuse (as the reference's gradient-sharing worker does): a
+     * replica's updates are encoded and exchanged through the relay the driver starts for a fit,
+     * so training happens only inside {@code SharedTrainingMaster.executeTraining} (one Spark task
+     * per worker node, connected to that relay).
+     */
+    private static UnsupportedOperationException trainsOnlyInAFit(String method) {
+        return new UnsupportedOperationException("SharedTrainingWorker." + method + ": gradient sharing trains "
+                + "only inside a fit (SparkDl4jMultiLayer/SparkComputationGraph.fit with a SharedTrainingMaster), "
+                + "where each Spark task connects to the relay the driver starts for that fit; a worker from "
+                + "getWorkerInstance gives the initial model and the data configuration");
+    }
+
+    @Override
+    public SharedWorkerResult processMinibatch(DataSet dataSet, MultiLayerNetwork network, boolean isLast) {
+        throw trainsOnlyInAFit("processMinibatch");
+    }
+
+    @Override
+    public SharedWorkerResult processMinibatch(DataSet dataSet, ComputationGraph graph, boolean isLast) {
+        throw trainsOnlyInAFit("processMinibatch");
+    }
+
+    @Override
+    public SharedWorkerResult processMinibatch(MultiDataSet dataSet, ComputationGraph graph, boolean isLast) {
+        throw trainsOnlyInAFit("processMinibatch");
+    }
+
+    @Override
+    public Pair<SharedWorkerResult, SparkTrainingStats> processMinibatchWithStats(DataSet dataSet,
+                                                                                MultiLayerNetwork network,
+                                                                                boolean isLast) {
+        throw trainsOnlyInAFit("processMinibatchWithStats");
+    }
+
+    @Override
+    public Pair<SharedWorkerResult, SparkTrainingStats> processMinibatchWithStats(DataSet dataSet,
+                                                                                ComputationGraph graph,
+                                                                                boolean isLast) {
+        throw trainsOnlyInAFit("processMinibatchWithStats");
+    }
+
+    @Override
+    public Pair<SharedWorkerResult, SparkTrainingStats> processMinibatchWithStats(MultiDataSet dataSet,
+                                                                                ComputationGraph graph,
+                                                                                boolean isLast) {
+        throw trainsOnlyInAFit("processMinibatchWithStats");
+    }
+
+    @Override
+    public SharedWorkerResult getFinalResult(MultiLayerNetwork network) {
+        throw trainsOnlyInAFit("getFinalResult");
+    }
+
+    @Override
+    public SharedWorkerResult getFinalResult(ComputationGraph graph) {
+        throw trainsOnlyInAFit("getFinalResult");
+    }
+
+    @Override
+    public SharedWorkerResult getFinalResultNoData() {
+        throw trainsOnlyInAFit("getFinalResultNoData");
+    }
+
+    @Override
+    public Pair<SharedWorkerResult, SparkTrainingStats> getFinalResultNoDataWithStats() {
+        throw trainsOnlyInAFit("getFinalResultNoDataWithStats");
+    }
+
+    @Override
+    public Pair<SharedWorkerResult, SparkTrainingStats> getFinalResultWithStats(MultiLayerNetwork network) {
+        throw trainsOnlyInAFit("getFinalResultWithStats");
+    }
+
+    @Override
+    public Pair<SharedWorkerResult, SparkTrainingStats> getFinalResultWithStats(ComputationGraph graph) {
+        throw trainsOnlyInAFit("getFinalResultWithStats");
+    }
+
+    /** Hooks are the master's ({@code SharedTrainingMaster.addHook}): they reach the replicas of its fits. */
+    @Override
+    public void addHook(TrainingHook trainingHook) {
+        throw new UnsupportedOperationException("SharedTrainingWorker.addHook: add hooks to the "
+                + "SharedTrainingMaster (addHook); its fits run them around every replica's minibatches");
+    }
+
+    /** @see #addHook */
+    @Override
+    public void removeHook(TrainingHook trainingHook) {
+        throw new UnsupportedOperationException("SharedTrainingWorker.removeHook: remove hooks from the "
+                + "SharedTrainingMaster (removeHook)");
+    }
+
+    @Override
+    public WorkerConfiguration getDataConfiguration() {
+        if (configuration != null) {
+            return configuration;
+        }
+        SharedFitSpec<B> s = spec.value();
+        return new WorkerConfiguration(kind.isGraph(), 0, s.batchSizePerWorker, 0, s.prefetchNumBatches,
+                s.collectStats);
+    }
+
+    @Override
+    public long getInstanceId() {
+        return instanceId;
     }
 
     @Override
@@ -232,9 +401,18 @@ public final class SharedTrainingWorker<B>
             }
             progress.dataNanos.addAndGet(System.nanoTime() - t);
             progress.set("training minibatch " + (progress.trained() + 1) + " (replica " + index + ")");
+            for (TrainingHook h : s.hooks) {
+                kind.preUpdate(h, batch, model);
+            }
             t = System.nanoTime();
             double score = kind.sharedFit(replica, batch);
             progress.fitCallNanos.addAndGet(System.nanoTime() - t);
+            if (!s.hooks.isEmpty()) {
+                model.fitted(score, kind.numExamples(batch));
+                for (TrainingHook h : s.hooks) {
+                    kind.postUpdate(h, batch, model);
+                }
+            }
             int rows = kind.numExamples(batch);
             if (model.hasListeners()) {
                 model.iterationDone(score, rows, startIteration + n, epoch);

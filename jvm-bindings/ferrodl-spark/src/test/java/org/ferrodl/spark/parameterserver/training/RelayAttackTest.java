@@ -134,7 +134,7 @@ class RelayAttackTest {
                     SparkTestSupport.conf(new Sgd(1000.0), 0).toJson(), stolen.params,
                     null, stolen.relayAddress, stolen.secretHex, new FixedThresholdAlgorithm(0.5).toNativeJson(),
                     stolen.residualPostProcessorJson, null, 16, 1, 0, stolen.connectTimeoutMs, stolen.ioTimeoutMs,
-                    stolen.queueLimit, stolen.maxMessageBytes, false, false, 0, stolen.encrypt, 60_000, null);
+                    stolen.queueLimit, stolen.maxMessageBytes, false, false, 0, stolen.encrypt, 60_000, null, null);
             long[] h = NativeSharedWorker.connect(SharedTrainingWorker.configJson(evil, 77, 0), stolen.params, null);
             try {
                 Random r = new Random(5);
