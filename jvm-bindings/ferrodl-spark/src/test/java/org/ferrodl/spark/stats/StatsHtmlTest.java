@@ -25,7 +25,11 @@ import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
 import org.ferrodl.linalg.learning.config.Nesterovs;
 import org.ferrodl.linalg.learning.config.Sgd;
+import org.ferrodl.linalg.learning.config.IUpdater;
 import org.ferrodl.spark.api.SparkTrainingStats;
+import org.ferrodl.spark.api.TrainingMaster;
+import org.ferrodl.spark.impl.graph.SparkComputationGraph;
+import org.ferrodl.spark.impl.graph.SparkComputationGraphTest;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
 import org.ferrodl.spark.parameterserver.training.SharedTrainingMaster;
@@ -34,8 +38,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The training-statistics page of both masters, rendered in headless Chromium (Debian's
- * {@code chromium} package): the screenshot is not blank and every chart drew its data points.
+ * The training-statistics page of both masters, each with a MultiLayerNetwork (SparkDl4jMultiLayer
+ * on DataSets) and a ComputationGraph (SparkComputationGraph, two inputs and two outputs, on
+ * MultiDataSets), rendered in headless Chromium (Debian's {@code chromium} package): the screenshot
+ * is not blank and every chart drew its data points. About 4-8 s per page at load 15.
  */
 class StatsHtmlTest {
 
@@ -104,18 +110,44 @@ class StatsHtmlTest {
         return out;
     }
 
+    /**
+     * Fits {@code count} objects of 4 examples in {@code partitions} partitions with statistics on
+     * (the wrapper's switch, which works for either master): a MultiLayerNetwork on DataSets, or
+     * the two-input, two-output graph on MultiDataSets.
+     */
+    private static SparkTrainingStats fit(boolean graph, TrainingMaster<?, ?> tm, IUpdater updater, int count,
+                                          long seed, int partitions) {
+        if (graph) {
+            SparkComputationGraph spark = new SparkComputationGraph(sc(),
+                    SparkComputationGraphTest.twoByTwo(updater, 0), tm);
+            spark.setCollectTrainingStats(true);
+            spark.fitMultiDataSet(sc().parallelize(SparkComputationGraphTest.twoByTwoData(count, 4, seed), partitions));
+            return spark.getSparkTrainingStats();
+        }
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf(updater, 0), tm);
+        spark.setCollectTrainingStats(true);
+        spark.fit(sc().parallelize(data(count, 4, seed), partitions));
+        return spark.getSparkTrainingStats();
+    }
+
     @Test
     void parameterAveragingPageDrawsTimelineHistogramsAndSplits(@TempDir File tmp) throws Exception {
+        parameterAveragingPage(false, tmp);
+    }
+
+    @Test
+    void parameterAveragingPageOfAGraphFit(@TempDir File tmp) throws Exception {
+        parameterAveragingPage(true, tmp);
+    }
+
+    private static void parameterAveragingPage(boolean graph, File tmp) throws Exception {
         ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(2, 4).batchSizePerWorker(4)
                 .averagingFrequency(2).build();
-        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf(new Sgd(0.1), 0), tm);
-        spark.setCollectTrainingStats(true);
-        spark.fit(sc().parallelize(data(12, 4, 91), 3));
-        SparkTrainingStats stats = spark.getSparkTrainingStats();
+        SparkTrainingStats stats = fit(graph, tm, new Sgd(0.1), 12, 91, 3);
         // 12 objects, 2 workers x 2 objects: 3 splits, 6 worker tasks
         assertEquals(6, stats.getWorkerStats().size());
         assertTrue(stats.getWorkerStats().stream().allMatch(w -> w.startTimeMillis() > 0 && w.minibatches() == 2));
-        File page = new File(tmp, "paramavg.html");
+        File page = new File(tmp, (graph ? "graph-" : "") + "paramavg.html");
         StatsUtils.exportStatsAsHtml(stats, page.getAbsolutePath(), sc());
         String html = Files.readString(page.toPath());
         assertFalse(html.contains("<script src") || html.contains("<link"), "the page must not load anything");
@@ -132,17 +164,23 @@ class StatsHtmlTest {
 
     @Test
     void gradientSharingPageDrawsThresholdSparsityAndBytesPerStep(@TempDir File tmp) throws Exception {
+        gradientSharingPage(false, tmp);
+    }
+
+    @Test
+    void gradientSharingPageOfAGraphFit(@TempDir File tmp) throws Exception {
+        gradientSharingPage(true, tmp);
+    }
+
+    private static void gradientSharingPage(boolean graph, File tmp) throws Exception {
         SharedTrainingMaster tm = new SharedTrainingMaster.Builder(4).batchSizePerWorker(4).rngSeed(1).build();
-        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc(), conf(new Nesterovs(0.05, 0.9), 0), tm);
-        spark.setCollectTrainingStats(true); // the wrapper's switch works for this master too
-        spark.fit(sc().parallelize(data(16, 4, 92), 2));
-        SparkTrainingStats stats = spark.getSparkTrainingStats();
+        SparkTrainingStats stats = fit(graph, tm, new Nesterovs(0.05, 0.9), 16, 92, 2);
         assertFalse(stats.getSharingWorkerStats().isEmpty());
         int steps = stats.getSharingWorkerStats().stream()
                 .mapToInt(w -> w.replicaSteps().stream().mapToInt(List::size).sum()).sum();
         int replicas = stats.getSharingWorkerStats().stream().mapToInt(w -> w.replicaSteps().size()).sum();
-        assertTrue(steps > 0, "encoding steps recorded");
-        File page = new File(tmp, "shared.html");
+        assertEquals(16, steps, "one encoding step per minibatch of 4");
+        File page = new File(tmp, (graph ? "graph-" : "") + "shared.html");
         try (var out = Files.newOutputStream(page.toPath())) {
             StatsUtils.exportStatsAsHTML(stats, out);
         }
