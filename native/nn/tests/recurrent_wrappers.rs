@@ -823,3 +823,25 @@ fn the_wrappers_work_as_graph_vertices() {
     let e = g.rnn_time_step(&[&x], rows).unwrap_err().to_string();
     assert!(e.contains("vertex \"bi\"") && e.contains("rnnTimeStep is not possible"), "{e}");
 }
+
+#[test]
+fn embedding_sequence_passes_its_mask_on_padded_equals_alone() {
+    // ESL -> Bidirectional(LSTM) -> RnnOutputLayer: the features mask must reach the
+    // Bidirectional layer, so a padded example's real steps equal the example run alone.
+    let (vocab, t) = (10, 5);
+    for mode in ["CONCAT", "ADD"] {
+        let h_out = if mode == "CONCAT" { 6 } else { 3 };
+        let layers = [esl(vocab, 4, "IDENTITY", true), bidi("LSTM", 4, 3, mode), rnn_output(h_out, 2, "SOFTMAX", "MCXENT")];
+        let mut n = build(&conf(&layers, None, json!({})));
+        let mut rng = Rng::new(21);
+        randomize(&mut n, &mut rng);
+        let x = [1.0, 4.0, 9.0, 0.0, 2.0, 7.0, 3.0, 3.0, 0.0, 0.0];
+        let m = tail_mask(2, t, &[5, 3]);
+        let out = n.output_masked(&x, 2, Some((&m, t)), false).unwrap();
+        let alone = n.output(&[7.0, 3.0, 3.0], 1, false).unwrap();
+        let got = cut(&out, 1, 2, t, 3);
+        for (k, (a, b)) in got.iter().zip(&alone).enumerate() {
+            assert!((a - b).abs() < 1e-12, "{mode} value {k}: padded {a} vs alone {b}");
+        }
+    }
+}

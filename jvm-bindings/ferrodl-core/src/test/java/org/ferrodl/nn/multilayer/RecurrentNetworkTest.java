@@ -386,6 +386,9 @@ class RecurrentNetworkTest {
             INDArray out = n.output(idx, false, mask, null);
             assertArrayEquals(new long[] {2, 2, 5}, out.shape());
             assertClose(out, n.output(idx.reshape(2, 1, 5), false, mask, null), "[N, 1, T] indices == [N, T]");
+            // example 1 is [7, 3, 3] + 2 padded steps: the mask passes the embedding to Bidirectional
+            INDArray alone = n.output(Nd4j.create(new float[] {7, 3, 3}, 1, 3), false, null, null);
+            assertClose(alone, steps(out.getRows(1, 2), 0, 3), "embedding + bidirectional, padded == alone");
         }
         for (Bidirectional.Mode mode : Bidirectional.Mode.values()) {
             MultiLayerConfiguration bc = new NeuralNetConfiguration.Builder().seed(10).activation(Activation.TANH).list()
