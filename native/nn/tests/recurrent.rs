@@ -696,3 +696,106 @@ fn truncated_bptt_with_last_time_step_is_refused_and_wrappers_imply_recurrent_in
     let mut n = MultiLayerNetwork::<f64>::from_configuration(conf).unwrap();
     assert_eq!(n.output(&[0.5; 2 * 2 * 6], 2, false).unwrap().len(), 4);
 }
+
+/// Steps `t0..t1` of every row of an NCW array of `c` channels and `t` steps.
+fn steps_of(a: &[f64], rows: usize, c: usize, t: usize, t0: usize, t1: usize) -> Vec<f64> {
+    let mut v = Vec::new();
+    for i in 0..rows {
+        for ch in 0..c {
+            let line = i * c * t + ch * t;
+            v.extend_from_slice(&a[line + t0..line + t1]);
+        }
+    }
+    v
+}
+
+#[test]
+fn truncated_bptt_gradient_across_a_segment_boundary_passes_a_gradient_check() {
+    // The second segment of a TBPTT minibatch starts from the state the first left and does not
+    // backpropagate into it: its gradient is that of the segment's loss with the carried state
+    // held fixed. With Sgd(lr = 1) the update of the last segment is its gradient g2, taken at
+    // θ1 = params after + g2, from the state the first segment reached at the initial θ0 (which
+    // rnnTimeStep reproduces). Finite differences of the second segment's loss, started from that
+    // state with rnnSetPreviousState, must match g2.
+    let one = json!({"type": "Sgd", "learningRate": 1.0});
+    let layer = |kind: &str, n_in: usize, n_out: usize| {
+        json!({"type": kind, "nIn": n_in, "nOut": n_out, "activation": "TANH",
+               "updater": one, "biasUpdater": one})
+    };
+    let (rows, c_in, c_out, t, seg) = (2, 3, 2, 7, 4);
+    for (what, layers) in [
+        ("LSTM + SimpleRnn", vec![layer("LSTM", c_in, 4), layer("SimpleRnn", 4, 3)]),
+        ("GravesLSTM", vec![layer("GravesLSTM", c_in, 3)]),
+    ] {
+        let recurrent = layers.len();
+        let mut all = layers.clone();
+        all.push(json!({"type": "RnnOutputLayer", "nIn": 3, "nOut": c_out,
+            "activation": "IDENTITY", "lossFunction": "MSE", "updater": one, "biasUpdater": one}));
+        let tb = json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": seg,
+                        "tbpttBackLength": seg});
+        let mut n = net(all.clone(), c_in, tb);
+        let mut probe = net(all, c_in, json!({}));
+        let mut rng = Rng::new(17);
+        randomize(&mut n, &mut rng);
+        let theta0 = n.params().to_vec();
+        let x = normal(&mut rng, rows * c_in * t);
+        let y = normal(&mut rng, rows * c_out * t);
+        let (x1, x2) = (steps_of(&x, rows, c_in, t, 0, seg), steps_of(&x, rows, c_in, t, seg, t));
+        let y2 = steps_of(&y, rows, c_out, t, seg, t);
+        // The state the first segment leaves, at θ0.
+        probe.set_params(&theta0).unwrap();
+        probe.rnn_clear_previous_state();
+        probe.rnn_time_step(&x1, rows).unwrap();
+        let carried: Vec<(usize, &str, Vec<f64>)> = (0..recurrent)
+            .flat_map(|i| {
+                let p = &probe;
+                p.rnn_state_keys(i)
+                    .iter()
+                    .map(move |k| (i, *k, p.rnn_previous_state(i, k).unwrap().to_vec()))
+            })
+            .collect();
+        assert!(carried.iter().all(|(_, _, s)| s.iter().any(|v| v.abs() > 1e-3)));
+        // The reference's MSE: per step Σ (y − ŷ)² / nOut, summed over steps, / N.
+        let mse = |out: &[f64], y: &[f64]| {
+            out.iter().zip(y).map(|(o, l)| (o - l) * (o - l)).sum::<f64>() / (c_out * rows) as f64
+        };
+        probe.rnn_clear_previous_state();
+        let from_zero = probe.rnn_time_step(&x1, rows).unwrap();
+        let y1 = steps_of(&y, rows, c_out, t, 0, seg);
+        let s1 = probe.score(&x1, &y1, rows, None).unwrap();
+        assert!((mse(&from_zero, &y1) - s1).abs() < 1e-12, "{what}: the loss by hand is the score");
+        // Segment 2's loss from the carried state, as a function of the parameters.
+        let mut loss2 = |q: &[f64]| {
+            probe.set_params(q).unwrap();
+            for (i, k, s) in &carried {
+                probe.rnn_set_previous_state(*i, k, s, rows).unwrap();
+            }
+            let out = probe.rnn_time_step(&x2, rows).unwrap();
+            mse(&out, &y2)
+        };
+        n.fit(&x, &y, rows, None).unwrap();
+        assert_eq!(n.iteration_count(), 2, "{what}: two segments");
+        let g2 = n.gradient().to_vec();
+        let mut theta1: Vec<f64> = n.params().iter().zip(&g2).map(|(p, g)| p + g).collect();
+        assert!(theta1.iter().zip(&theta0).any(|(a, b)| (a - b).abs() > 1e-6));
+        let cfg = GradCheckConfig::default();
+        let report = check_gradient(&mut theta1, &g2, &mut loss2, cfg);
+        assert!(report.passed(), "{what}: {report}");
+        // Negative control: the gradient with the state treated as zero (no carry) fails.
+        let mut zero_start = net(
+            {
+                let mut l = layers.clone();
+                l.push(json!({"type": "RnnOutputLayer", "nIn": 3, "nOut": c_out,
+                    "activation": "IDENTITY", "lossFunction": "MSE"}));
+                l
+            },
+            c_in,
+            json!({}),
+        );
+        zero_start.set_params(&theta1).unwrap();
+        zero_start.compute_gradient_and_score(&x2, &y2, rows, None).unwrap();
+        let wrong = zero_start.gradient().to_vec();
+        let bad = check_gradient(&mut theta1, &wrong, &mut loss2, cfg);
+        assert!(!bad.passed(), "{what}: the gradient without the carried state must fail");
+    }
+}
