@@ -16,6 +16,8 @@ use crate::layers::{Layer, StateMode};
 use crate::tbptt;
 use crate::loss::LabelsMask;
 use crate::vertices::VertexConfig;
+use crate::layout::{self, Boundary};
+use std::borrow::Cow;
 use ferrodl_tensor::{flush_denormals, Scalar};
 use std::ops::Range;
 
@@ -33,6 +35,24 @@ pub struct ComputationGraph<T: Scalar = f32> {
     exec: Executor<T>,
     /// Executor node of each vertex (configuration order).
     node_of: Vec<usize>,
+    /// NWC inputs/outputs converted at the boundary (`crate::layout`).
+    layout: Boundary,
+}
+
+/// The borrowed views of arrays converted to the engine's layout.
+fn views<'a, T>(v: &'a [Cow<'a, [T]>]) -> Vec<&'a [T]>
+where
+    [T]: ToOwned,
+{
+    v.iter().map(|c| &c[..]).collect()
+}
+
+#[allow(clippy::type_complexity)]
+fn mask_views<'a, T>(v: &'a [Option<(Cow<'a, [T]>, usize)>]) -> Vec<MaskArg<'a, T>>
+where
+    [T]: ToOwned,
+{
+    v.iter().map(|m| m.as_ref().map(|(d, c)| (&d[..], *c))).collect()
 }
 
 impl ComputationGraph<f32> {
@@ -115,12 +135,34 @@ impl<T: Scalar> ComputationGraph<T> {
             conf.seed,
             conf.mini_batch,
         )?;
+        let layout = Self::boundary(&conf, &plan);
         Ok(ComputationGraph {
             conf,
             plan,
             exec,
             node_of,
+            layout,
         })
+    }
+
+    /// Which network inputs and outputs are NWC sequences: an input is when its input type says
+    /// so or the first layer vertex reading it does; an output when its layer does.
+    fn boundary(conf: &ComputationGraphConfiguration, plan: &GraphPlan) -> Boundary {
+        let first_reader = |k: usize| {
+            plan.order.iter().find_map(|&v| {
+                let reads = plan.sources[v].iter().any(|s| matches!(*s, GraphSource::Input(i) if i == k));
+                reads.then(|| conf.vertices[v].vertex.layer()).flatten()
+            })
+        };
+        let types = conf.input_types.as_ref();
+        let inputs = plan.input_shapes.iter().enumerate().map(|(k, &s)| {
+            let t = types.and_then(|ts| ts.get(k));
+            (s, layout::input_format(t, first_reader(k)))
+        });
+        let outputs = plan.outputs.iter().map(|&v| {
+            (plan.out_shapes[v], conf.vertices[v].vertex.layer().and_then(|l| l.rnn_format()))
+        });
+        Boundary::new(inputs, outputs)
     }
 
     /// The configuration, with the current iteration and epoch counters.
@@ -510,6 +552,13 @@ impl<T: Scalar> ComputationGraph<T> {
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
+        let ys = self.layout.all_labels(labels, rows);
+        let lms = self.layout.all_labels_masks(label_masks, rows, labels);
+        let (ys, lms) = (views(&ys), mask_views(&lms));
+        let (labels, label_masks) = (&ys[..], &lms[..]);
         let score = self.forward_backward(inputs, labels, rows, feature_masks, label_masks)?;
         self.exec.add_regularization_gradient();
         Ok(score)
@@ -582,11 +631,19 @@ impl<T: Scalar> ComputationGraph<T> {
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
+        let ys = self.layout.all_labels(labels, rows);
+        let lms = self.layout.all_labels_masks(label_masks, rows, labels);
+        let (ys, lms) = (views(&ys), mask_views(&lms));
+        let (labels, label_masks) = (&ys[..], &lms[..]);
         if let Some((fwd, back)) = self.tbptt() {
             return self.fit_tbptt(inputs, labels, rows, feature_masks, label_masks, fwd, back);
         }
         if self.exec.has_weight_decay() {
-            let score = self.compute_update(inputs, labels, rows, feature_masks, label_masks)?;
+            let score =
+                self.compute_update_engine(inputs, labels, rows, feature_masks, label_masks)?;
             self.exec.apply_update();
             return Ok(score);
         }
@@ -609,6 +666,25 @@ impl<T: Scalar> ComputationGraph<T> {
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
+        let ys = self.layout.all_labels(labels, rows);
+        let lms = self.layout.all_labels_masks(label_masks, rows, labels);
+        let (ys, lms) = (views(&ys), mask_views(&lms));
+        let (labels, label_masks) = (&ys[..], &lms[..]);
+        self.compute_update_engine(inputs, labels, rows, feature_masks, label_masks)
+    }
+
+    /// [`compute_update`](Self::compute_update) on arrays in the engine's layout.
+    fn compute_update_engine(
+        &mut self,
+        inputs: &[&[T]],
+        labels: &[&[T]],
+        rows: usize,
+        feature_masks: &[MaskArg<'_, T>],
+        label_masks: &[MaskArg<'_, T>],
+    ) -> Result<f64, NnError> {
         if let Some((fwd, back)) = self.tbptt() {
             let before = self.exec.params().to_vec();
             let score =
@@ -627,10 +703,11 @@ impl<T: Scalar> ComputationGraph<T> {
     /// keeping the new state (one step: `rows × C` per sequence input).
     pub fn rnn_time_step(&mut self, inputs: &[&[T]], rows: usize) -> Result<Vec<Vec<T>>, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
         self.forward_checked(inputs, None, rows, &[], false, StateMode::TimeStep)?;
-        Ok((0..self.num_outputs())
-            .map(|k| self.exec.output(k).to_vec())
-            .collect())
+        Ok(self.user_outputs(rows))
     }
 
     /// Forgets the `rnnTimeStep` state of every layer.
@@ -687,10 +764,18 @@ impl<T: Scalar> ComputationGraph<T> {
         feature_masks: &[MaskArg<'_, T>],
     ) -> Result<Vec<Vec<T>>, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
         self.forward_checked(inputs, None, rows, feature_masks, train, StateMode::Stateless)?;
-        Ok((0..self.num_outputs())
-            .map(|k| self.exec.output(k).to_vec())
-            .collect())
+        Ok(self.user_outputs(rows))
+    }
+
+    /// The network's outputs in the user's layout.
+    fn user_outputs(&self, rows: usize) -> Vec<Vec<T>> {
+        (0..self.num_outputs())
+            .map(|k| self.layout.output(k, self.exec.output(k).to_vec(), rows))
+            .collect()
     }
 
     /// Every vertex's activation (configuration order; output layers activated), as the
@@ -703,10 +788,13 @@ impl<T: Scalar> ComputationGraph<T> {
         feature_masks: &[MaskArg<'_, T>],
     ) -> Result<Vec<Vec<T>>, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
         self.forward_checked(inputs, None, rows, feature_masks, train, StateMode::Stateless)?;
         Ok((0..self.conf.vertices.len())
             .map(|v| match self.plan.outputs.iter().position(|&o| o == v) {
-                Some(k) => self.exec.output(k).to_vec(),
+                Some(k) => self.layout.output(k, self.exec.output(k).to_vec(), rows),
                 None => self.exec.activation(self.node_of[v]).to_vec(),
             })
             .collect())
@@ -722,6 +810,13 @@ impl<T: Scalar> ComputationGraph<T> {
         label_masks: &[MaskArg<'_, T>],
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
+        let ys = self.layout.all_labels(labels, rows);
+        let lms = self.layout.all_labels_masks(label_masks, rows, labels);
+        let (ys, lms) = (views(&ys), mask_views(&lms));
+        let (labels, label_masks) = (&ys[..], &lms[..]);
         self.forward_checked(
             inputs,
             Some((labels, label_masks)),
@@ -747,6 +842,13 @@ impl<T: Scalar> ComputationGraph<T> {
         include_regularization: bool,
     ) -> Result<Vec<f64>, NnError> {
         let _denormals = flush_denormals();
+        let xs = self.layout.inputs(inputs, rows);
+        let xs = views(&xs);
+        let inputs = &xs[..];
+        let ys = self.layout.all_labels(labels, rows);
+        let lms = self.layout.all_labels_masks(label_masks, rows, labels);
+        let (ys, lms) = (views(&ys), mask_views(&lms));
+        let (labels, label_masks) = (&ys[..], &lms[..]);
         self.forward_checked(
             inputs,
             Some((labels, label_masks)),

@@ -12,6 +12,7 @@ mod executor;
 mod tbptt;
 pub mod init;
 pub mod layers;
+pub mod layout;
 pub mod loss;
 pub mod network;
 pub mod regularization;

@@ -11,6 +11,8 @@ use crate::layers::{Layer, StateMode};
 use crate::loss::LabelsMask;
 use crate::tbptt::{self, MaskArg};
 use ferrodl_tensor::{flush_denormals, Scalar};
+use crate::layout::{self, Boundary};
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A feed-forward network: the chain case of the graph executor (layer `i` reads layer `i − 1`,
@@ -35,7 +37,12 @@ use std::ops::Range;
 pub struct MultiLayerNetwork<T: Scalar = f32> {
     conf: MultiLayerConfiguration,
     exec: Executor<T>,
+    /// NWC features/outputs converted at the boundary (`crate::layout`).
+    layout: Boundary,
 }
+
+/// Labels (and their mask) in the engine's layout, owned or borrowed.
+type EngineLabels<'a, T> = (Cow<'a, [T]>, Option<(Cow<'a, [T]>, usize)>);
 
 fn describe_value(v: f64) -> &'static str {
     if v.is_nan() {
@@ -101,7 +108,12 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             conf.seed,
             conf.mini_batch,
         )?;
-        Ok(MultiLayerNetwork { conf, exec })
+        let last = &conf.layers[n - 1];
+        let layout = Boundary::new(
+            [(shapes[0].input, layout::input_format(conf.input_type.as_ref(), conf.layers.first()))],
+            [(shapes[n - 1].output, last.rnn_format())],
+        );
+        Ok(MultiLayerNetwork { conf, exec, layout })
     }
 
     /// The configuration, with the current iteration and epoch counters.
@@ -411,6 +423,21 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         .then_some((self.conf.tbptt_fwd_length, self.conf.tbptt_back_length))
     }
 
+    // ---- layouts ----------------------------------------------------------------------------
+
+    /// Labels and labels mask in the engine's layout (NWC outputs converted).
+    fn engine_labels<'a>(
+        &self,
+        labels: &'a [T],
+        rows: usize,
+        mask: MaskArg<'a, T>,
+    ) -> EngineLabels<'a, T> {
+        (
+            self.layout.labels(0, labels, rows),
+            self.layout.labels_mask(0, mask, rows, labels.len()),
+        )
+    }
+
     // ---- computation ------------------------------------------------------------------------
 
     /// Score of the current output against `labels` (after `forward`): data term + L1/L2.
@@ -465,6 +492,10 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         // Subnormal values (e.g. Adam's second moments late in training) are 5-8x slower
         // on x86; flushing them to zero changes results only below f32::MIN_POSITIVE.
         let _denormals = flush_denormals();
+        let f = self.layout.input(0, features, rows);
+        let features = &f[..];
+        let (y, lm) = self.engine_labels(labels, rows, labels_mask);
+        let (labels, labels_mask) = (&y[..], lm.as_ref().map(|(m, c)| (&m[..], *c)));
         let score = self.forward_backward(features, labels, rows, features_mask, labels_mask)?;
         self.exec.add_regularization_gradient();
         Ok(score)
@@ -496,13 +527,17 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         labels_mask: MaskArg<'_, T>,
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        let f = self.layout.input(0, features, rows);
+        let features = &f[..];
+        let (y, lm) = self.engine_labels(labels, rows, labels_mask);
+        let (labels, labels_mask) = (&y[..], lm.as_ref().map(|(m, c)| (&m[..], *c)));
         if let Some((fwd, back)) = self.tbptt() {
             return self.fit_tbptt(features, labels, rows, features_mask, labels_mask, fwd, back);
         }
         if self.exec.has_weight_decay() {
             // Weight decay reads the parameters before the step: the two-step form.
             let score =
-                self.compute_update_masked(features, labels, rows, features_mask, labels_mask)?;
+                self.compute_update_engine(features, labels, rows, features_mask, labels_mask)?;
             self.exec.apply_update();
             return Ok(score);
         }
@@ -583,6 +618,22 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         // Subnormal values (e.g. Adam's second moments late in training) are 5-8x slower
         // on x86; flushing them to zero changes results only below f32::MIN_POSITIVE.
         let _denormals = flush_denormals();
+        let f = self.layout.input(0, features, rows);
+        let features = &f[..];
+        let (y, lm) = self.engine_labels(labels, rows, labels_mask);
+        let (labels, labels_mask) = (&y[..], lm.as_ref().map(|(m, c)| (&m[..], *c)));
+        self.compute_update_engine(features, labels, rows, features_mask, labels_mask)
+    }
+
+    /// [`compute_update_masked`](Self::compute_update_masked) on arrays in the engine's layout.
+    fn compute_update_engine(
+        &mut self,
+        features: &[T],
+        labels: &[T],
+        rows: usize,
+        features_mask: MaskArg<'_, T>,
+        labels_mask: MaskArg<'_, T>,
+    ) -> Result<f64, NnError> {
         if let Some((fwd, back)) = self.tbptt() {
             let before = self.exec.params().to_vec();
             let score =
@@ -624,8 +675,10 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         train: bool,
     ) -> Result<Vec<T>, NnError> {
         let _denormals = flush_denormals();
+        let f = self.layout.input(0, features, rows);
+        let features = &f[..];
         self.forward_checked(features, features_mask, rows, train, StateMode::Stateless)?;
-        Ok(self.exec.output(0).to_vec())
+        Ok(self.layout.output(0, self.exec.output(0).to_vec(), rows))
     }
 
     /// The reference's `rnnTimeStep`: inference from the state the previous call left (zeros
@@ -634,8 +687,10 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     /// same number of steps.
     pub fn rnn_time_step(&mut self, features: &[T], rows: usize) -> Result<Vec<T>, NnError> {
         let _denormals = flush_denormals();
+        let f = self.layout.input(0, features, rows);
+        let features = &f[..];
         self.forward_checked(features, None, rows, false, StateMode::TimeStep)?;
-        Ok(self.exec.output(0).to_vec())
+        Ok(self.layout.output(0, self.exec.output(0).to_vec(), rows))
     }
 
     /// Forgets the `rnnTimeStep` state of every layer.
@@ -697,6 +752,10 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         labels_mask: MaskArg<'_, T>,
     ) -> Result<f64, NnError> {
         let _denormals = flush_denormals();
+        let f = self.layout.input(0, features, rows);
+        let features = &f[..];
+        let (y, lm) = self.engine_labels(labels, rows, labels_mask);
+        let (labels, labels_mask) = (&y[..], lm.as_ref().map(|(m, c)| (&m[..], *c)));
         self.forward_checked(features, features_mask, rows, false, StateMode::Stateless)?;
         self.check_labels(labels, rows, labels_mask)?;
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });
@@ -728,6 +787,10 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         include_regularization: bool,
     ) -> Result<Vec<f64>, NnError> {
         let _denormals = flush_denormals();
+        let f = self.layout.input(0, features, rows);
+        let features = &f[..];
+        let (y, lm) = self.engine_labels(labels, rows, labels_mask);
+        let (labels, labels_mask) = (&y[..], lm.as_ref().map(|(m, c)| (&m[..], *c)));
         self.forward_checked(features, features_mask, rows, false, StateMode::Stateless)?;
         self.check_labels(labels, rows, labels_mask)?;
         let mask = labels_mask.map(|(data, cols)| LabelsMask { data, cols });

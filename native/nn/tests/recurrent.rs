@@ -799,3 +799,117 @@ fn truncated_bptt_gradient_across_a_segment_boundary_passes_a_gradient_check() {
         assert!(!bad.passed(), "{what}: the gradient without the carried state must fail");
     }
 }
+
+/// Each of `rows` rows `[C, T]` → `[T, C]` (NCW → NWC).
+fn to_nwc(a: &[f64], rows: usize, c: usize) -> Vec<f64> {
+    let t = a.len() / (rows * c);
+    let mut v = Vec::with_capacity(a.len());
+    for i in 0..rows {
+        for s in 0..t {
+            for ch in 0..c {
+                v.push(a[i * c * t + ch * t + s]);
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn the_nwc_layout_is_the_ncw_network_on_transposed_arrays() {
+    // The same network with rnnDataFormat NWC on its layers takes [N, T, C] features and labels
+    // and gives [N, T, C] outputs; the numbers are those of the NCW network on transposed arrays.
+    let (rows, c_in, c_out, t) = (3, 3, 2, 6);
+    let with = |fmt: &str, tb: bool| {
+        let l = |kind: &str, n_in: usize, n_out: usize| {
+            json!({"type": kind, "nIn": n_in, "nOut": n_out, "activation": "TANH",
+                   "rnnDataFormat": fmt, "updater": {"type": "Adam", "learningRate": 0.01},
+                   "biasUpdater": {"type": "Adam", "learningRate": 0.01}})
+        };
+        let mut out = l("RnnOutputLayer", 3, c_out);
+        out["lossFunction"] = json!("MCXENT");
+        out["activation"] = json!("SOFTMAX");
+        let extra = if tb {
+            json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 4, "tbpttBackLength": 4})
+        } else {
+            json!({})
+        };
+        net(vec![l("LSTM", c_in, 4), l("SimpleRnn", 4, 3), out], c_in, extra)
+    };
+    let mut rng = Rng::new(31);
+    let x = normal(&mut rng, rows * c_in * t);
+    let y = one_hot(&mut rng, rows, c_out, t);
+    let fm = tail_mask(rows, t, &[6, 4, 5]);
+    // a per-output labels mask ([N, C, T] like the labels)
+    let lm: Vec<f64> = (0..rows * c_out * t).map(|k| if k % 5 == 0 { 0.0 } else { 1.0 }).collect();
+    let (xw, yw, lmw) = (to_nwc(&x, rows, c_in), to_nwc(&y, rows, c_out), to_nwc(&lm, rows, c_out));
+    for tb in [false, true] {
+        let mut ncw = with("NCW", tb);
+        let mut nwc = with("NWC", tb);
+        randomize(&mut ncw, &mut rng);
+        nwc.set_params(ncw.params()).unwrap();
+        let o1 = ncw.output_masked(&x, rows, Some((&fm, t)), false).unwrap();
+        let o2 = nwc.output_masked(&xw, rows, Some((&fm, t)), false).unwrap();
+        assert_eq!(to_nwc(&o1, rows, c_out), o2, "output, tbptt {tb}");
+        let s1 = ncw.score_masked(&x, &y, rows, Some((&fm, t)), Some((&lm, c_out * t))).unwrap();
+        let s2 = nwc.score_masked(&xw, &yw, rows, Some((&fm, t)), Some((&lmw, c_out * t))).unwrap();
+        assert_eq!(s1, s2, "score with a per-output labels mask");
+        let e1 = ncw.score_examples_masked(&x, &y, rows, Some((&fm, t)), None, true).unwrap();
+        let e2 = nwc.score_examples_masked(&xw, &yw, rows, Some((&fm, t)), None, true).unwrap();
+        assert_eq!(e1, e2, "scoreExamples");
+        for _ in 0..2 {
+            ncw.fit_masked(&x, &y, rows, Some((&fm, t)), Some((&lm, c_out * t))).unwrap();
+            nwc.fit_masked(&xw, &yw, rows, Some((&fm, t)), Some((&lmw, c_out * t))).unwrap();
+        }
+        assert_eq!(ncw.params(), nwc.params(), "fit, tbptt {tb}");
+        assert_eq!(ncw.iteration_count(), if tb { 4 } else { 2 });
+        // rnnTimeStep of the first two steps
+        let first_nwc: Vec<f64> =
+            (0..rows).flat_map(|i| xw[i * t * c_in..i * t * c_in + 2 * c_in].to_vec()).collect();
+        let step1 = nwc.rnn_time_step(&first_nwc, rows).unwrap();
+        ncw.rnn_clear_previous_state();
+        let mut first_ncw = Vec::new();
+        for i in 0..rows {
+            for ch in 0..c_in {
+                first_ncw.extend_from_slice(&x[i * c_in * t + ch * t..i * c_in * t + ch * t + 2]);
+            }
+        }
+        let step1_ncw = ncw.rnn_time_step(&first_ncw, rows).unwrap();
+        assert_eq!(to_nwc(&step1_ncw, rows, c_out), step1, "rnnTimeStep");
+    }
+}
+
+#[test]
+fn a_graph_takes_and_gives_nwc_arrays_where_its_input_type_and_output_layer_say_so() {
+    let (rows, t) = (3, 5);
+    let lv = |l: Value| json!({"type": "LayerVertex", "layer": l, "preProcessor": null});
+    let mut out = rnn_output(6, 2, "SOFTMAX", "MCXENT");
+    out["rnnDataFormat"] = json!("NWC");
+    let nwc_vertices = json!([
+        {"name": "a", "inputs": ["seq"], "vertex": lv(rnn("LSTM", 3, 4, "TANH"))},
+        {"name": "b", "inputs": ["seq"], "vertex": lv(rnn("SimpleRnn", 3, 2, "TANH"))},
+        {"name": "m", "inputs": ["a", "b"], "vertex": {"type": "MergeVertex"}},
+        {"name": "out", "inputs": ["m"], "vertex": lv(out)}
+    ]);
+    let mut ncw = graph(json!({}));
+    let mut nwc = graph(json!({"inputTypes": [{"type": "recurrent", "size": 3, "format": "NWC"}],
+                               "vertices": nwc_vertices}));
+    let mut rng = Rng::new(8);
+    let p = uniform_matrix(&mut rng, 1, ncw.num_params(), -0.5, 0.5);
+    ncw.set_params(&p).unwrap();
+    nwc.set_params(&p).unwrap();
+    let x = normal(&mut rng, rows * 3 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let m = tail_mask(rows, t, &[5, 3, 2]);
+    let (xw, yw) = (to_nwc(&x, rows, 3), to_nwc(&y, rows, 2));
+    let fm = [Some((&m[..], t))];
+    let o1 = ncw.output(&[&x], rows, false, &fm).unwrap().remove(0);
+    let o2 = nwc.output(&[&xw], rows, false, &fm).unwrap().remove(0);
+    assert_eq!(to_nwc(&o1, rows, 2), o2);
+    assert_eq!(
+        ncw.score(&[&x], &[&y], rows, &fm, &fm).unwrap(),
+        nwc.score(&[&xw], &[&yw], rows, &fm, &fm).unwrap()
+    );
+    ncw.fit(&[&x], &[&y], rows, &fm, &fm).unwrap();
+    nwc.fit(&[&xw], &[&yw], rows, &fm, &fm).unwrap();
+    assert_eq!(ncw.params(), nwc.params());
+}

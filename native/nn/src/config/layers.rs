@@ -216,6 +216,13 @@ macro_rules! layer_registry {
                 }
             }
 
+            /// The layer's declared `rnnDataFormat` (`LayerKind::rnn_format`).
+            pub fn rnn_format(&self) -> Option<super::RnnFormat> {
+                match self {
+                    $(LayerConfig::$variant(c) => c.rnn_format(),)*
+                }
+            }
+
             /// Sets unset sizes (0) from the input shape (`LayerKind::infer_n_in`).
             pub fn infer_n_in(&mut self, input: Shape) {
                 match self {

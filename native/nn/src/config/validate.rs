@@ -100,9 +100,8 @@ fn check_loss_weights(who: &str, w: &Option<Vec<f64>>, n_out: usize) -> Result<(
     Ok(())
 }
 
-/// The shape of an input type, refusing zero sizes (a recurrent length of 0 means "any") and the
-/// recurrent NWC layout, which the engine does not have yet: a clear configuration error instead
-/// of misreading `[N, T, C]` data as NCW (listed as left in issue 12).
+/// The shape of an input type, refusing zero sizes (a recurrent length of 0 means "any"). A
+/// recurrent NWC input is converted at the network's boundary (`crate::layout`).
 pub(crate) fn check_input_type(t: &super::InputType) -> Result<Shape, NnError> {
     let s = t.shape();
     let empty = match s {
@@ -113,13 +112,6 @@ pub(crate) fn check_input_type(t: &super::InputType) -> Result<Shape, NnError> {
         return Err(NnError::InvalidConfig(format!(
             "inputType {t:?} has a zero dimension"
         )));
-    }
-    if let super::InputType::Recurrent { format: super::RnnFormat::NWC, .. } = t {
-        return Err(NnError::InvalidConfig(
-            "inputType recurrent with format NWC is not supported yet; use RNNFormat.NCW \
-             ([minibatch, size, time], the default)"
-                .into(),
-        ));
     }
     Ok(s)
 }
@@ -218,17 +210,6 @@ impl ShapeCx<'_> {
         }
     }
 
-    /// Only the reference's default recurrent layout is implemented so far.
-    pub fn ncw_only(&self, format: super::RnnFormat) -> Result<(), NnError> {
-        if format != super::RnnFormat::NCW {
-            return err(format!(
-                "{}: rnnDataFormat {format:?} is not supported yet; use RNNFormat.NCW \
-                 ([minibatch, size, time], the default) and permute the data",
-                self.who
-            ));
-        }
-        Ok(())
-    }
 
     /// `nIn` against the channels of the input.
     pub fn channels_match(&self, n_in: usize, c: usize) -> Result<(), NnError> {

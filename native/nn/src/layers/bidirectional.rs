@@ -404,6 +404,10 @@ impl BidirectionalConfig {
 }
 
 impl LayerKind for BidirectionalConfig {
+    fn rnn_format(&self) -> Option<crate::config::RnnFormat> {
+        self.fwd.rnn_format()
+    }
+
     /// The wrapped layer's rule on the same input (its errors name it as `… fwd (LSTM)`); CONCAT
     /// doubles the channels.
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {

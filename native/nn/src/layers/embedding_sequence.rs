@@ -233,12 +233,15 @@ crate::config::layers::base_layer!(
 );
 
 impl LayerKind for EmbeddingSequenceLayerConfig {
+    fn rnn_format(&self) -> Option<RnnFormat> {
+        Some(self.output_format)
+    }
+
     /// nIn is the vocabulary size (never inferred). The input is one channel of indices per step
     /// (`[N, T]` = `[N, 1, T]`) or feed-forward `[N, T]` columns.
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
         cx.positive("nIn", self.n_in)?;
         cx.positive("nOut", self.n_out)?;
-        cx.ncw_only(self.output_format)?;
         if !self.infer_input_length {
             cx.positive("inputLength", self.input_length)?;
         }

@@ -43,6 +43,10 @@ impl LayerFields for FrozenLayerConfig {
 }
 
 impl LayerKind for FrozenLayerConfig {
+    fn rnn_format(&self) -> Option<crate::config::RnnFormat> {
+        self.layer.rnn_format()
+    }
+
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
         if self.layer.is_frozen() {
             return Err(cx.err("a FrozenLayer cannot wrap another FrozenLayer"));

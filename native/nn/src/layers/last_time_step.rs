@@ -171,6 +171,10 @@ impl LayerFields for LastTimeStepConfig {
 }
 
 impl LayerKind for LastTimeStepConfig {
+    fn rnn_format(&self) -> Option<crate::config::RnnFormat> {
+        self.underlying.rnn_format()
+    }
+
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
         match self.underlying.output_shape(cx)? {
             Shape::Seq { c, .. } if cx.input.is_seq() => Ok(Shape::Flat(c)),

@@ -428,12 +428,15 @@ macro_rules! lstm_config {
                 cx.positive("nOut", self.n_out)?;
                 elementwise(cx, "activation", self.activation)?;
                 elementwise(cx, "gateActivationFn", self.gate_activation_fn)?;
-                cx.ncw_only(self.rnn_data_format)?;
                 Ok(Shape::Seq { c: self.n_out, len })
             }
 
             fn infer_n_in(&mut self, input: Shape) {
                 infer_recurrent_n_in(&mut self.n_in, input);
+            }
+
+            fn rnn_format(&self) -> Option<RnnFormat> {
+                Some(self.rnn_data_format)
             }
 
             fn build<T: Scalar>(&self, _shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError> {

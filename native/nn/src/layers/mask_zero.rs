@@ -168,6 +168,10 @@ impl LayerFields for MaskZeroLayerConfig {
 }
 
 impl LayerKind for MaskZeroLayerConfig {
+    fn rnn_format(&self) -> Option<crate::config::RnnFormat> {
+        self.underlying.rnn_format()
+    }
+
     /// The wrapped recurrent layer's rule on the same input (its errors name it as
     /// `… underlying (LSTM)`).
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {

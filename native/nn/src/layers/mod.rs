@@ -249,6 +249,13 @@ pub trait LayerKind {
 
     /// Builds the layer for shapes [`output_shape`](Self::output_shape) accepted.
     fn build<T: Scalar>(&self, shapes: LayerShapes) -> Result<Box<dyn Layer<T>>, NnError>;
+
+    /// The layout of the layer's time-series arrays (`rnnDataFormat`), for layers that have one.
+    /// The engine computes in NCW whatever the layers say; only the network's own arrays (inputs,
+    /// outputs, labels) are converted, by [`crate::layout::Boundary`].
+    fn rnn_format(&self) -> Option<crate::config::RnnFormat> {
+        None
+    }
 }
 
 /// For a forward or backward pass called without [`Layer::reserve_workspace`] (the layers' unit

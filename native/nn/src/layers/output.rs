@@ -71,11 +71,14 @@ crate::config::layers::base_layer!(
 );
 
 impl LayerKind for RnnOutputLayerConfig {
+    fn rnn_format(&self) -> Option<RnnFormat> {
+        Some(self.rnn_data_format)
+    }
+
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
         let (_, len) = super::recurrent::recurrent_input(cx, "RnnOutputLayer", self.n_in)?;
         cx.positive("nOut", self.n_out)?;
         cx.loss_weights(&self.loss_weights, self.n_out)?;
-        cx.ncw_only(self.rnn_data_format)?;
         Ok(Shape::Seq { c: self.n_out, len })
     }
 
@@ -127,10 +130,13 @@ impl LayerFields for RnnLossLayerConfig {
 }
 
 impl LayerKind for RnnLossLayerConfig {
+    fn rnn_format(&self) -> Option<RnnFormat> {
+        Some(self.rnn_data_format)
+    }
+
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
         let (c, len) = cx.seq("RnnLossLayer")?;
         cx.loss_weights(&self.loss_weights, c)?;
-        cx.ncw_only(self.rnn_data_format)?;
         Ok(Shape::Seq { c, len })
     }
 

@@ -257,11 +257,14 @@ crate::config::layers::base_layer!(
 );
 
 impl LayerKind for SimpleRnnConfig {
+    fn rnn_format(&self) -> Option<RnnFormat> {
+        Some(self.rnn_data_format)
+    }
+
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
         let (_, len) = recurrent_input(cx, "SimpleRnn", self.n_in)?;
         cx.positive("nOut", self.n_out)?;
         elementwise(cx, "activation", self.activation)?;
-        cx.ncw_only(self.rnn_data_format)?;
         if self.has_layer_norm {
             return Err(cx.err(
                 "hasLayerNorm=true is not supported yet (SimpleRnn with layer normalization)",

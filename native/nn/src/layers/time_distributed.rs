@@ -52,6 +52,10 @@ impl LayerFields for TimeDistributedConfig {
 }
 
 impl LayerKind for TimeDistributedConfig {
+    fn rnn_format(&self) -> Option<RnnFormat> {
+        Some(self.rnn_data_format)
+    }
+
     /// The wrapped layer's rule on one step, feed-forward `[C]` (its errors name it as
     /// `… underlying (DenseLayer)`); it must produce a feed-forward output.
     fn output_shape(&self, cx: &ShapeCx<'_>) -> Result<Shape, NnError> {
@@ -79,7 +83,6 @@ impl LayerKind for TimeDistributedConfig {
             )));
         }
         let (c, len) = cx.seq("TimeDistributed")?;
-        cx.ncw_only(self.rnn_data_format)?;
         let who = format!("{} underlying ({})", cx.who, u.type_name());
         let step = ShapeCx {
             who: &who,

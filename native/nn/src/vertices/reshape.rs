@@ -81,11 +81,10 @@ impl PreProcessorConfig {
     pub fn output_shape(&self, input: Shape) -> Result<Shape, String> {
         let name = self.type_name();
         match self {
-            PreProcessorConfig::RnnToFeedForwardPreProcessor { rnn_data_format }
-            | PreProcessorConfig::FeedForwardToRnnPreProcessor { rnn_data_format } => {
-                if !rnn_data_format.is_ncw() {
-                    return Err(format!("{name}: rnnDataFormat NWC is not supported yet; use NCW"));
-                }
+            // Their rnnDataFormat is the layout of arrays inside the network, which the engine
+            // keeps NCW (crate::layout): the same numbers either way.
+            PreProcessorConfig::RnnToFeedForwardPreProcessor { .. }
+            | PreProcessorConfig::FeedForwardToRnnPreProcessor { .. } => {
                 return match input {
                     Shape::Seq { .. } => Ok(input),
                     other => Err(format!(
