@@ -1,5 +1,8 @@
 package org.ferrodl.nn.api;
 
+import org.ferrodl.nn.conf.RNNFormat;
+import org.ferrodl.nn.conf.layers.RnnLossLayer;
+import org.ferrodl.nn.conf.layers.RnnOutputLayer;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -85,8 +88,34 @@ public final class RecurrentArrays {
      * @return {@code [rows, size, T]}
      */
     public static INDArray series(float[] out, int rows, long size) {
+        return series(out, rows, size, RNNFormat.NCW);
+    }
+
+    /**
+     * @param out the engine's output, {@code rows × (size·T)} in {@code format}'s order (the engine
+     *        converts an NWC output itself)
+     * @param rows the number of examples
+     * @param size the output size per time step
+     * @param format the output layer's {@code rnnDataFormat}
+     * @return {@code [rows, size, T]} (NCW) or {@code [rows, T, size]} (NWC)
+     */
+    public static INDArray series(float[] out, int rows, long size, RNNFormat format) {
         long steps = rows == 0 || size == 0 ? 0 : out.length / ((long) rows * size);
-        return new NDArray(out, rows, size, steps);
+        return format == RNNFormat.NWC ? new NDArray(out, rows, steps, size) : new NDArray(out, rows, size, steps);
+    }
+
+    /**
+     * @param layer a network's output layer (wrappers already removed)
+     * @return its {@code rnnDataFormat} (NCW for layers without one)
+     */
+    public static RNNFormat outputFormat(org.ferrodl.nn.conf.layers.Layer layer) {
+        if (layer instanceof RnnOutputLayer) {
+            return ((RnnOutputLayer) layer).getRnnDataFormat();
+        }
+        if (layer instanceof RnnLossLayer) {
+            return ((RnnLossLayer) layer).getRnnDataFormat();
+        }
+        return RNNFormat.NCW;
     }
 
     /**

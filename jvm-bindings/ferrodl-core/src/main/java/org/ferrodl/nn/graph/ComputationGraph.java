@@ -466,13 +466,20 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
         for (int k = 0; k < out.length; k++) {
             long series = seriesSize(conf.getNetworkOutputs().get(k));
             if (series > 0 && !oneStep) {
-                result[k] = RecurrentArrays.series(out[k], rows, series);
+                result[k] = RecurrentArrays.series(out[k], rows, series, outputFormat(conf.getNetworkOutputs().get(k)));
             } else {
                 long width = rows == 0 ? (series > 0 ? series : ports.get(k).width) : out[k].length / rows;
                 result[k] = new NDArray(out[k], rows, width);
             }
         }
         return result;
+    }
+
+    /** The layout of a time-series output vertex's arrays. */
+    private org.ferrodl.nn.conf.RNNFormat outputFormat(String vertex) {
+        org.ferrodl.nn.conf.layers.Layer l = conf.getVertices().get(vertex) == null ? null
+                : layerOf(conf.getVertices().get(vertex));
+        return l == null ? org.ferrodl.nn.conf.RNNFormat.NCW : RecurrentArrays.outputFormat(LayerWrappers.innermost(l));
     }
 
     /** The per-step size of a time-series output vertex (RnnOutputLayer/RnnLossLayer), else 0. */

@@ -95,6 +95,8 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
     private transient boolean indexSequenceInput;
     /** Whether the last layer is an RnnOutputLayer/RnnLossLayer: labels and output are [N, nOut, T]. */
     private transient boolean recurrentOutput;
+    /** The output layer's layout: NWC outputs come back {@code [N, T, nOut]}. */
+    private transient org.ferrodl.nn.conf.RNNFormat outputFormat;
     /** Examples of the stored rnnTimeStep state (0: none stored). */
     private transient int rnnStateRows;
     private transient List<TrainingListener> listeners;
@@ -124,6 +126,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         this.indexSequenceInput = LayerWrappers.innermost(first) instanceof EmbeddingSequenceLayer;
         org.ferrodl.nn.conf.layers.Layer last = LayerWrappers.innermost(ls.get(ls.size() - 1));
         this.recurrentOutput = last instanceof RnnOutputLayer || last instanceof RnnLossLayer;
+        this.outputFormat = RecurrentArrays.outputFormat(last);
     }
 
     private static final class FeedForwardDims {
@@ -379,7 +382,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
 
     private INDArray shapeOutput(float[] out, int rows) {
         if (recurrentOutput) {
-            return RecurrentArrays.series(out, rows, nOut);
+            return RecurrentArrays.series(out, rows, nOut, outputFormat);
         }
         if (rows == 0) {
             return new NDArray(new float[0], 0, nOut);

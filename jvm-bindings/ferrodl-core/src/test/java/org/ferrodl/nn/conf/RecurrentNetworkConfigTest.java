@@ -216,14 +216,6 @@ class RecurrentNetworkConfigTest {
     }
 
     @Test
-    void nwcIsRefusedByTheEngineNamingIt() {
-        String m = ConfTestSupport.invalid(() -> new NeuralNetConfiguration.Builder().seed(1).list()
-                .layer(new LSTM.Builder().nIn(3).nOut(4).dataFormat(RNNFormat.NWC).build())
-                .layer(new RnnOutputLayer.Builder().nIn(4).nOut(2).activation(Activation.SOFTMAX).build()).build());
-        assertTrue(m.contains("NWC") && m.contains("layer 0 (LSTM)"), m);
-    }
-
-    @Test
     void everyRecurrentLayerBuildsAndInfersSizes() throws Exception {
         MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(3).updater(new Adam(0.01))
                 .activation(Activation.TANH).dropOut(0.9).list()

@@ -22,6 +22,7 @@ import org.ferrodl.linalg.learning.config.Adam;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
 import org.ferrodl.nn.conf.BackpropType;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.conf.RNNFormat;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.DenseLayer;
@@ -64,6 +65,63 @@ class RecurrentNetworkTest {
         MultiLayerNetwork n = new MultiLayerNetwork(c);
         n.init();
         return n;
+    }
+
+    /** [n, a, b] -> [n, b, a] (NCW <-> NWC). */
+    private static INDArray swapLast(INDArray x) {
+        int n = (int) x.size(0);
+        int a = (int) x.size(1);
+        int b = (int) x.size(2);
+        float[] src = NDArray.internalData(x);
+        float[] out = new float[src.length];
+        for (int i = 0; i < n; i++) {
+            for (int p = 0; p < a; p++) {
+                for (int q = 0; q < b; q++) {
+                    out[i * a * b + q * a + p] = src[i * a * b + p * b + q];
+                }
+            }
+        }
+        return new NDArray(out, n, b, a);
+    }
+
+    private static MultiLayerNetwork formatNet(RNNFormat f) {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(21).updater(new Adam(0.02))
+                .activation(Activation.TANH).list()
+                .layer(new LSTM.Builder().nIn(2).nOut(3).dataFormat(f).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nIn(3).nOut(2)
+                        .dataFormat(f).build())
+                .build();
+        MultiLayerNetwork n = new MultiLayerNetwork(c);
+        n.init();
+        return n;
+    }
+
+    @Test
+    void nwcNetworksTakeAndGiveTimeMajorArraysWithTheSameNumbers() {
+        try (MultiLayerNetwork ncw = formatNet(RNNFormat.NCW); MultiLayerNetwork nwc = formatNet(RNNFormat.NWC)) {
+            nwc.setParams(ncw.params());
+            INDArray f = series(3, 2, 5, 41);
+            INDArray labels = Nd4j.zeros(3, 2, 5);
+            for (int i = 0; i < 3; i++) {
+                for (int t = 0; t < 5; t++) {
+                    labels.putScalar(new long[] {i, (i + t) % 2, t}, 1.0);
+                }
+            }
+            INDArray mask = Nd4j.create(new float[] {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0}, 3, 5);
+            INDArray outNwc = nwc.output(swapLast(f), false, mask, null);
+            assertArrayEquals(new long[] {3, 5, 2}, outNwc.shape(), "NWC output is [N, T, nOut]");
+            assertClose(swapLast(ncw.output(f, false, mask, null)), outNwc, "NWC output == NCW output transposed");
+            DataSet a = new DataSet(f, labels, mask, mask);
+            DataSet b = new DataSet(swapLast(f), swapLast(labels), mask, mask);
+            assertEquals(ncw.score(a), nwc.score(b), 1e-6, "score");
+            for (int k = 0; k < 3; k++) {
+                ncw.fit(a);
+                nwc.fit(b);
+            }
+            assertClose(ncw.params(), nwc.params(), "parameters after 3 fits");
+            INDArray step = nwc.rnnTimeStep(swapLast(steps(f, 0, 2)));
+            assertClose(swapLast(ncw.rnnTimeStep(steps(f, 0, 2))), step, "rnnTimeStep, 2 steps");
+        }
     }
 
     /** Deterministic [n, c, t] values in [-1, 1]. */
