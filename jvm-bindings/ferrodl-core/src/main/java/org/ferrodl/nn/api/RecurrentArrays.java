@@ -105,6 +105,41 @@ public final class RecurrentArrays {
     }
 
     /**
+     * Evaluates a batch: an NWC output's labels, predictions and per-output mask ({@code [N, T, C]})
+     * are given to the evaluation as {@code [N, C, T]}, the layout every evaluation reads.
+     *
+     * @param e the evaluation
+     * @param labels the labels
+     * @param predictions the network's output
+     * @param labelsMask null, {@code [N, T]} or the labels' shape
+     * @param format the output's layout
+     */
+    public static void eval(org.ferrodl.evaluation.IEvaluation<?> e, INDArray labels, INDArray predictions,
+            INDArray labelsMask, RNNFormat format) {
+        e.eval(ncw(labels, format), ncw(predictions, format), ncw(labelsMask, format));
+    }
+
+    /** An NWC {@code [N, T, C]} array as {@code [N, C, T]}; anything else as it is. */
+    private static INDArray ncw(INDArray a, RNNFormat format) {
+        if (a == null || format != RNNFormat.NWC || a.rank() != 3) {
+            return a;
+        }
+        int n = Math.toIntExact(a.size(0));
+        int t = Math.toIntExact(a.size(1));
+        int c = Math.toIntExact(a.size(2));
+        float[] src = NDArray.internalData(a);
+        float[] out = new float[src.length];
+        for (int i = 0; i < n; i++) {
+            for (int s = 0; s < t; s++) {
+                for (int k = 0; k < c; k++) {
+                    out[i * t * c + k * t + s] = src[i * t * c + s * c + k];
+                }
+            }
+        }
+        return new NDArray(out, n, c, t);
+    }
+
+    /**
      * @param layer a network's output layer (wrappers already removed)
      * @return its {@code rnnDataFormat} (NCW for layers without one)
      */

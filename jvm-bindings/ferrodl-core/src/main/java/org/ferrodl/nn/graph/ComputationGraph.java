@@ -475,6 +475,17 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
         return result;
     }
 
+    /**
+     * The layout of network output {@code k}'s time-series arrays (ferrodl; its output layer's
+     * {@code rnnDataFormat}, NCW for other outputs).
+     *
+     * @param k the output's index in {@code networkOutputs}
+     * @return NCW or NWC
+     */
+    public org.ferrodl.nn.conf.RNNFormat outputFormat(int k) {
+        return outputFormat(conf.getNetworkOutputs().get(k));
+    }
+
     /** The layout of a time-series output vertex's arrays. */
     private org.ferrodl.nn.conf.RNNFormat outputFormat(String vertex) {
         org.ferrodl.nn.conf.layers.Layer l = conf.getVertices().get(vertex) == null ? null
@@ -1424,7 +1435,7 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
             for (Map.Entry<Integer, IEvaluation<?>[]> e : evaluations.entrySet()) {
                 int k = e.getKey();
                 for (IEvaluation<?> ev : e.getValue()) {
-                    ev.eval(d.getLabels(k), out[k], d.getLabelsMaskArray(k));
+                    RecurrentArrays.eval(ev, d.getLabels(k), out[k], d.getLabelsMaskArray(k), outputFormat(k));
                 }
             }
         }

@@ -380,6 +380,16 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         return shapeOutput(out, rows);
     }
 
+    /**
+     * The layout of this network's time-series output and labels (ferrodl; the output layer's
+     * {@code rnnDataFormat}, NCW for other outputs).
+     *
+     * @return NCW or NWC
+     */
+    public org.ferrodl.nn.conf.RNNFormat outputFormat() {
+        return outputFormat;
+    }
+
     private INDArray shapeOutput(float[] out, int rows) {
         if (recurrentOutput) {
             return RecurrentArrays.series(out, rows, nOut, outputFormat);
@@ -920,7 +930,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         while (iterator.hasNext()) {
             DataSet d = iterator.next();
             INDArray out = output(d.getFeatures(), false, d.getFeaturesMaskArray(), d.getLabelsMaskArray());
-            e.eval(d.getLabels(), out, d.getLabelsMaskArray());
+            RecurrentArrays.eval(e, d.getLabels(), out, d.getLabelsMaskArray(), outputFormat);
         }
         return e;
     }
@@ -961,7 +971,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         while (iterator.hasNext()) {
             DataSet d = iterator.next();
             INDArray out = output(d.getFeatures(), false, d.getFeaturesMaskArray(), d.getLabelsMaskArray());
-            e.eval(d.getLabels(), out, d.getLabelsMaskArray());
+            RecurrentArrays.eval(e, d.getLabels(), out, d.getLabelsMaskArray(), outputFormat);
         }
         return e;
     }

@@ -119,6 +119,12 @@ class RecurrentNetworkTest {
                 nwc.fit(b);
             }
             assertClose(ncw.params(), nwc.params(), "parameters after 3 fits");
+            Evaluation ea = ncw.evaluate(new ListDataSetIterator(List.of(a), 3));
+            Evaluation eb = nwc.evaluate(new ListDataSetIterator(List.of(b), 3));
+            assertEquals(ea.getConfusionMatrix().toString(), eb.getConfusionMatrix().toString(), "evaluation");
+            assertEquals(12, ea.getNumRowCounter(), "the 12 unmasked steps are evaluated");
+            assertEquals(ea.getNumRowCounter(), eb.getNumRowCounter());
+            assertEquals(ea.accuracy(), eb.accuracy(), 0.0);
             INDArray step = nwc.rnnTimeStep(swapLast(steps(f, 0, 2)));
             assertClose(swapLast(ncw.rnnTimeStep(steps(f, 0, 2))), step, "rnnTimeStep, 2 steps");
         }

@@ -91,6 +91,9 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
     /** Inference outputs, one array per network output, for features (and masks, may be null). */
     public abstract INDArray[] output(N network, INDArray[] features, INDArray[] featureMasks);
 
+    /** The layout of output {@code k}'s time-series arrays (NWC outputs are evaluated as NCW). */
+    public abstract org.ferrodl.nn.conf.RNNFormat outputFormat(N network, int k);
+
     public abstract INDArray[] features(B batch);
 
     public abstract INDArray[] featureMasks(B batch);
@@ -150,6 +153,11 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
         @Override
         public boolean isGraph() {
             return false;
+        }
+
+        @Override
+        public org.ferrodl.nn.conf.RNNFormat outputFormat(MultiLayerNetwork network, int k) {
+            return network.outputFormat();
         }
 
         @Override
@@ -319,6 +327,11 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
         @Override
         public boolean isGraph() {
             return true;
+        }
+
+        @Override
+        public org.ferrodl.nn.conf.RNNFormat outputFormat(ComputationGraph network, int k) {
+            return network.outputFormat(k);
         }
 
         @Override

@@ -6,6 +6,7 @@ import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.broadcast.Broadcast;
 import org.ferrodl.evaluation.IEvaluation;
 import org.ferrodl.linalg.api.ndarray.INDArray;
+import org.ferrodl.nn.api.RecurrentArrays;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.spark.impl.common.BatchAssembler;
@@ -63,7 +64,8 @@ public final class IEvaluateFunction<N extends NativeHandleOwner & Model, B>
                     INDArray[] masks = kind.labelMasks(ds);
                     INDArray mask = masks == null ? null : masks[outputIndex];
                     for (IEvaluation<?> e : evaluations) {
-                        e.eval(kind.labels(ds)[outputIndex], out, mask);
+                        RecurrentArrays.eval(e, kind.labels(ds)[outputIndex], out, mask,
+                                kind.outputFormat(net, outputIndex));
                     }
                 }
             }
