@@ -106,10 +106,7 @@ impl<T: Scalar> ComputationGraph<T> {
                 let kind = match vc.vertex.unfrozen() {
                     VertexConfig::LayerVertex(l) => NodeDefKind::Layer {
                         conf: &l.layer,
-                        shapes: LayerShapes {
-                            input: plan.in_shapes[v][0],
-                            output: plan.out_shapes[v],
-                        },
+                        shapes: LayerShapes::new(plan.in_shapes[v][0], plan.out_shapes[v]),
                         frozen: vc.is_frozen(),
                     },
                     other => NodeDefKind::Vertex {

@@ -246,11 +246,16 @@ impl<T: Scalar> Executor<T> {
                     shapes,
                     frozen,
                 } => {
-                    let layer = build_layer::<T>(conf, shapes).map_err(|e| match e {
+                    let mut layer = build_layer::<T>(conf, shapes).map_err(|e| match e {
                         // A refused allocation stays a memory error (NativeMemoryException).
                         NnError::Memory(m) => NnError::Memory(m),
                         e => NnError::InvalidConfig(format!("{}: {e}", def.who)),
                     })?;
+                    // A layer of an RnnToCnn region runs on each time step's image.
+                    if shapes.per_step {
+                        layer = Box::new(crate::layers::per_step::PerStep::new(layer));
+                    }
+                    let shapes = shapes.node();
                     let start = offset;
                     for spec in layer.param_specs() {
                         let len = spec

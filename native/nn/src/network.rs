@@ -103,15 +103,15 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         // layer_shapes() guarantees an output or loss layer in last position.
         let exec = Executor::new(
             defs,
-            vec![shapes[0].input],
+            vec![shapes[0].node().input],
             &[n - 1],
             conf.seed,
             conf.mini_batch,
         )?;
         let last = &conf.layers[n - 1];
         let layout = Boundary::new(
-            [(shapes[0].input, layout::input_format(conf.input_type.as_ref(), conf.layers.first()))],
-            [(shapes[n - 1].output, last.rnn_format())],
+            [(shapes[0].node().input, layout::input_format(conf.input_type.as_ref(), conf.layers.first()))],
+            [(shapes[n - 1].node().output, last.rnn_format())],
         );
         Ok(MultiLayerNetwork { conf, exec, layout })
     }

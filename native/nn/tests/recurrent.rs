@@ -675,7 +675,7 @@ fn explicit_recurrent_preprocessors_frame_layers_applied_per_step() {
                                       "inputWidth": 2, "numChannels": 1}},
         "layers": layers.clone()});
     let e = MultiLayerConfiguration::from_json(&bad.to_string()).unwrap_err().to_string();
-    assert!(e.contains("layer 0 (LSTM)") && e.contains("CnnToRnnPreProcessor is not supported"), "{e}");
+    assert!(e.contains("layer 0 (LSTM)") && e.contains("must follow an RnnToCnnPreProcessor"), "{e}");
     let bad = json!({"formatVersion": 1, "seed": 1, "inputType": {"type": "recurrent", "size": 3},
         "inputPreProcessors": {"7": {"type": "RnnToFeedForwardPreProcessor"}}, "layers": layers});
     let e = MultiLayerConfiguration::from_json(&bad.to_string()).unwrap_err().to_string();
@@ -912,4 +912,89 @@ fn a_graph_takes_and_gives_nwc_arrays_where_its_input_type_and_output_layer_say_
     ncw.fit(&[&x], &[&y], rows, &fm, &fm).unwrap();
     nwc.fit(&[&xw], &[&yw], rows, &fm, &fm).unwrap();
     assert_eq!(ncw.params(), nwc.params());
+}
+
+fn conv(n_in: usize, n_out: usize) -> Value {
+    json!({"type": "ConvolutionLayer", "nIn": n_in, "nOut": n_out, "kernelSize": [3, 3],
+           "stride": [1, 1], "padding": [0, 0], "activation": "TANH",
+           "updater": sgd(), "biasUpdater": sgd()})
+}
+
+fn max_pool() -> Value {
+    json!({"type": "SubsamplingLayer", "poolingType": "MAX", "kernelSize": [2, 2], "stride": [2, 2]})
+}
+
+fn rnn_to_cnn(h: usize, w: usize, c: usize) -> Value {
+    json!({"type": "RnnToCnnPreProcessor", "inputHeight": h, "inputWidth": w, "numChannels": c})
+}
+
+#[test]
+fn convolutions_run_at_every_time_step_between_rnn_to_cnn_and_cnn_to_rnn() {
+    // [N, 1·4·4, T] -> RnnToCnn -> conv 3x3 (2 maps, 2x2) -> max pool 2x2 (1x1) -> (CnnToRnn) ->
+    // LSTM -> RnnOutputLayer: the reference's per-frame CNN feeding an RNN.
+    let (rows, t) = (3, 5);
+    let layers = vec![conv(1, 2), max_pool(), rnn("LSTM", 2, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")];
+    let seq_in = json!({"type": "recurrent", "size": 16});
+    let implied = json!({"formatVersion": 1, "seed": 3, "inputType": seq_in,
+        "inputPreProcessors": {"0": rnn_to_cnn(4, 4, 1)}, "layers": layers});
+    let explicit = json!({"formatVersion": 1, "seed": 3, "inputType": seq_in,
+        "inputPreProcessors": {"0": rnn_to_cnn(4, 4, 1),
+            "2": {"type": "CnnToRnnPreProcessor", "inputHeight": 1, "inputWidth": 1, "numChannels": 2}},
+        "layers": layers});
+    let build = |v: &Value| {
+        let c = MultiLayerConfiguration::from_json(&v.to_string()).unwrap();
+        MultiLayerNetwork::<f64>::from_configuration(c).unwrap()
+    };
+    let (mut a, mut b) = (build(&implied), build(&explicit));
+    let mut rng = Rng::new(12);
+    randomize(&mut a, &mut rng);
+    b.set_params(a.params()).unwrap();
+    let x = normal(&mut rng, rows * 16 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let m = tail_mask(rows, t, &[5, 3, 4]);
+    assert_eq!(a.output(&x, rows, false).unwrap(), b.output(&x, rows, false).unwrap(), "implied == explicit");
+    for fm in [None, Some((&m[..], t))] {
+        grad_check("RnnToCnn -> conv -> pool -> LSTM", &mut a, &Case { x: &x, y: &y, rows, fmask: fm, lmask: fm });
+    }
+    // The region alone equals the same CNN run on the N·T step images one by one.
+    let region = json!({"formatVersion": 1, "seed": 3, "inputType": seq_in,
+        "inputPreProcessors": {"0": rnn_to_cnn(4, 4, 1)},
+        "layers": [conv(1, 2), max_pool(), {"type": "RnnLossLayer", "activation": "IDENTITY", "lossFunction": "MSE"}]});
+    let cnn = json!({"formatVersion": 1, "seed": 3,
+        "inputType": {"type": "convolutional", "height": 4, "width": 4, "channels": 1},
+        "layers": [conv(1, 2), max_pool(), {"type": "LossLayer", "activation": "IDENTITY", "lossFunction": "MSE"}]});
+    let (mut r, mut c) = (build(&region), build(&cnn));
+    let conv_params = a.params()[..a.param_range(0).unwrap().end].to_vec();
+    r.set_params(&conv_params).unwrap();
+    c.set_params(&conv_params).unwrap();
+    let per_step = r.output(&x, rows, false).unwrap(); // [N, 2, T]
+    for i in 0..rows {
+        for s in 0..t {
+            let image: Vec<f64> = (0..16).map(|k| x[i * 16 * t + k * t + s]).collect();
+            let o = c.output(&image, 1, false).unwrap();
+            for ch in 0..2 {
+                assert!((per_step[i * 2 * t + ch * t + s] - o[ch]).abs() < 1e-12, "example {i} step {s}");
+            }
+        }
+    }
+    // Refusals name the preprocessor and the shapes.
+    let e = config_err(json!({"formatVersion": 1, "seed": 3, "inputType": {"type": "recurrent", "size": 15},
+        "inputPreProcessors": {"0": rnn_to_cnn(4, 4, 1)}, "layers": [conv(1, 2), max_pool(),
+        rnn("LSTM", 2, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")]}));
+    assert!(e.contains("RnnToCnnPreProcessor(4x4x1) needs a recurrent input of") && e.contains("16"), "{e}");
+    let e = config_err(json!({"formatVersion": 1, "seed": 3, "inputType": seq_in,
+        "inputPreProcessors": {"0": rnn_to_cnn(4, 4, 1)},
+        "layers": [conv(1, 2), max_pool(), {"type": "OutputLayer", "nIn": 2, "nOut": 2,
+            "activation": "SOFTMAX", "lossFunction": "MCXENT"}]}));
+    assert!(e.contains("layer 2 (OutputLayer)") && e.contains("RnnOutputLayer"), "{e}");
+}
+
+fn config_err(v: Value) -> String {
+    match MultiLayerConfiguration::from_json(&v.to_string()) {
+        Ok(c) => match MultiLayerNetwork::<f64>::from_configuration(c) {
+            Ok(_) => panic!("accepted: {v}"),
+            Err(e) => e.to_string(),
+        },
+        Err(e) => e.to_string(),
+    }
 }

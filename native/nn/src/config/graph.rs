@@ -180,10 +180,7 @@ impl ComputationGraphConfiguration {
         // constructed fail here too: Java's build() and the engine's init() agree.
         for (v, vc) in self.vertices.iter().enumerate() {
             if let Some(layer) = vc.vertex.layer() {
-                let shapes = super::LayerShapes {
-                    input: plan.in_shapes[v][0],
-                    output: plan.out_shapes[v],
-                };
+                let shapes = super::LayerShapes::new(plan.in_shapes[v][0], plan.out_shapes[v]);
                 layer.build::<f32>(shapes).map_err(|e| {
                     NnError::InvalidConfig(format!("{}: {}", vc.describe(), e.message()))
                 })?;

@@ -85,10 +85,7 @@ impl ComputationGraphConfiguration {
             .enumerate()
             .map(|(v, vc)| {
                 let params = vc.vertex.layer().map_or(0, |l| {
-                    let s = LayerShapes {
-                        input: plan.in_shapes[v][0],
-                        output: plan.out_shapes[v],
-                    };
+                    let s = LayerShapes::new(plan.in_shapes[v][0], plan.out_shapes[v]);
                     layer_num_params(l, &s)
                 });
                 json!({

@@ -8,6 +8,26 @@ use super::*;
 pub struct LayerShapes {
     pub input: Shape,
     pub output: Shape,
+    /// The layer runs at every time step of a sequence (between an `RnnToCnnPreProcessor` and
+    /// the end of its region): `input`/`output` are one step's shapes; the executor wraps the
+    /// layer in `PerStep` and its node carries `[N, len, T]` sequences.
+    pub per_step: bool,
+}
+
+impl LayerShapes {
+    /// Shapes of a layer applied once per example.
+    pub fn new(input: Shape, output: Shape) -> Self {
+        LayerShapes { input, output, per_step: false }
+    }
+
+    /// The shapes the executor's node has: a per-step layer's as sequences of any length.
+    pub fn node(&self) -> LayerShapes {
+        if !self.per_step {
+            return *self;
+        }
+        let seq = |s: Shape| Shape::Seq { c: s.len(), len: 0 };
+        LayerShapes { input: seq(self.input), output: seq(self.output), per_step: false }
+    }
 }
 
 fn err<X>(m: String) -> Result<X, NnError> {
@@ -325,6 +345,7 @@ impl MultiLayerConfiguration {
             },
         };
         let mut out = Vec::with_capacity(self.layers.len());
+        let mut per_step = false;
         for (i, layer) in self.layers.iter().enumerate() {
             let who = layer.describe(i);
             if layer.is_output() && i != last {
@@ -344,17 +365,22 @@ impl MultiLayerConfiguration {
                 Some(p) => format!("the output of {p}"),
                 None => "the network input".to_string(),
             };
-            if let Some(p) = self.pre_processor(i) {
-                shape = p
-                    .output_shape(shape)
-                    .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))?;
+            let (input, step) = region_input(layer, self.pre_processor(i), shape, per_step)
+                .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))?;
+            if step && layer.is_output() {
+                return err(format!(
+                    "{who}: an {} cannot run at every time step (it is inside the per-step region \
+                     of an RnnToCnnPreProcessor); use an RnnOutputLayer, which ends the region",
+                    layer.unfrozen().type_name()
+                ));
             }
-            let output = check_layer(layer, &who, shape, prev.as_deref(), &from)?;
+            let output = check_layer(layer, &who, input, prev.as_deref(), &from)?;
             out.push(LayerShapes {
-                input: shape,
+                input,
                 output,
+                per_step: step,
             });
-            shape = output;
+            (shape, per_step) = (output, step);
         }
         Ok(out)
     }
@@ -373,12 +399,11 @@ impl MultiLayerConfiguration {
         };
         let pre: Vec<Option<crate::vertices::PreProcessorConfig>> =
             (0..self.layers.len()).map(|i| self.pre_processor(i).cloned()).collect();
+        let mut per_step = false;
         for (i, layer) in self.layers.iter_mut().enumerate() {
-            if let Some(p) = &pre[i] {
-                match p.output_shape(shape) {
-                    Ok(s) => shape = s,
-                    Err(_) => break,
-                }
+            match region_input(layer, pre[i].as_ref(), shape, per_step) {
+                Ok(s) => (shape, per_step) = s,
+                Err(_) => break,
             }
             infer_n_in(layer, shape);
             let who = layer.describe(i);
@@ -398,6 +423,62 @@ impl MultiLayerConfiguration {
                 .map_err(|e| NnError::InvalidConfig(format!("{}: {}", layer.describe(i), e.message())))?;
         }
         Ok(())
+    }
+}
+
+/// The input shape of `layer` after its preprocessor `pre`, and whether it runs at every time
+/// step. An `RnnToCnnPreProcessor` opens a per-step region (each step's `C·H·W` values as an
+/// image, the reference's `[N·T, C, H, W]`); `CnnToRnnPreProcessor`, `FeedForwardToRnnPreProcessor`
+/// or a layer that reads sequences (an implied preprocessor, as the reference infers) closes it.
+fn region_input(
+    layer: &LayerConfig,
+    pre: Option<&crate::vertices::PreProcessorConfig>,
+    shape: Shape,
+    per_step: bool,
+) -> Result<(Shape, bool), String> {
+    use crate::vertices::PreProcessorConfig as P;
+    let seq = |s: Shape| Shape::Seq { c: s.len(), len: 0 };
+    match pre {
+        Some(p @ P::RnnToCnnPreProcessor { input_height: h, input_width: w, num_channels: c, .. }) => {
+            let image = p.image_shape()?;
+            if per_step {
+                return Err(format!(
+                    "RnnToCnnPreProcessor inside the per-step region of another one (its input is \
+                     already one time step, {shape})"
+                ));
+            }
+            match shape {
+                Shape::Seq { c: n, .. } if n == image.len() => Ok((image, true)),
+                _ => Err(format!(
+                    "RnnToCnnPreProcessor({h}x{w}x{c}) needs a recurrent input of \
+                     numChannels*inputHeight*inputWidth = {} values per time step, but its input \
+                     is {shape}",
+                    image.len()
+                )),
+            }
+        }
+        Some(p @ P::CnnToRnnPreProcessor { .. }) => {
+            let image = p.image_shape()?;
+            if !per_step {
+                return Err(format!(
+                    "CnnToRnnPreProcessor turns per-time-step activations back into a sequence, so \
+                     it must follow an RnnToCnnPreProcessor (the engine has no [N*T, C, H, W] \
+                     minibatches); its input here is {shape} per example"
+                ));
+            }
+            if shape.len() != image.len() {
+                return Err(format!(
+                    "CnnToRnnPreProcessor expects {image} per time step ({} values) but its input \
+                     is {shape}",
+                    image.len()
+                ));
+            }
+            Ok((seq(shape), false))
+        }
+        Some(P::FeedForwardToRnnPreProcessor { .. }) if per_step => Ok((seq(shape), false)),
+        Some(p) => Ok((p.output_shape(shape)?, per_step)),
+        None if per_step && layer.rnn_format().is_some() => Ok((seq(shape), false)),
+        None => Ok((shape, per_step)),
     }
 }
 

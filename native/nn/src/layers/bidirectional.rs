@@ -440,10 +440,7 @@ impl LayerKind for BidirectionalConfig {
             ));
         };
         let h = self.fwd.n_out().unwrap_or(0);
-        let inner = LayerShapes {
-            input: shapes.input,
-            output: Shape::Seq { c: h, len },
-        };
+        let inner = LayerShapes::new(shapes.input, Shape::Seq { c: h, len });
         let fwd = self.fwd.build::<T>(inner)?;
         let bwd = self.fwd.build::<T>(inner)?;
         if let Some(s) = fwd.param_specs().iter().find(|s| prefixed(s.name, true).is_none()) {

@@ -122,10 +122,7 @@ impl LayerKind for TimeDistributedConfig {
             from: "one time step",
         };
         let output = self.underlying.output_shape(&step)?;
-        let inner = self.underlying.build::<T>(LayerShapes {
-            input: Shape::Flat(c),
-            output,
-        })?;
+        let inner = self.underlying.build::<T>(LayerShapes::new(Shape::Flat(c), output))?;
         Ok(Box::new(PerStep::new(inner)))
     }
 }

@@ -78,6 +78,24 @@ impl PreProcessorConfig {
         }
     }
 
+    /// The image of a CNN<->RNN preprocessor (`inputHeight`, `inputWidth`, `numChannels`, each >= 1).
+    pub fn image_shape(&self) -> Result<Shape, String> {
+        let (h, w, c) = match *self {
+            PreProcessorConfig::CnnToRnnPreProcessor { input_height, input_width, num_channels, .. }
+            | PreProcessorConfig::RnnToCnnPreProcessor { input_height, input_width, num_channels, .. } => {
+                (input_height, input_width, num_channels)
+            }
+            _ => return Err(format!("{} has no image shape", self.type_name())),
+        };
+        if h == 0 || w == 0 || c == 0 {
+            return Err(format!(
+                "{}: inputHeight={h}, inputWidth={w}, numChannels={c} must all be at least 1",
+                self.type_name()
+            ));
+        }
+        Ok(Shape::Image { c, h, w })
+    }
+
     pub fn output_shape(&self, input: Shape) -> Result<Shape, String> {
         let name = self.type_name();
         match self {
@@ -94,11 +112,14 @@ impl PreProcessorConfig {
                     )),
                 };
             }
+            // In a MultiLayerNetwork these open and close a per-step region
+            // (config::validate::region_input); a graph has no such region yet.
             PreProcessorConfig::CnnToRnnPreProcessor { .. }
             | PreProcessorConfig::RnnToCnnPreProcessor { .. } => {
                 return Err(format!(
-                    "{name} is not supported yet (convolutions applied per time step); reduce the \
-                     images to vectors first, or use Convolution1DLayer on the sequence"
+                    "{name} is not supported in a ComputationGraph yet (convolutions applied per \
+                     time step run in a MultiLayerNetwork); reduce the images to vectors first, or \
+                     use Convolution1DLayer on the sequence"
                 ))
             }
             _ => {}
