@@ -122,7 +122,8 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
         this.nOut = d.nOut;
         List<org.ferrodl.nn.conf.layers.Layer> ls = c.getLayers();
         org.ferrodl.nn.conf.layers.Layer first = ls.get(0);
-        this.recurrentInput = LayerWrappers.isRecurrent(first) || first instanceof TimeDistributed;
+        this.recurrentInput = LayerWrappers.isRecurrent(first) || first instanceof TimeDistributed
+                || c.getInputPreProcess(0) instanceof org.ferrodl.nn.conf.preprocessor.RnnToCnnPreProcessor;
         this.indexSequenceInput = LayerWrappers.innermost(first) instanceof EmbeddingSequenceLayer;
         org.ferrodl.nn.conf.layers.Layer last = LayerWrappers.innermost(ls.get(ls.size() - 1));
         this.recurrentOutput = last instanceof RnnOutputLayer || last instanceof RnnLossLayer;

@@ -25,7 +25,10 @@ import org.ferrodl.nn.conf.MultiLayerConfiguration;
 import org.ferrodl.nn.conf.RNNFormat;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.layers.ConvolutionLayer;
 import org.ferrodl.nn.conf.layers.DenseLayer;
+import org.ferrodl.nn.conf.layers.SubsamplingLayer;
+import org.ferrodl.nn.conf.preprocessor.RnnToCnnPreProcessor;
 import org.ferrodl.nn.conf.layers.EmbeddingSequenceLayer;
 import org.ferrodl.nn.conf.layers.GravesLSTM;
 import org.ferrodl.nn.conf.layers.LSTM;
@@ -127,6 +130,39 @@ class RecurrentNetworkTest {
             assertEquals(ea.accuracy(), eb.accuracy(), 0.0);
             INDArray step = nwc.rnnTimeStep(swapLast(steps(f, 0, 2)));
             assertClose(swapLast(ncw.rnnTimeStep(steps(f, 0, 2))), step, "rnnTimeStep, 2 steps");
+        }
+    }
+
+    @Test
+    void convolutionsRunAtEveryTimeStepAfterRnnToCnn() {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(5).updater(new Adam(0.05))
+                .activation(Activation.TANH).list()
+                .layer(new ConvolutionLayer.Builder(3, 3).nOut(2).build())
+                .layer(new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX).kernelSize(2, 2).stride(2, 2)
+                        .build())
+                .layer(new LSTM.Builder().nOut(3).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nOut(2).build())
+                .inputPreProcessor(0, new RnnToCnnPreProcessor(4, 4, 1))
+                .setInputType(InputType.recurrent(16))
+                .build();
+        try (MultiLayerNetwork n = new MultiLayerNetwork(c)) {
+            n.init();
+            assertEquals(2 * 9 + 2 + 4 * (2 * 3 + 3 * 3 + 3) + 3 * 2 + 2, n.numParams(), "conv + lstm + output");
+            INDArray f = series(4, 16, 6, 77);
+            INDArray labels = Nd4j.zeros(4, 2, 6);
+            for (int i = 0; i < 4; i++) {
+                for (int t = 0; t < 6; t++) {
+                    labels.putScalar(new long[] {i, i % 2, t}, 1.0);
+                }
+            }
+            DataSet d = new DataSet(f, labels);
+            INDArray out = n.output(f);
+            assertArrayEquals(new long[] {4, 2, 6}, out.shape());
+            double before = n.score(d);
+            for (int k = 0; k < 30; k++) {
+                n.fit(d);
+            }
+            assertTrue(n.score(d) < 0.5 * before, "per-step CNN + LSTM learns: " + before + " -> " + n.score(d));
         }
     }
 
