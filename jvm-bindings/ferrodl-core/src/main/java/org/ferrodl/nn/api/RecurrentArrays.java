@@ -154,6 +154,18 @@ public final class RecurrentArrays {
     }
 
     /**
+     * @param mask a labels mask or null: {@code [N, T]}, one value per example, or per output and step
+     *        ({@code [N, nOut, T]}, the labels' shape, as the reference allows)
+     * @return its number of columns as the engine reads it ({@code nOut·T} for a per-output mask)
+     */
+    public static int labelsMaskCols(INDArray mask) {
+        if (mask != null && mask.rank() == 3) {
+            return Math.toIntExact(mask.size(1) * mask.size(2));
+        }
+        return maskCols(mask, "the labels mask");
+    }
+
+    /**
      * A layer's stored state as the reference's map (key to {@code [rows, size]}).
      *
      * @param keys the state's keys, in the engine's order

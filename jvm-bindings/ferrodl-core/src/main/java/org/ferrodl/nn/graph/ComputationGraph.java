@@ -192,6 +192,11 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
 
     /** Masks as (arrays, column counts), or both null when there is no mask at all. */
     private static Arrays2 withMasks(float[][] data, INDArray[] masks) {
+        return withMasks(data, masks, false);
+    }
+
+    /** @param labels whether these are labels masks (which may be per output: {@code [N, nOut, T]}) */
+    private static Arrays2 withMasks(float[][] data, INDArray[] masks, boolean labels) {
         if (masks == null || Arrays.stream(masks).allMatch(Objects::isNull)) {
             return new Arrays2(data, null, null);
         }
@@ -201,7 +206,7 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
             INDArray a = masks[k];
             if (a != null) {
                 m[k] = NDArray.internalData(a);
-                cols[k] = a.rank() == 1 ? 1 : Math.toIntExact(a.size(1));
+                cols[k] = labels ? RecurrentArrays.labelsMaskCols(a) : RecurrentArrays.maskCols(a, "features mask " + k);
             }
         }
         return new Arrays2(data, m, cols);
@@ -228,7 +233,7 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
                 throw new DL4JInvalidInputException("labels have " + lRows + " examples but features have " + rows);
             }
             in = withMasks(data(f), d.getFeaturesMaskArrays());
-            out = withMasks(data(l), d.getLabelsMaskArrays());
+            out = withMasks(data(l), d.getLabelsMaskArrays(), true);
         }
     }
 

@@ -232,7 +232,7 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
             fMaskCols = RecurrentArrays.maskCols(fm, "the features mask");
             fMask = data(fm);
             INDArray m = data.getLabelsMaskArray();
-            maskCols = RecurrentArrays.maskCols(m, "the labels mask");
+            maskCols = RecurrentArrays.labelsMaskCols(m);
             mask = data(m);
         }
     }

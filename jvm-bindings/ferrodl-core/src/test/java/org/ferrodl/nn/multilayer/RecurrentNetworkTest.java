@@ -134,6 +134,29 @@ class RecurrentNetworkTest {
     }
 
     @Test
+    void perOutputLabelMasksOfTheLabelsShapeAreTaken() {
+        try (MultiLayerNetwork n = net(3)) {
+            INDArray f = series(2, 2, 4, 5);
+            INDArray y = series(2, 2, 4, 6);
+            INDArray perStep = Nd4j.create(new float[] {1, 1, 0, 1, 1, 0, 1, 1}, 2, 4);
+            INDArray perOutput = Nd4j.zeros(2, 2, 4);
+            for (int i = 0; i < 2; i++) {
+                for (int c = 0; c < 2; c++) {
+                    for (int t = 0; t < 4; t++) {
+                        perOutput.putScalar(new long[] {i, c, t}, perStep.getDouble(i, t));
+                    }
+                }
+            }
+            double a = n.score(new DataSet(f, y, null, perStep));
+            double b = n.score(new DataSet(f, y, null, perOutput));
+            assertEquals(a, b, 1e-6, "a per-output mask equal on every output == the per-step mask");
+            perOutput.putScalar(new long[] {0, 1, 0}, 0.0);
+            double c = n.score(new DataSet(f, y, null, perOutput));
+            assertTrue(Math.abs(c - a) > 1e-4, "masking one output of one step changes the score: " + a + " " + c);
+        }
+    }
+
+    @Test
     void convolutionsRunAtEveryTimeStepAfterRnnToCnn() {
         MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(5).updater(new Adam(0.05))
                 .activation(Activation.TANH).list()

@@ -308,7 +308,7 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
             return NativeSharedWorker.fit(replica, NDArray.internalData(f), rows, RecurrentArrays.rowWidth(f, rows),
                     NDArray.internalData(l), RecurrentArrays.rowWidth(l, rows),
                     fm == null ? null : NDArray.internalData(fm), RecurrentArrays.maskCols(fm, "the features mask"),
-                    m == null ? null : NDArray.internalData(m), RecurrentArrays.maskCols(m, "the labels mask"));
+                    m == null ? null : NDArray.internalData(m), RecurrentArrays.labelsMaskCols(m));
         }
     }
 
@@ -470,8 +470,8 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
             float[][] fm = masks(batch.getFeaturesMaskArrays());
             float[][] lm = masks(batch.getLabelsMaskArrays());
             return NativeSharedWorker.fitGraph(replica, data(f), data(l), rows, fm,
-                    fm == null ? null : maskCols(batch.getFeaturesMaskArrays()), lm,
-                    lm == null ? null : maskCols(batch.getLabelsMaskArrays()));
+                    fm == null ? null : maskCols(batch.getFeaturesMaskArrays(), false), lm,
+                    lm == null ? null : maskCols(batch.getLabelsMaskArrays(), true));
         }
 
         private static float[][] data(INDArray[] arrays) {
@@ -487,11 +487,11 @@ public abstract class NetworkKind<N extends NativeHandleOwner & Model, B> implem
             return masks == null || Arrays.stream(masks).allMatch(Objects::isNull) ? null : data(masks);
         }
 
-        private static int[] maskCols(INDArray[] masks) {
+        private static int[] maskCols(INDArray[] masks, boolean labels) {
             int[] cols = new int[masks.length];
             for (int k = 0; k < masks.length; k++) {
                 INDArray m = masks[k];
-                cols[k] = m == null ? 0 : m.rank() == 1 ? 1 : Math.toIntExact(m.size(1));
+                cols[k] = labels ? RecurrentArrays.labelsMaskCols(m) : RecurrentArrays.maskCols(m, "features mask " + k);
             }
             return cols;
         }
