@@ -94,6 +94,10 @@ public class EvaluationCalibration implements IEvaluation<EvaluationCalibration>
 
     @Override
     public void eval(INDArray labels, INDArray predictions, INDArray mask) {
+        if (labels.rank() == 3) { // time series [N, C, T] with an [N, T] mask: one row per unmasked step
+            evalTimeSeries(labels, predictions, mask);
+            return;
+        }
         int[] rc = EvalInputs.rowsCols(labels, predictions, "EvaluationCalibration");
         int rows = rc[0];
         int cols = rc[1];

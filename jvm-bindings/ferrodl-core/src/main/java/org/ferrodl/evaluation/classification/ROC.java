@@ -93,6 +93,10 @@ public class ROC implements IEvaluation<ROC> {
 
     @Override
     public void eval(INDArray labels, INDArray predictions, INDArray mask) {
+        if (labels.rank() == 3) { // time series [N, C, T] with an [N, T] mask: one row per unmasked step
+            evalTimeSeries(labels, predictions, mask);
+            return;
+        }
         int[] rc = EvalInputs.rowsCols(labels, predictions, "ROC");
         int rows = rc[0];
         int cols = rc[1];

@@ -44,6 +44,10 @@ public class ROCMultiClass implements IEvaluation<ROCMultiClass> {
 
     @Override
     public void eval(INDArray labelsArr, INDArray predictions, INDArray mask) {
+        if (labelsArr.rank() == 3) { // time series [N, C, T] with an [N, T] mask: one row per unmasked step
+            evalTimeSeries(labelsArr, predictions, mask);
+            return;
+        }
         int[] rc = EvalInputs.rowsCols(labelsArr, predictions, "ROCMultiClass");
         int rows = rc[0];
         int cols = rc[1];
