@@ -316,7 +316,8 @@ impl<T: Scalar> MultiLayerNetwork<T> {
     ) -> Result<(), NnError> {
         let n_out = self.n_out();
         if let Some(c) = self.exec.output_seq_channels(0) {
-            return self.check_sequence_labels(labels, rows, mask, c);
+            let width = self.exec.output_width(0);
+            return self.check_sequence_labels(labels, rows, mask, c, width);
         }
         self.check_flat("labels", labels.len(), rows, n_out)?;
         check_finite("labels contain", labels, n_out)?;
@@ -347,8 +348,8 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         rows: usize,
         mask: Option<(&[T], usize)>,
         c: usize,
+        width: usize,
     ) -> Result<(), NnError> {
-        let width = self.exec.output_width(0);
         let t = width / c.max(1);
         let last = self.num_layers() - 1;
         if labels.len() != rows * width {
@@ -561,11 +562,23 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         fwd: usize,
         back: usize,
     ) -> Result<f64, NnError> {
-        // A stateless forward pass of the whole minibatch validates it and fixes the output's
-        // steps for the labels check.
-        self.forward_checked(features, features_mask, rows, false, StateMode::Stateless)?;
-        self.check_labels(labels, rows, labels_mask)?;
-        let t = self.exec.steps_of_input(0);
+        // Validated without a forward pass over all T steps (a third of the work at T = 1000,
+        // TBPTT 50): features and masks here, the labels against the output steps the layers
+        // give for T; each segment's forward checks the rest.
+        self.check_features(features, rows)?;
+        let t = self.exec.input_steps(0, features.len(), rows).map_err(NnError::Shape)?;
+        self.check_features_mask_steps(features_mask, rows, t)?;
+        let mut steps = t;
+        for j in 0..self.num_layers() {
+            let layer = self.exec.layer(j).expect("a layer node per layer");
+            steps = layer.output_steps(steps).map_err(|m| {
+                NnError::InvalidInput(format!("{}: {m}", self.conf.layers[j].describe(j)))
+            })?;
+        }
+        match self.exec.output_seq_channels(0) {
+            Some(c) => self.check_sequence_labels(labels, rows, labels_mask, c, c * steps)?,
+            None => self.check_labels(labels, rows, labels_mask)?,
+        }
         let conf = &mut self.conf;
         let arrays = tbptt::Arrays {
             inputs: &[features],

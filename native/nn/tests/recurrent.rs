@@ -998,3 +998,27 @@ fn config_err(v: Value) -> String {
         Err(e) => e.to_string(),
     }
 }
+
+#[test]
+fn truncated_bptt_refuses_bad_labels_and_masks_before_any_segment() {
+    let layers = vec![rnn("LSTM", 3, 4, "TANH"), rnn_output(4, 2, "SOFTMAX", "MCXENT")];
+    let mut n = net(layers, 3, json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 3,
+                                      "tbpttBackLength": 3}));
+    let (rows, t) = (2, 8);
+    let mut rng = Rng::new(6);
+    let x = normal(&mut rng, rows * 3 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let before = n.params().to_vec();
+    let e = n.fit(&x, &y[..rows * 2 * (t - 1)], rows, None).unwrap_err().to_string();
+    assert!(e.contains("labels have 28 values") && e.contains("8 time steps"), "{e}");
+    let m = vec![1.0; rows * (t - 1)];
+    let e = n.fit_masked(&x, &y, rows, Some((&m, t - 1)), None).unwrap_err().to_string();
+    assert!(e.contains("features mask"), "{e}");
+    let mut bad = x.clone();
+    bad[5] = f64::NAN;
+    assert!(n.fit(&bad, &y, rows, None).unwrap_err().to_string().contains("NaN"));
+    assert_eq!(n.params(), &before[..], "nothing trained");
+    assert_eq!(n.iteration_count(), 0);
+    n.fit(&x, &y, rows, None).unwrap();
+    assert_eq!(n.iteration_count(), 3);
+}
