@@ -18,10 +18,12 @@ from ._errors import (FerrodlClassPathError, FerrodlError, FerrodlFormatError, F
                       FerrodlInvalidInputError, FerrodlNativeError, FerrodlStateError)
 from ._jars import VERSION as __version__
 from ._jars import jar_path, session_builder, spark_line
-from .spark import SparkDl4jMultiLayer, classes, jvm, to_datasets
+from .spark import (SparkComputationGraph, SparkDl4jMultiLayer, classes, jvm, strings, to_datasets,
+                    to_multi_datasets)
 
 __all__ = [
     "FerrodlError", "FerrodlInvalidInputError", "FerrodlInvalidConfigError", "FerrodlFormatError",
     "FerrodlStateError", "FerrodlNativeError", "FerrodlClassPathError",
-    "jar_path", "session_builder", "spark_line", "classes", "jvm", "to_datasets", "SparkDl4jMultiLayer",
+    "jar_path", "session_builder", "spark_line", "classes", "jvm", "strings", "to_datasets", "to_multi_datasets",
+    "SparkDl4jMultiLayer", "SparkComputationGraph",
 ]

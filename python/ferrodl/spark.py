@@ -22,6 +22,12 @@ _CLASSES = {
     "Sgd": "org.ferrodl.linalg.learning.config.Sgd",
     "Nesterovs": "org.ferrodl.linalg.learning.config.Nesterovs",
     "MultiLayerNetwork": "org.ferrodl.nn.multilayer.MultiLayerNetwork",
+    "ComputationGraphConfiguration": "org.ferrodl.nn.conf.ComputationGraphConfiguration",
+    "ComputationGraph": "org.ferrodl.nn.graph.ComputationGraph",
+    "MergeVertex": "org.ferrodl.nn.conf.graph.MergeVertex",
+    "ElementWiseVertex": "org.ferrodl.nn.conf.graph.ElementWiseVertex",
+    "MultiDataSet": "org.ferrodl.linalg.dataset.MultiDataSet",
+    "RegressionEvaluation": "org.ferrodl.evaluation.regression.RegressionEvaluation",
     "Nd4j": "org.ferrodl.linalg.factory.Nd4j",
     "DataSet": "org.ferrodl.linalg.dataset.DataSet",
     "Evaluation": "org.ferrodl.evaluation.classification.Evaluation",
@@ -75,32 +81,67 @@ def to_datasets(df, features_col="features", label_col="label", rows_per_dataset
                 int(rows_per_dataset), int(num_classes))
 
 
-class SparkDl4jMultiLayer:
-    """`org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer` for PySpark.
+def to_multi_datasets(df, features_cols, label_cols, rows_per_dataset=32, num_classes=None):
+    """A JavaRDD of MultiDataSet objects built on the executors from a DataFrame, for a
+    ComputationGraph: one Vector column per network input and one numeric label column per output
+    (in the graph's order); `num_classes` gives, per label column, the classes its indices are
+    one-hot encoded into, or 0 for a one-column regression target."""
+    features_cols, label_cols = list(features_cols), list(label_cols)
+    if num_classes is None or len(num_classes) != len(label_cols):
+        raise ValueError(f"num_classes needs one entry per label column {label_cols}, got {num_classes}")
+    spark = _active(df.sparkSession)
+    gateway = spark.sparkContext._gateway
+    return call(_resolve(spark._jvm, _CLASSES["DataFrames"]).toMultiDataSets, df._jdf,
+                _java_array(gateway, gateway.jvm.java.lang.String, features_cols),
+                _java_array(gateway, gateway.jvm.java.lang.String, label_cols), int(rows_per_dataset),
+                _java_array(gateway, gateway.jvm.int, [int(k) for k in num_classes]))
 
-    `fit`/`evaluate` take a DataFrame (converted with `to_datasets`) or a JavaRDD of DataSet; every
-    other Java method is reachable as an attribute (`net.getNetwork()`, `net.getScore()`, ...).
-    """
+
+def strings(*values, spark=None):
+    """A Java String[] for the Java methods that take `String...` (Py4J passes varargs as an array):
+    `.addInputs(ferrodl.strings("a", "b"))`, `.addLayer("d", layer, ferrodl.strings("a"))`,
+    `.setOutputs(ferrodl.strings("out"))`."""
+    gateway = _active(spark).sparkContext._gateway
+    return _java_array(gateway, gateway.jvm.java.lang.String, [str(v) for v in values])
+
+
+def _java_array(gateway, cls, values):
+    array = gateway.new_array(cls, len(values))
+    for i, v in enumerate(values):
+        array[i] = unwrap(v)
+    return array
+
+
+class _SparkNetwork:
+    """What the two Spark wrappers share: construction from a configuration or a network, DataFrames
+    turned into DataSets for `fit`/`evaluate`, and every other Java method as an attribute."""
+
+    _JAVA_CLASS = None
 
     def __init__(self, spark_context, configuration, training_master):
         spark = _active(None)
         jsc = spark_context._jsc if hasattr(spark_context, "_jsc") else spark_context
-        cls = _resolve(spark._jvm, "org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer")
+        cls = _resolve(spark._jvm, self._JAVA_CLASS)
         self._ferrodl_java_object = unwrap(call(cls, jsc, configuration, training_master))
-        self._num_classes = None
+        self._gateway = spark.sparkContext._gateway
+
+    def _output_widths(self):
+        raise NotImplementedError
 
     def _data(self, data, features_col, label_col, rows_per_dataset, num_classes):
         if hasattr(data, "_jdf"):
             if num_classes is None:
-                num_classes = self._output_width()
+                widths = self._output_widths()
+                if len(widths) != 1:
+                    raise ValueError(f"a DataFrame with one label column trains a network with one output; this "
+                                     f"one has {len(widths)} (use fit_multi with one label column per output)")
+                num_classes = widths[0]
             return to_datasets(data, features_col, label_col, rows_per_dataset, num_classes)
         return data
 
-    def _output_width(self):
-        return int(call(self._ferrodl_java_object.getNetwork().numOutputs))
-
     def fit(self, data, features_col="features", label_col="label", rows_per_dataset=32, num_classes=None):
-        """One pass over `data`; returns self. `num_classes` defaults to the network's output width."""
+        """One pass over `data` (a DataFrame, or a JavaRDD of DataSet); returns self. `num_classes`
+        defaults to the network's output width."""
         call(self._ferrodl_java_object.fit, self._data(data, features_col, label_col, rows_per_dataset,
                                                        num_classes))
         return self
@@ -112,3 +153,61 @@ class SparkDl4jMultiLayer:
 
     def __getattr__(self, name):
         return getattr(JavaProxy(self._ferrodl_java_object), name)
+
+
+class SparkDl4jMultiLayer(_SparkNetwork):
+    """`org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer` for PySpark.
+
+    `fit`/`evaluate` take a DataFrame (converted with `to_datasets`) or a JavaRDD of DataSet; every
+    other Java method is reachable as an attribute (`net.getNetwork()`, `net.getScore()`, ...).
+    """
+
+    _JAVA_CLASS = "org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer"
+
+    def _output_widths(self):
+        return [int(call(self._ferrodl_java_object.getNetwork().numOutputs))]
+
+
+class SparkComputationGraph(_SparkNetwork):
+    """`org.ferrodl.spark.impl.graph.SparkComputationGraph` for PySpark: a ComputationGraph (or its
+    configuration) trained with either training master.
+
+    `fit`/`evaluate` take, for a graph with one input and one output, a DataFrame with a Vector
+    features column and a label column (or a JavaRDD of DataSet); `fit_multi`/`evaluate_output`
+    take a DataFrame with one Vector column per input and one label column per output (converted
+    with `to_multi_datasets`) or a JavaRDD of MultiDataSet. Every other Java method is reachable as
+    an attribute (`graph.getNetwork()`, `graph.getScore()`, `graph.scoreExamplesMultiDataSet(...)`).
+    """
+
+    _JAVA_CLASS = "org.ferrodl.spark.impl.graph.SparkComputationGraph"
+
+    def _output_widths(self):
+        return [int(w) for w in call(self._ferrodl_java_object.getNetwork().numOutputs)]
+
+    def _multi(self, data, features_cols, label_cols, rows_per_dataset, num_classes):
+        if not hasattr(data, "_jdf"):
+            return data
+        if features_cols is None or label_cols is None:
+            raise ValueError("a DataFrame needs features_cols (one per graph input) and label_cols (one per output)")
+        if num_classes is None:
+            num_classes = self._output_widths()
+        return to_multi_datasets(data, features_cols, label_cols, rows_per_dataset, num_classes)
+
+    def fit_multi(self, data, features_cols=None, label_cols=None, rows_per_dataset=32, num_classes=None):
+        """One pass over `data` as MultiDataSets (`fitMultiDataSet`); returns self. `num_classes`
+        defaults to the width of each output (class indices one-hot encoded)."""
+        call(self._ferrodl_java_object.fitMultiDataSet,
+             self._multi(data, features_cols, label_cols, rows_per_dataset, num_classes))
+        return self
+
+    def evaluate_output(self, data, output_name, features_cols=None, label_cols=None, rows_per_dataset=256,
+                        num_classes=None, evaluation=None):
+        """An evaluation (default: classification `Evaluation`) of the graph's output `output_name`
+        over MultiDataSets, computed on the executors (`doEvaluationMDS` with that output's name)."""
+        rdd = self._multi(data, features_cols, label_cols, rows_per_dataset, num_classes)
+        if evaluation is None:
+            evaluation = _resolve(self._gateway.jvm, _CLASSES["Evaluation"])()
+        evaluations = _java_array(self._gateway, self._gateway.jvm.org.ferrodl.evaluation.IEvaluation, [evaluation])
+        workers = call(self._ferrodl_java_object.getDefaultEvaluationWorkers)
+        return call(self._ferrodl_java_object.doEvaluationMDS, rdd, workers, int(rows_per_dataset), output_name,
+                    evaluations)[0]
