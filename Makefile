@@ -113,7 +113,8 @@ example-lenet: jvm
 # a standalone master + two workers on 127.0.0.1, the example submitted with spark-submit: on
 # Spark 4.x (Scala 2.13), then on Spark 3.5 (Scala 2.12) with the example built for that line.
 # Parameter averaging trains from a saved directory (paramavg-dir: fit(String), the reference's
-# production workflow) on 2.13 and from an RDD (paramavg) on 2.12; the executor-kill scenario runs on
+# production workflow) on 2.13 and from an RDD (paramavg) on 2.12; a ComputationGraph (graph:
+# MnistGraphExample through SparkComputationGraph) and the executor-kill scenario run on
 # 2.13 only by default (the CI budget; on 2.12 it passed too:
 # make test-cluster CLUSTER_SCENARIOS_2_12="paramavg shared shared-kill")
 CLUSTER_SCENARIOS_2_12 ?= paramavg shared

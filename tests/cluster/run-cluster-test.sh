@@ -9,6 +9,9 @@
 #                bytes per worker iteration (everything each worker's relay connection wrote: handshake,
 #                frame headers, counters, encoded updates, heartbeats) at most MAX_SHARED_RATIO of the
 #                dense fp32 update size
+#   graph        a ComputationGraph (MnistGraphExample: two dense branches merged, MultiDataSets) trained
+#                with parameter averaging through SparkComputationGraph: accuracy >= MIN_GRAPH_ACCURACY,
+#                both workers trained
 #   shared-kill  gradient sharing while one executor JVM is killed (kill -9) in the middle of a fit:
 #                the fit completes, the accuracy is within KILL_TOLERANCE of the fault-free run, and
 #                the relay's counters report the aborted connection and the re-run task
@@ -17,11 +20,11 @@
 # frames are sealed too), through a private SPARK_CONF_DIR read by the daemons and spark-submit.
 # Every process the script starts is stopped at the end.
 #
-# Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: paramavg-dir shared shared-kill)
+# Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: paramavg-dir graph shared shared-kill)
 #        SPARK_LINE=2.12 tests/cluster/run-cluster-test.sh ...  the Spark 3.5 / Scala 2.12 line: the
 #        pyspark 3.5 distribution and the example built against ferrodl-spark_2.12 (default 2.13:
 #        Spark 4.x, ferrodl-spark_2.13)
-# Environment: MIN_ACCURACY (0.94), MIN_SHARED_ACCURACY (0.95), MAX_SHARED_RATIO (0.001), KILL_TOLERANCE (0.01),
+# Environment: MIN_ACCURACY (0.94), MIN_GRAPH_ACCURACY (0.92), GRAPH_ARGS (the graph scenario's options), MIN_SHARED_ACCURACY (0.95), MAX_SHARED_RATIO (0.001), KILL_TOLERANCE (0.01),
 #              SHARED_ARGS (extra example options of the shared scenarios; default below), SUBMIT_TIMEOUT seconds
 #              (600), REGISTER_TIMEOUT seconds (90), EXAMPLE_JAR (the uber-jar to submit), KEEP_TMP=1
 #              keeps the temp dir (logs, work dirs), PYTHON (python3), JAVA_HOME as usual.
@@ -50,6 +53,9 @@ export SPARK_HOME="$SPARK_DIST/pyspark"
 JAR="${EXAMPLE_JAR:-$DEFAULT_JAR}"
 MIN_ACCURACY="${MIN_ACCURACY:-0.94}"
 MIN_SHARED_ACCURACY="${MIN_SHARED_ACCURACY:-0.95}"
+MIN_GRAPH_ACCURACY="${MIN_GRAPH_ACCURACY:-0.92}"
+# 3 epochs at Adam 3e-3 keep the graph scenario near a minute on a quiet 2-core machine
+GRAPH_ARGS="${GRAPH_ARGS:---epochs 3 --learning-rate 0.003}"
 KILL_TOLERANCE="${KILL_TOLERANCE:-0.01}"
 MAX_SHARED_RATIO="${MAX_SHARED_RATIO:-0.001}"
 # Gradient sharing at <= 1/1000 of the dense size: SGD with Nesterov momentum (its updates keep the
@@ -60,7 +66,7 @@ MAX_SHARED_RATIO="${MAX_SHARED_RATIO:-0.001}"
 # (native/sharing/examples/mnist_sharing.rs, 4 seeds): test accuracy 0.9551-0.9606 at 1/1100 of dense.
 SHARED_ARGS="${SHARED_ARGS:---epochs 20 --batch-size 16 --updater nesterovs --learning-rate 0.03 --lr-decay 0.9 --sparsity-target 2.5e-3 --initial-threshold 1e-2}"
 SCENARIOS=("$@")
-((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg-dir shared shared-kill)
+((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg-dir graph shared shared-kill)
 PASSED=0
 SUBMIT_TIMEOUT="${SUBMIT_TIMEOUT:-600}"
 REGISTER_TIMEOUT="${REGISTER_TIMEOUT:-90}"
@@ -291,7 +297,7 @@ run_scenario() {
   CURRENT="$name"
   local submit_log="$TMP/logs/spark-submit-$name.log"
   rm -f "$TMP/kill.result"
-  log "[$name] spark-submit (timeout ${SUBMIT_TIMEOUT}s): $JAR --workers 2 $*"
+  log "[$name] spark-submit (timeout ${SUBMIT_TIMEOUT}s): ${MAIN_CLASS:+--class $MAIN_CLASS }$JAR --workers 2 $*"
   local t0=$SECONDS killer=""
   if ((kill)); then
     kill_executor_mid_fit "$submit_log" &
@@ -309,7 +315,8 @@ run_scenario() {
     --conf spark.scheduler.maxRegisteredResourcesWaitingTime=60s \
     --conf spark.executorEnv.RAYON_NUM_THREADS=1 \
     --conf spark.driver.host=127.0.0.1 \
-    "$JAR" --workers 2 "$@" 2>&1 | tee "$submit_log" | grep --line-buffered -E '^(ferrodl MNIST|epoch |FINAL |SHARING |MnistMlpExample)'
+    ${MAIN_CLASS:+--class "$MAIN_CLASS"} \
+    "$JAR" --workers 2 "$@" 2>&1 | tee "$submit_log" | grep --line-buffered -E '^(ferrodl MNIST|epoch |FINAL |SHARING |MnistMlpExample|MnistGraphExample)'
   local statuses=("${PIPESTATUS[@]}")
   set -e
   # the killer reports through kill.result, checked below; its exit status carries nothing
@@ -394,7 +401,9 @@ for scenario in "${SCENARIOS[@]}"; do
     shared) run_scenario shared "$MIN_SHARED_ACCURACY" 0 --training-master shared $SHARED_ARGS ;;
     # shellcheck disable=SC2086
     shared-kill) run_scenario shared-kill 0 1 --training-master shared $SHARED_ARGS ;;
-    *) fail "unknown scenario '$scenario' (known: paramavg paramavg-dir shared shared-kill)" ;;
+    # shellcheck disable=SC2086
+    graph) MAIN_CLASS=org.ferrodl.examples.MnistGraphExample run_scenario graph "$MIN_GRAPH_ACCURACY" 0 $GRAPH_ARGS ;;
+    *) fail "unknown scenario '$scenario' (known: paramavg paramavg-dir graph shared shared-kill)" ;;
   esac
 done
 CURRENT="done"
