@@ -26,7 +26,7 @@ public class EarlyStoppingConfiguration<T extends Model> implements Serializable
     private final List<IterationTerminationCondition> iterationTerminationConditions;
     private final boolean saveLastModel;
     private final int evaluateEveryNEpochs;
-    private final ScoreCalculator<T> scoreCalculator;
+    private final ScoreCalculator<? super T> scoreCalculator;
 
     private EarlyStoppingConfiguration(Builder<T> b) {
         this.modelSaver = b.modelSaver;
@@ -57,7 +57,7 @@ public class EarlyStoppingConfiguration<T extends Model> implements Serializable
         return evaluateEveryNEpochs;
     }
 
-    public ScoreCalculator<T> getScoreCalculator() {
+    public ScoreCalculator<? super T> getScoreCalculator() {
         return scoreCalculator;
     }
 
@@ -68,7 +68,7 @@ public class EarlyStoppingConfiguration<T extends Model> implements Serializable
         private final List<IterationTerminationCondition> iterationConditions = new ArrayList<>();
         private boolean saveLastModel;
         private int evaluateEveryNEpochs = 1;
-        private ScoreCalculator<T> scoreCalculator;
+        private ScoreCalculator<? super T> scoreCalculator;
 
         /** Where the best (and latest) models are kept; default {@link InMemoryModelSaver}. */
         public Builder<T> modelSaver(EarlyStoppingModelSaver<T> saver) {
@@ -118,7 +118,7 @@ public class EarlyStoppingConfiguration<T extends Model> implements Serializable
         }
 
         /** How the network is scored after an epoch (required). */
-        public Builder<T> scoreCalculator(ScoreCalculator<T> scoreCalculator) {
+        public Builder<T> scoreCalculator(ScoreCalculator<? super T> scoreCalculator) {
             this.scoreCalculator = Objects.requireNonNull(scoreCalculator, "scoreCalculator");
             return this;
         }

@@ -17,9 +17,13 @@ import org.ferrodl.datasets.iterator.impl.ListDataSetIterator;
 import org.ferrodl.datasets.iterator.impl.ListMultiDataSetIterator;
 import org.ferrodl.earlystopping.EarlyStoppingResult.TerminationReason;
 import org.ferrodl.earlystopping.saver.LocalFileGraphSaver;
+import org.ferrodl.earlystopping.scorecalc.ClassificationScoreCalculator;
 import org.ferrodl.earlystopping.scorecalc.DataSetLossCalculatorCG;
+import org.ferrodl.earlystopping.scorecalc.ROCScoreCalculator;
 import org.ferrodl.earlystopping.termination.MaxEpochsTerminationCondition;
 import org.ferrodl.earlystopping.trainer.EarlyStoppingGraphTrainer;
+import org.ferrodl.evaluation.classification.Evaluation;
+import org.ferrodl.evaluation.classification.ROCMultiClass;
 import org.ferrodl.linalg.activations.Activation;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.dataset.MultiDataSet;
@@ -36,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Early stopping of a ComputationGraph on one machine: EarlyStoppingGraphTrainer with
  * DataSetLossCalculatorCG and LocalFileGraphSaver (best and latest graph on disk, reloaded equal),
+ * the classification and ROC calculators on a graph (equal to evaluating its output),
  * DataSets and MultiDataSets giving the same run, and the saver's errors for bad directories.
  */
 class EarlyStoppingGraphTest {
@@ -119,6 +124,34 @@ class EarlyStoppingGraphTest {
     }
 
     @Test
+    void classificationAndRocCalculatorsScoreAGraph() {
+        List<DataSet> train = EarlyStoppingTest.data(6, 10, 7);
+        List<DataSet> test = EarlyStoppingTest.data(2, 25, 8);
+        ComputationGraph g = graph();
+        g.fit(new ListDataSetIterator(train, 1), 3);
+        Evaluation e = new Evaluation();
+        ROCMultiClass roc = new ROCMultiClass();
+        for (DataSet d : test) {
+            e.eval(d.getLabels(), g.outputSingle(false, d.getFeatures()));
+            roc.eval(d.getLabels(), g.outputSingle(false, d.getFeatures()));
+        }
+        double accuracy = new ClassificationScoreCalculator(Evaluation.Metric.ACCURACY, new ListDataSetIterator(test))
+                .calculateScore(g);
+        assertEquals(e.accuracy(), accuracy, 0);
+        assertTrue(accuracy > 0.5, "trained well above chance (1/3): " + accuracy);
+        assertEquals(roc.calculateAverageAUC(), new ROCScoreCalculator(ROCScoreCalculator.ROCType.MULTICLASS,
+                new ListDataSetIterator(test)).calculateScore(g), 0);
+        // a graph-typed early-stopping configuration takes these calculators
+        EarlyStoppingConfiguration<ComputationGraph> c = new EarlyStoppingConfiguration.Builder<ComputationGraph>()
+                .epochTerminationConditions(new MaxEpochsTerminationCondition(2))
+                .scoreCalculator(new ClassificationScoreCalculator(Evaluation.Metric.ACCURACY,
+                        new ListDataSetIterator(test))).build();
+        EarlyStoppingResult<ComputationGraph> r = new EarlyStoppingGraphTrainer(c, g, new ListDataSetIterator(train, 1))
+                .fit();
+        assertEquals(2, r.getScoreVsEpoch().size());
+    }
+
+    @Test
     void badDirectoriesAndMissingModels(@TempDir File dir) throws IOException {
         File plain = new File(dir, "a-file");
         Files.writeString(plain.toPath(), "not a directory");
@@ -149,5 +182,9 @@ class EarlyStoppingGraphTest {
         IllegalArgumentException two = assertThrows(IllegalArgumentException.class,
                 () -> new EarlyStoppingGraphTrainer(c, g, new ListDataSetIterator(EarlyStoppingTest.data(1, 2, 5))));
         assertTrue(two.getMessage().contains("[a, b]"), two.getMessage());
+        IllegalArgumentException calc = assertThrows(IllegalArgumentException.class,
+                () -> new ClassificationScoreCalculator(Evaluation.Metric.ACCURACY,
+                        new ListDataSetIterator(EarlyStoppingTest.data(1, 2, 5))).calculateScore(g));
+        assertTrue(calc.getMessage().contains("one input and one output"), calc.getMessage());
     }
 }

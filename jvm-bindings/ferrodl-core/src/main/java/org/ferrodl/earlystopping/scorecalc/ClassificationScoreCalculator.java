@@ -3,7 +3,7 @@ package org.ferrodl.earlystopping.scorecalc;
 import java.util.Objects;
 import org.ferrodl.evaluation.classification.Evaluation;
 import org.ferrodl.linalg.dataset.api.iterator.DataSetIterator;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
 
 /** A classification metric (accuracy, F1, ...) on held-out data. Higher is better. */
 public class ClassificationScoreCalculator extends BaseIteratorScoreCalculator {
@@ -16,9 +16,9 @@ public class ClassificationScoreCalculator extends BaseIteratorScoreCalculator {
     }
 
     @Override
-    public double calculateScore(MultiLayerNetwork network) {
+    public double calculateScore(Model network) {
         Evaluation e = new Evaluation();
-        forEach(ds -> e.eval(ds.getLabels(), network.output(ds.getFeatures(), false), ds.getLabelsMaskArray()));
+        forEach(ds -> e.eval(ds.getLabels(), output(network, ds), ds.getLabelsMaskArray()));
         return e.scoreForMetric(metric);
     }
 

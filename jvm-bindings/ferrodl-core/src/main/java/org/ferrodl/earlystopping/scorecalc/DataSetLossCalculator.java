@@ -1,7 +1,7 @@
 package org.ferrodl.earlystopping.scorecalc;
 
 import org.ferrodl.linalg.dataset.api.iterator.DataSetIterator;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
 
 /**
  * The network's loss (score, with regularization) on held-out data: per-minibatch scores weighted
@@ -17,11 +17,11 @@ public class DataSetLossCalculator extends BaseIteratorScoreCalculator {
     }
 
     @Override
-    public double calculateScore(MultiLayerNetwork network) {
+    public double calculateScore(Model network) {
         double[] sum = new double[1];
         long[] n = new long[1];
         forEach(ds -> {
-            sum[0] += network.score(ds) * ds.numExamples();
+            sum[0] += score(network, ds) * ds.numExamples();
             n[0] += ds.numExamples();
         });
         return average ? sum[0] / n[0] : sum[0];

@@ -5,7 +5,7 @@ import org.ferrodl.evaluation.classification.ROC;
 import org.ferrodl.evaluation.classification.ROCBinary;
 import org.ferrodl.evaluation.classification.ROCMultiClass;
 import org.ferrodl.linalg.dataset.api.iterator.DataSetIterator;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
 
 /**
  * Area under the ROC or precision-recall curve on held-out data (exact): of the one output
@@ -36,21 +36,21 @@ public class ROCScoreCalculator extends BaseIteratorScoreCalculator {
     }
 
     @Override
-    public double calculateScore(MultiLayerNetwork network) {
+    public double calculateScore(Model network) {
         switch (type) {
             case ROC: {
                 ROC r = new ROC();
-                forEach(ds -> r.eval(ds.getLabels(), network.output(ds.getFeatures(), false), ds.getLabelsMaskArray()));
+                forEach(ds -> r.eval(ds.getLabels(), output(network, ds), ds.getLabelsMaskArray()));
                 return metric == Metric.AUC ? r.calculateAUC() : r.calculateAUCPR();
             }
             case BINARY: {
                 ROCBinary r = new ROCBinary();
-                forEach(ds -> r.eval(ds.getLabels(), network.output(ds.getFeatures(), false), ds.getLabelsMaskArray()));
+                forEach(ds -> r.eval(ds.getLabels(), output(network, ds), ds.getLabelsMaskArray()));
                 return metric == Metric.AUC ? r.calculateAverageAuc() : r.calculateAverageAUCPR();
             }
             default: {
                 ROCMultiClass r = new ROCMultiClass();
-                forEach(ds -> r.eval(ds.getLabels(), network.output(ds.getFeatures(), false), ds.getLabelsMaskArray()));
+                forEach(ds -> r.eval(ds.getLabels(), output(network, ds), ds.getLabelsMaskArray()));
                 return metric == Metric.AUC ? r.calculateAverageAUC() : r.calculateAverageAUCPR();
             }
         }

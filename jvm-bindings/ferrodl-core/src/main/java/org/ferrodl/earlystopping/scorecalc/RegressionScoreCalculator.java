@@ -3,7 +3,7 @@ package org.ferrodl.earlystopping.scorecalc;
 import java.util.Objects;
 import org.ferrodl.evaluation.regression.RegressionEvaluation;
 import org.ferrodl.linalg.dataset.api.iterator.DataSetIterator;
-import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.nn.api.Model;
 
 /** A regression metric (MSE, MAE, R², ...; averaged over columns) on held-out data. */
 public class RegressionScoreCalculator extends BaseIteratorScoreCalculator {
@@ -16,9 +16,9 @@ public class RegressionScoreCalculator extends BaseIteratorScoreCalculator {
     }
 
     @Override
-    public double calculateScore(MultiLayerNetwork network) {
+    public double calculateScore(Model network) {
         RegressionEvaluation e = new RegressionEvaluation();
-        forEach(ds -> e.eval(ds.getLabels(), network.output(ds.getFeatures(), false), ds.getLabelsMaskArray()));
+        forEach(ds -> e.eval(ds.getLabels(), output(network, ds), ds.getLabelsMaskArray()));
         return e.scoreForMetric(metric);
     }
 

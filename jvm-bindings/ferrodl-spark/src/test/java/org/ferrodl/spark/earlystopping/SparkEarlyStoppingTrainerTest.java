@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class SparkEarlyStoppingTrainerTest {
     private static final MultiLayerConfiguration CONF = conf(new Adam(0.02), 1e-3);
 
-    private static EarlyStoppingConfiguration<MultiLayerNetwork> es(ScoreCalculator<MultiLayerNetwork> calc) {
+    private static EarlyStoppingConfiguration<MultiLayerNetwork> es(ScoreCalculator<? super MultiLayerNetwork> calc) {
         return new EarlyStoppingConfiguration.Builder<MultiLayerNetwork>()
                 .epochTerminationConditions(new MaxEpochsTerminationCondition(3)).scoreCalculator(calc).build();
     }
