@@ -27,6 +27,11 @@ impl Sentinel for jni::sys::jint {
         0
     }
 }
+impl Sentinel for jni::sys::jboolean {
+    fn sentinel() -> Self {
+        jni::sys::JNI_FALSE
+    }
+}
 impl Sentinel for jni::sys::jdouble {
     fn sentinel() -> Self {
         0.0

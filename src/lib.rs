@@ -17,6 +17,7 @@ pub mod boundary;
 pub mod errors;
 pub mod handles;
 mod info_json;
+mod native_averaging;
 mod native_configuration;
 mod native_dataset_codec;
 mod native_graph;

@@ -476,6 +476,12 @@ impl RelayClient {
         verdict.map(|()| self.shared.stats())
     }
 
+    /// The error that closed this connection, if it has failed (a caller blocked on messages
+    /// that will never come polls it).
+    pub fn failure(&self) -> Option<RelayError> {
+        self.shared.closed.load(Ordering::SeqCst).then(|| self.shared.error())
+    }
+
     /// Counters of this client (updated by its threads).
     pub fn stats(&self) -> ClientStats {
         self.shared.stats()

@@ -28,7 +28,8 @@ pub struct RelaySettings {
 }
 
 impl RelaySettings {
-    fn to_config(&self) -> Result<RelayConfig, SharingError> {
+    /// The relay configuration these settings describe (also used by ferrodl-averaging).
+    pub fn to_config(&self) -> Result<RelayConfig, SharingError> {
         let port_range = match (self.port_from, self.port_to) {
             (None, None) => None,
             (Some(a), Some(b)) if a <= b => Some((a, b)),

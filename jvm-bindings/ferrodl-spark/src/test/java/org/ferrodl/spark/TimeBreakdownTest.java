@@ -43,13 +43,26 @@ public class TimeBreakdownTest {
         ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(2, 8)
                 .batchSizePerWorker(8).averagingFrequency(2).collectTrainingStats(true).build();
         TimeBreakdown b = fitAndBreakdown(tm, data);
-        assertEquals("parameter averaging", b.getMaster());
+        assertEquals("parameter averaging, rounds in one job", b.getMaster());
         // 16 objects of 8 examples, 2 workers: 8 minibatches each, 16 in all
         assertEquals(8, b.getIterationsPerWorker());
         assertEquals(16, b.getWorkerIterations());
         Map<String, Double> per = perIteration(b);
         assertTrue(per.containsKey("fit: forward, backward, updater (+ JNI, hooks)"), per.toString());
+        assertTrue(per.containsKey("exchange: send, wait for the other workers, average"), per.toString());
+        assertTrue(per.containsKey("Spark scheduling, shuffle and task start"), per.toString());
+        checkSane(b);
+        // one Spark job per split (the rounds cannot always run in one job): its own phases
+        SparkTestSupport.sc().setLocalProperty("spark.ferrodl.paramavg.roundsInOneJob", "false");
+        try {
+            b = fitAndBreakdown(tm, data);
+        } finally {
+            SparkTestSupport.sc().setLocalProperty("spark.ferrodl.paramavg.roundsInOneJob", null);
+        }
+        assertEquals("parameter averaging", b.getMaster());
+        per = perIteration(b);
         assertTrue(per.containsKey("snapshot + broadcast of params and updater state"), per.toString());
+        assertTrue(per.containsKey("results to the driver + aggregation"), per.toString());
         checkSane(b);
     }
 

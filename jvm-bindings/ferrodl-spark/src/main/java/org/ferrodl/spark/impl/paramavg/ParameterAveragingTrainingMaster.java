@@ -50,6 +50,7 @@ import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.common.StorageLevels;
 import org.ferrodl.spark.impl.graph.SparkComputationGraph;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -137,6 +138,8 @@ public class ParameterAveragingTrainingMaster
     private transient Export lastExport;
     @JsonIgnore
     private transient Thread cleanup;
+    @JsonIgnore
+    private transient Sizes lastSizes;
 
     private ParameterAveragingTrainingMaster() {
         // for Jackson
@@ -259,6 +262,25 @@ public class ParameterAveragingTrainingMaster
         }
     }
 
+    /**
+     * The number of objects in each partition of {@code items}: one Spark job, remembered for the
+     * next fit of the same RDD when it is persisted (its content does not change; the Export
+     * approach's paths are persisted too), so later epochs start without counting jobs.
+     */
+    private synchronized long[] partitionSizes(JavaRDD<?> items) {
+        Sizes s = lastSizes;
+        boolean stable = !items.getStorageLevel().equals(StorageLevel.NONE());
+        if (stable && s != null && s.rddId() == items.id() && s.sc() == items.context()) {
+            return s.sizes();
+        }
+        long[] sizes = DefaultRepartitioner.partitionSizes(items);
+        lastSizes = stable ? new Sizes(items.id(), items.context(), sizes) : null;
+        return sizes;
+    }
+
+    private record Sizes(int rddId, org.apache.spark.SparkContext sc, long[] sizes) {
+    }
+
     /** Where the last fit's export lives (for reuse and deletion). */
     private record Export(int rddId, String batchName, org.apache.spark.SparkContext sc, String base, String fitId,
                           JavaRDD<String> paths) {
@@ -303,20 +325,13 @@ public class ParameterAveragingTrainingMaster
         int workers = keep ? rddPartitions : configuredWorkers;
 
         JobDescriptions.part(sc, "counting " + kind.batchName() + " objects");
-        JavaPairRDD<Tuple2<Integer, T>, Long> indexed = items
-                .mapPartitionsWithIndex((p, it) -> new java.util.Iterator<Tuple2<Integer, T>>() {
-                    @Override
-                    public boolean hasNext() {
-                        return it.hasNext();
-                    }
-
-                    @Override
-                    public Tuple2<Integer, T> next() {
-                        return new Tuple2<>(p, it.next());
-                    }
-                }, true)
-                .zipWithIndex();
-        long numObjects = indexed.count();
+        long[] sizes = partitionSizes(items);
+        long[] offsets = new long[sizes.length];
+        long numObjects = 0;
+        for (int p = 0; p < sizes.length; p++) {
+            offsets[p] = numObjects;
+            numObjects += sizes[p];
+        }
         if (numObjects == 0) {
             throw new DL4JInvalidInputException("cannot fit: the training RDD is empty (0 " + kind.batchName()
                     + " objects)");
@@ -330,21 +345,53 @@ public class ParameterAveragingTrainingMaster
 
         Broadcast<int[]> shuffle = rngSeed == null ? null
                 : sc.broadcast(BalancedSplitter.shuffledPositions((int) numObjects, rngSeed + kind.epochCount(network)));
-        JavaPairRDD<Placed, T> positioned = indexed.mapToPair(t -> new Tuple2<>(new Placed(
-                shuffle == null ? t._2() : shuffle.value()[t._2().intValue()], t._1()._1()), t._1()._2()));
+        // an object's index in RDD order is its partition's offset plus its index there
+        JavaPairRDD<Placed, T> positioned = JavaPairRDD.fromJavaRDD(items.mapPartitionsWithIndex((p, it) ->
+                new java.util.Iterator<Tuple2<Placed, T>>() {
+                    private long index = offsets[p];
+
+                    @Override
+                    public boolean hasNext() {
+                        return it.hasNext();
+                    }
+
+                    @Override
+                    public Tuple2<Placed, T> next() {
+                        long i = index++;
+                        return new Tuple2<>(new Placed(shuffle == null ? i : shuffle.value()[(int) i], p), it.next());
+                    }
+                }, true));
         if (level != null && !level.equals(StorageLevel.NONE())) {
             positioned = positioned.persist(level);
         }
 
         SparkTrainingStats stats = collectTrainingStats ? new SparkTrainingStats() : null;
         boolean sparkDefault = !keep && repartitionStrategy == RepartitionStrategy.SparkDefault;
+        double score = Double.NaN;
+        String oneJobRefused = AveragingRounds.whyNot(sc, workers, sparkDefault);
+        if (oneJobRefused == null) {
+            // every round in one Spark job, the workers averaging through the driver's relay (§9.2)
+            try {
+                score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep, this,
+                        List.copyOf(trainingHooks), stats, (System.nanoTime() - fitStart) / 1e6, fitStart);
+            } finally {
+                positioned.unpersist(false);
+                if (shuffle != null) {
+                    shuffle.destroy();
+                }
+            }
+            kind.setCounters(network, kind.iterationCount(network), kind.epochCount(network) + 1);
+            sparkNetwork.setScore(score);
+            lastStats = stats;
+            return;
+        }
+        LOG.info("ferrodl parameter averaging: one Spark job per split ({})", oneJobRefused);
         // One shuffle per fit deals every object to its (split, worker) partition; each split's job
         // then reads only its own partitions, so it is one stage with no shuffle of its own (a
         // shuffle per split cost about 20 ms of scheduling per worker iteration: BENCHMARKS.md).
         JavaPairRDD<Placed, T> dealt = sparkDefault ? null
                 : positioned.partitionBy(new SplitWorkerPartitioner(splitter, workers, keep));
         List<TrainingHook> hooks = List.copyOf(trainingHooks);
-        double score = Double.NaN;
         SplitClock clock = new SplitClock((System.nanoTime() - fitStart) / 1e6);
         try {
             for (int split = 0; split < splitter.numSplits(); split++) {

@@ -20,7 +20,7 @@ import org.ferrodl.exception.DL4JInvalidConfigException;
  *       traffic is then encrypted too.</li>
  * </ul>
  */
-record RelayTrust(boolean localMaster, boolean encrypt, String warning) {
+public record RelayTrust(boolean localMaster, boolean encrypt, String warning) {
 
     /** Spark's switch for authenticating its RPC and block transfers. */
     static final String SPARK_AUTHENTICATE = "spark.authenticate";
@@ -32,7 +32,7 @@ record RelayTrust(boolean localMaster, boolean encrypt, String warning) {
      */
     public static final String ALLOW_WITHOUT_AUTHENTICATION = "spark.ferrodl.relay.allowWithoutSparkAuthentication";
 
-    static RelayTrust check(SparkConf conf, String master, boolean allowWithoutAuthentication) {
+    public static RelayTrust check(SparkConf conf, String master, boolean allowWithoutAuthentication) {
         boolean local = master.equals("local") || master.startsWith("local[");
         boolean authenticated = conf.getBoolean(SPARK_AUTHENTICATE, false);
         boolean encrypt = conf.getBoolean(SPARK_NETWORK_CRYPTO, false);

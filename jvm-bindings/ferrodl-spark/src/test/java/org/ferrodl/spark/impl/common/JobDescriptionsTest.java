@@ -58,10 +58,19 @@ class JobDescriptionsTest {
             net.fit(data);
             net.fit(data);
             net.evaluate(data);
-            // 16 objects, 2 workers, 2 objects per worker and split: 4 splits per epoch
-            d.await("ferrodl fit \\d+ \\(epoch 0, ParameterAveragingTrainingMaster\\): split 1/4");
-            d.await("ferrodl fit \\d+ \\(epoch 0, ParameterAveragingTrainingMaster\\): split 4/4");
-            d.await("ferrodl fit \\d+ \\(epoch 1, ParameterAveragingTrainingMaster\\): split 4/4");
+            // 16 objects, 2 workers, 2 objects per worker and split: 4 splits per epoch, all in one job
+            d.await("ferrodl fit \\d+ \\(epoch 0, ParameterAveragingTrainingMaster\\): splits 1-4/4 \\(averaging "
+                    + "rounds of 2 workers in one job\\)");
+            d.await("ferrodl fit \\d+ \\(epoch 1, ParameterAveragingTrainingMaster\\): splits 1-4/4 .*");
+            // one Spark job per split where the rounds cannot run in one job
+            sc.setLocalProperty("spark.ferrodl.paramavg.roundsInOneJob", "false");
+            try {
+                net.fit(data);
+            } finally {
+                sc.setLocalProperty("spark.ferrodl.paramavg.roundsInOneJob", null);
+            }
+            d.await("ferrodl fit \\d+ \\(epoch 2, ParameterAveragingTrainingMaster\\): split 1/4");
+            d.await("ferrodl fit \\d+ \\(epoch 2, ParameterAveragingTrainingMaster\\): split 4/4");
             d.await("ferrodl evaluate");
             assertEquals("the user's own jobs", sc.getLocalProperty("spark.job.description"),
                     "ferrodl puts the caller's description back");
@@ -69,8 +78,9 @@ class JobDescriptionsTest {
             sc.parallelize(List.of(1, 2)).count();
             d.await("the user's own jobs");
             assertTrue(d.seen.stream().filter(s -> s.startsWith("ferrodl fit"))
-                    .allMatch(s -> s.matches("ferrodl fit \\d+ \\(epoch [01], ParameterAveragingTrainingMaster\\)"
-                            + "(: (split [1-4]/4|counting DataSet objects|exporting DataSet objects))?")), d.seen.toString());
+                    .allMatch(s -> s.matches("ferrodl fit \\d+ \\(epoch [012], ParameterAveragingTrainingMaster\\)"
+                            + "(: (split [1-4]/4|splits 1-4/4 \\(averaging rounds of 2 workers in one job\\)"
+                            + "|counting DataSet objects|exporting DataSet objects))?")), d.seen.toString());
 
             SharedTrainingMaster shared = new SharedTrainingMaster.Builder(4).batchSizePerWorker(4).rngSeed(1).build();
             new SparkDl4jMultiLayer(sc, SparkTestSupport.conf(new Sgd(0.1), 0), shared).fit(data);

@@ -1,0 +1,101 @@
+package org.ferrodl.jni;
+
+/**
+ * Raw JNI entry points of parameter averaging's rounds inside one Spark job (the Rust crate
+ * {@code ferrodl-averaging}): on the driver a relay (the gradient-sharing relay's authenticated
+ * TCP hub) whose state collects every worker's round messages; in each worker task one connection
+ * that sends the worker's parameters and updater state after a round and returns the average of
+ * every worker's, computed in the same order on every worker and on the driver. Used by the Spark
+ * module's {@code ParameterAveragingTrainingMaster}; users never call it.
+ *
+ * <p>Thread-safety: any thread; calls on one handle are serialized natively.
+ */
+public final class NativeAveraging {
+    static {
+        NativeLoader.load();
+    }
+
+    private NativeAveraging() {
+    }
+
+    /**
+     * Starts the driver's relay of one fit.
+     *
+     * @param settingsJson the relay settings, as for {@link NativeRelay#start}
+     * @param workers the number of worker tasks (each sends one message per round)
+     * @param rounds the number of averaging rounds (the final state is the last one's average)
+     * @return a handle, never 0
+     */
+    public static native long startRelay(String settingsJson, int workers, int rounds);
+
+    /** @param h relay handle @return the TCP port it listens on */
+    public static native int port(long h);
+
+    /** Stops the relay (idempotent); the final state stays readable. @param h relay handle */
+    public static native void shutdown(long h);
+
+    /**
+     * @param h relay handle, after {@link #shutdown}
+     * @param updater false: the parameters; true: the updater state
+     * @return the last round's average (of the workers that fitted in it), or null when no round
+     *     had one (or, for the updater state, when not every contributor sent it)
+     */
+    public static native float[] finalParams(long h, boolean updater);
+
+    /**
+     * @param h relay handle, after {@link #shutdown}
+     * @return {@code [rounds completed, iterations (sum over rounds of the most one worker made),
+     *     contributors of the last round, their mean last score, minibatches, examples]}
+     */
+    public static native double[] finalSummary(long h);
+
+    /** @param h relay handle @return its counters as JSON (as {@link NativeRelay#statsJson}) */
+    public static native String statsJson(long h);
+
+    /** @param h relay handle to release (shuts it down first if needed) */
+    public static native void destroyRelay(long h);
+
+    /**
+     * Connects a worker task to the relay.
+     *
+     * @param configJson {@code {"relayAddress","secretHex","partition","attempt","stage","workers",
+     *     "connectTimeoutMs","ioTimeoutMs","queueLimit","maxMessageBytes","encrypt"}}
+     * @return a worker handle, never 0
+     */
+    public static native long connect(String configJson);
+
+    /**
+     * Sends this worker's message of one round.
+     *
+     * @param params its parameters, or null when it fitted no minibatch this round
+     * @param updaterState its updater state, or null
+     */
+    public static native void sendRound(long h, int round, int iterations, int minibatches, long examples,
+                                        double score, float[] params, float[] updaterState);
+
+    /** @return true once every worker's message of {@code round} arrived (waits up to {@code timeoutMs}) */
+    public static native boolean awaitRound(long h, int round, long timeoutMs);
+
+    /** @return the partitions whose message of {@code round} has not arrived */
+    public static native long[] missing(long h, int round);
+
+    /**
+     * @param updater false: the parameters; true: the updater state
+     * @return the last completed round's average, or null (nobody fitted; for the updater state:
+     *     not every contributor sent it)
+     */
+    public static native float[] average(long h, boolean updater);
+
+    /** @return {@code [contributors, most iterations one worker made, mean last score]} of the last round */
+    public static native double[] averageSummary(long h);
+
+    /**
+     * Waits until the relay applied every message of this worker, then closes.
+     *
+     * @return {@code [messages sent, wire bytes sent, messages received, bytes received]}
+     */
+    public static native long[] finish(long h);
+
+    /** @param h worker handle to release (closes the connection if still open) */
+    public static native void destroyWorker(long h);
+}

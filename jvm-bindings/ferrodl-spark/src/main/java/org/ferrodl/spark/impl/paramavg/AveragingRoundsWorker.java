@@ -1,0 +1,300 @@
+package org.ferrodl.spark.impl.paramavg;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.TaskKilledException;
+import org.apache.spark.api.java.function.Function;
+import org.apache.spark.broadcast.Broadcast;
+import org.ferrodl.jni.NativeAveraging;
+import org.ferrodl.jni.NativeInfo;
+import org.ferrodl.linalg.cpu.nativecpu.NDArray;
+import org.ferrodl.nn.api.Model;
+import org.ferrodl.nn.api.NativeHandleOwner;
+import org.ferrodl.optimize.api.TrainingListener;
+import org.ferrodl.spark.api.SparkTrainingStats.WorkerStats;
+import org.ferrodl.spark.api.TrainingHook;
+import org.ferrodl.spark.impl.common.BalancedSplitter;
+import org.ferrodl.spark.impl.common.BatchAssembler;
+import org.ferrodl.spark.impl.common.NetworkKind;
+import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.PrefetchingIterator;
+import org.ferrodl.spark.impl.common.TaskThreads;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Tuple2;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * One worker task of a parameter-averaging fit whose rounds run inside one Spark (barrier) job
+ * ({@link AveragingRounds}): restores the network once, then for every split fits its share in
+ * minibatches of {@code batchSizePerWorker} (exactly as {@link ParameterAveragingWorker} does for
+ * one split), sends its parameters and updater state through the driver's relay, waits for every
+ * other worker's, and continues from their average — the average the driver would have computed,
+ * with the same counters and, without {@code saveUpdater}, a fresh updater state each round.
+ *
+ * @param <N> the network type
+ * @param <B> its minibatch type
+ * @param <T> B, or a reference that {@code loader} turns into one
+ */
+final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
+        extends AbstractFunction1<scala.collection.Iterator<Tuple2<Placed, T>>, scala.collection.Iterator<AveragingRoundsWorker.Result>>
+        implements Serializable {
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(AveragingRoundsWorker.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long one native wait lasts before the task checks whether Spark killed it. */
+    private static final long WAIT_SLICE_MS = 100;
+
+    /** What the driver broadcasts once per fit. */
+    record Spec<N extends NativeHandleOwner & Model>(NetworkSnapshot<N> snapshot, String relayAddress, String secretHex,
+                                                     boolean encrypt, long relayTimeoutMs, long roundTimeoutMs,
+                                                     long maxMessageBytes) implements Serializable {
+    }
+
+    /** A task's report: counters and where its time went (ms), per phase summed over its rounds. */
+    record Result(int partition, String executor, long startWallMillis, long endWallMillis, long minibatches,
+                  long examples, double restoreMillis, double connectMillis, double dataMillis, double fitMillis,
+                  double extractMillis, double exchangeMillis, double applyMillis, long[] wire,
+                  List<WorkerStats> stats) implements Serializable {
+    }
+
+    private final NetworkKind<N, B> kind;
+    private final Broadcast<Spec<N>> spec;
+    private final Function<T, B> loader;
+    private final BalancedSplitter splitter;
+    private final int workers;
+    private final int batchSizePerWorker;
+    private final int prefetchNumBatches;
+    private final boolean saveUpdater;
+    private final boolean collectStats;
+    private final List<TrainingHook> hooks;
+    private final List<TrainingListener> listeners;
+
+    AveragingRoundsWorker(NetworkKind<N, B> kind, Broadcast<Spec<N>> spec, Function<T, B> loader,
+                          BalancedSplitter splitter, int workers, int batchSizePerWorker, int prefetchNumBatches,
+                          boolean saveUpdater, boolean collectStats, List<TrainingHook> hooks,
+                          List<TrainingListener> listeners) {
+        this.kind = kind;
+        this.spec = spec;
+        this.loader = loader;
+        this.splitter = splitter;
+        this.workers = workers;
+        this.batchSizePerWorker = batchSizePerWorker;
+        this.prefetchNumBatches = prefetchNumBatches;
+        this.saveUpdater = saveUpdater;
+        this.collectStats = collectStats;
+        this.hooks = new ArrayList<>(hooks);
+        this.listeners = new ArrayList<>(listeners);
+    }
+
+    @Override
+    public scala.collection.Iterator<Result> apply(scala.collection.Iterator<Tuple2<Placed, T>> share) {
+        long startWall = System.currentTimeMillis();
+        BarrierTaskContext ctx = BarrierTaskContext.get();
+        int partition = ctx.partitionId();
+        TaskThreads.configure(1);
+        // this worker's objects of every split, in position order (a shuffle does not keep order)
+        List<List<T>> rounds = new ArrayList<>();
+        for (int s = 0; s < splitter.numSplits(); s++) {
+            rounds.add(new ArrayList<>());
+        }
+        List<Tuple2<Placed, T>> items = new ArrayList<>();
+        while (share.hasNext()) {
+            items.add(share.next());
+        }
+        items.sort(Comparator.comparingLong(t -> t._1().position()));
+        for (Tuple2<Placed, T> t : items) {
+            rounds.get(splitter.splitOf(t._1().position())).add(t._2());
+        }
+        items = null;
+
+        Spec<N> s = spec.value();
+        long t = System.nanoTime();
+        double restore;
+        double connect;
+        double data = 0;
+        double fit = 0;
+        double extract = 0;
+        double exchange = 0;
+        double apply = 0;
+        long allMinibatches = 0;
+        long allExamples = 0;
+        List<WorkerStats> stats = collectStats ? new ArrayList<>() : null;
+        String executor = ParameterAveragingWorker.executorId();
+        try (N net = s.snapshot().restore()) {
+            if (!listeners.isEmpty()) {
+                net.setListeners(listeners);
+            }
+            // without saveUpdater every split starts from a fresh updater, as a restored network does
+            float[] freshUpdater = saveUpdater ? null : kind.updaterState(net).toFloatVector();
+            int epoch = kind.epochCount(net);
+            restore = ms(t);
+            t = System.nanoTime();
+            long worker = NativeAveraging.connect(workerJson(s, partition, ctx));
+            try {
+                // every worker is connected before any round message is sent (the relay forwards a
+                // message only to the connections it has when the message arrives)
+                ctx.barrier();
+                connect = ms(t);
+                for (int round = 0; round < rounds.size(); round++) {
+                    long roundStartWall = System.currentTimeMillis();
+                    int startIteration = kind.iterationCount(net);
+                    double roundData = 0;
+                    double roundFit = 0;
+                    int minibatches = 0;
+                    long examples = 0;
+                    double lastScore = Double.NaN;
+                    Iterator<B> batches = new BatchAssembler<>(loading(rounds.get(round)), batchSizePerWorker, kind);
+                    PrefetchingIterator<B> prefetch = prefetchNumBatches > 0 && !rounds.get(round).isEmpty()
+                            ? new PrefetchingIterator<>(batches, prefetchNumBatches, "ferrodl-prefetch-p" + partition)
+                            : null;
+                    if (prefetch != null) {
+                        batches = prefetch;
+                    }
+                    try {
+                        while (true) {
+                            t = System.nanoTime();
+                            B batch = batches.hasNext() ? batches.next() : null;
+                            roundData += ms(t);
+                            if (batch == null) {
+                                break;
+                            }
+                            t = System.nanoTime();
+                            for (TrainingHook h : hooks) {
+                                kind.preUpdate(h, batch, net);
+                            }
+                            kind.fit(net, batch);
+                            for (TrainingHook h : hooks) {
+                                kind.postUpdate(h, batch, net);
+                            }
+                            lastScore = net.score();
+                            roundFit += ms(t);
+                            examples += kind.numExamples(batch);
+                            minibatches++;
+                        }
+                    } finally {
+                        if (prefetch != null) {
+                            prefetch.close();
+                        }
+                    }
+                    t = System.nanoTime();
+                    // the engine's copies as they are (no further Java copy: they are only read)
+                    float[] params = minibatches > 0 ? NDArray.internalData(net.params()) : null;
+                    float[] updater = minibatches > 0 && saveUpdater ? NDArray.internalData(kind.updaterState(net)) : null;
+                    double roundExtract = ms(t);
+                    t = System.nanoTime();
+                    NativeAveraging.sendRound(worker, round, kind.iterationCount(net) - startIteration, minibatches,
+                            examples, lastScore, params, updater);
+                    params = null;
+                    updater = null;
+                    awaitRound(worker, round, s.roundTimeoutMs(), ctx);
+                    double roundExchange = ms(t);
+                    t = System.nanoTime();
+                    float[] avg = NativeAveraging.average(worker, false);
+                    if (avg != null) {
+                        // the driver's per-split design: the average, its updater state, counters + the most iterations
+                        net.setParams(new NDArray(avg, 1, avg.length));
+                        avg = null;
+                        float[] avgUpdater = saveUpdater ? NativeAveraging.average(worker, true) : freshUpdater;
+                        if (avgUpdater != null) {
+                            kind.setUpdaterState(net, new NDArray(avgUpdater, 1, avgUpdater.length));
+                        }
+                        double[] summary = NativeAveraging.averageSummary(worker);
+                        kind.setCounters(net, startIteration + (int) summary[1], epoch);
+                    }
+                    double roundApply = ms(t);
+                    data += roundData;
+                    fit += roundFit;
+                    extract += roundExtract;
+                    exchange += roundExchange;
+                    apply += roundApply;
+                    allMinibatches += minibatches;
+                    allExamples += examples;
+                    if (stats != null && minibatches > 0) {
+                        long[] nativeBytes = NativeInfo.nativeMemoryBytes();
+                        stats.add(new WorkerStats(round, partition, executor, minibatches, (int) examples,
+                                roundStartWall, Math.round(round == 0 ? restore + connect : 0), Math.round(roundData),
+                                Math.round(roundFit), Math.round(roundExtract + roundExchange + roundApply), lastScore,
+                                nativeBytes[0], nativeBytes[1]));
+                    }
+                    LOG.info("ferrodl-worker executor={} partition={} minibatches={} split={} examples={} score={}",
+                            executor, partition, minibatches, round, examples, lastScore);
+                }
+                long[] wire = NativeAveraging.finish(worker);
+                return scala.collection.Iterator$.MODULE$.single(new Result(partition, executor, startWall,
+                        System.currentTimeMillis(), allMinibatches, allExamples, restore, connect, data, fit, extract,
+                        exchange, apply, wire, stats == null ? Collections.emptyList() : stats));
+            } finally {
+                NativeAveraging.destroyWorker(worker);
+            }
+        }
+    }
+
+    /** Waits for every worker's message of {@code round}, giving up when Spark kills the task or after the timeout. */
+    private static void awaitRound(long worker, int round, long timeoutMs, BarrierTaskContext ctx) {
+        long start = System.nanoTime();
+        while (!NativeAveraging.awaitRound(worker, round, WAIT_SLICE_MS)) {
+            if (ctx.isInterrupted() || Thread.currentThread().isInterrupted()) {
+                throw new TaskKilledException("parameter averaging round " + round + " cancelled");
+            }
+            if ((System.nanoTime() - start) / 1_000_000 > timeoutMs) {
+                long[] missing = NativeAveraging.missing(worker, round);
+                throw new IllegalStateException("parameter averaging: worker " + ctx.partitionId() + " waited "
+                        + timeoutMs + " ms in round " + round + " for the parameters of worker(s) "
+                        + java.util.Arrays.toString(missing) + " (stalled or lost executors? the timeout is the "
+                        + "master's relay timeout)");
+            }
+        }
+    }
+
+    private Iterator<B> loading(List<T> objects) {
+        Iterator<T> it = objects.iterator();
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return it.hasNext();
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public B next() {
+                T item = it.next();
+                try {
+                    return loader == null ? (B) item : loader.call(item);
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("cannot load " + item + ": " + e.getMessage(), e);
+                }
+            }
+        };
+    }
+
+    private String workerJson(Spec<N> s, int partition, BarrierTaskContext ctx) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("relayAddress", s.relayAddress());
+        o.put("secretHex", s.secretHex());
+        o.put("partition", partition);
+        // a retried stage's tasks must supersede the old stage's connections: attempts grow across stages
+        o.put("attempt", ctx.stageAttemptNumber() * 65_536L + ctx.attemptNumber());
+        o.put("stage", ctx.stageAttemptNumber());
+        o.put("workers", workers);
+        o.put("connectTimeoutMs", Math.min(s.relayTimeoutMs(), 30_000L));
+        o.put("ioTimeoutMs", s.relayTimeoutMs());
+        o.put("queueLimit", 4);
+        o.put("maxMessageBytes", s.maxMessageBytes());
+        o.put("encrypt", s.encrypt());
+        return o.toString();
+    }
+
+    private static double ms(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1e6;
+    }
+}

@@ -1,0 +1,220 @@
+//! The driver's side: the relay's state collects every round's messages, so the final average is
+//! computed on the driver from the last round's contributions (no task returns its parameters).
+
+use crate::message::{average, Average, RoundMessage};
+use ferrodl_relay::{MasterState, Relay, RelayStats, WorkerId};
+use ferrodl_sharing::{relay_stats_json, RelaySettings, SharingError};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The relay's state of one averaging fit.
+pub struct AveragingMaster {
+    workers: u32,
+    /// Rounds of the fit: only the last one's arrays are kept (earlier ones count by their headers).
+    rounds: u32,
+    /// Stage attempt whose rounds are being collected; messages of older attempts are ignored.
+    stage: u32,
+    /// Rounds not yet complete: round -> partition -> message.
+    pending: BTreeMap<u32, BTreeMap<u32, RoundMessage>>,
+    /// The messages of the last complete round that had a contributor.
+    last: Option<Vec<RoundMessage>>,
+    rounds_done: u32,
+    /// Sum over complete rounds of the most iterations one worker made.
+    iterations: u64,
+}
+
+/// What the driver takes from the fit.
+#[derive(Clone, Debug)]
+pub struct FinalState {
+    /// The last round's average with contributors (None: no round completed with one).
+    pub average: Option<Average>,
+    pub rounds_done: u32,
+    /// Iterations to add to the network's counter.
+    pub iterations: u64,
+}
+
+impl AveragingMaster {
+    pub fn new(workers: u32, rounds: u32) -> Self {
+        AveragingMaster { workers, rounds, stage: 0, pending: BTreeMap::new(), last: None, rounds_done: 0, iterations: 0 }
+    }
+
+    pub fn final_state(&self) -> Result<FinalState, SharingError> {
+        let average = match &self.last {
+            Some(msgs) => average(&msgs.iter().collect::<Vec<_>>())?,
+            None => None,
+        };
+        Ok(FinalState { average, rounds_done: self.rounds_done, iterations: self.iterations })
+    }
+}
+
+impl MasterState for AveragingMaster {
+    fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String> {
+        let header = RoundMessage::decode_header(payload).map_err(|e| e.to_string())?;
+        // the final state needs the last round's arrays only: earlier rounds cost no copy here
+        let m = if header.round + 1 >= self.rounds {
+            RoundMessage::decode(payload).map_err(|e| e.to_string())?
+        } else {
+            header
+        };
+        if m.partition != worker.partition || m.partition >= self.workers {
+            return Err(format!(
+                "averaging message of partition {} on the connection of partition {} ({} workers)",
+                m.partition, worker.partition, self.workers
+            ));
+        }
+        if m.stage < self.stage {
+            return Ok(()); // a straggler of a stage attempt Spark has given up on
+        }
+        if m.stage > self.stage {
+            // Spark retried the whole (barrier) stage: every worker starts the fit again.
+            *self = AveragingMaster::new(self.workers, self.rounds);
+            self.stage = m.stage;
+        }
+        let round = m.round;
+        let entry = self.pending.entry(round).or_default();
+        entry.insert(m.partition, m);
+        if entry.len() as u32 == self.workers {
+            let msgs: Vec<RoundMessage> = self.pending.remove(&round).expect("present").into_values().collect();
+            self.rounds_done += 1;
+            self.iterations += u64::from(msgs.iter().filter(|m| m.contributes()).map(|m| m.iterations).max().unwrap_or(0));
+            if msgs.iter().any(RoundMessage::contributes) {
+                self.last = Some(msgs);
+            }
+        }
+        Ok(())
+    }
+
+    /// Workers start from the broadcast; the snapshot carries nothing.
+    fn snapshot(&self) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
+/// The relay's state, shared with the driver that reads the result.
+#[derive(Clone)]
+struct SharedMaster(Arc<Mutex<AveragingMaster>>);
+
+impl SharedMaster {
+    fn lock(&self) -> MutexGuard<'_, AveragingMaster> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl MasterState for SharedMaster {
+    fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String> {
+        self.lock().apply(worker, payload)
+    }
+    fn snapshot(&self) -> Vec<u8> {
+        self.lock().snapshot()
+    }
+}
+
+/// A running (or stopped) relay of one averaging fit.
+pub struct AveragingDriver {
+    master: SharedMaster,
+    relay: Option<Relay>,
+    port: u16,
+    sealed: bool,
+    stopped: Option<(FinalState, RelayStats)>,
+}
+
+impl AveragingDriver {
+    /// Starts the relay of a fit of `workers` worker tasks and `rounds` averaging rounds.
+    pub fn start(settings_json: &str, workers: u32, rounds: u32) -> Result<Self, SharingError> {
+        if workers == 0 || rounds == 0 {
+            return Err(SharingError::Config(format!(
+                "averaging needs at least one worker and one round, got {workers} and {rounds}"
+            )));
+        }
+        let settings: RelaySettings = serde_json::from_str(settings_json)
+            .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
+        let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, rounds))));
+        let relay = Relay::start(settings.to_config()?, Box::new(master.clone()))?;
+        let port = relay.local_addr().port();
+        Ok(AveragingDriver { master, relay: Some(relay), port, sealed: settings.encrypt, stopped: None })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops the relay (idempotent) and keeps the final state and counters.
+    pub fn shutdown(&mut self) -> Result<(), SharingError> {
+        if let Some(relay) = self.relay.take() {
+            let (_, stats) = relay.shutdown();
+            let state = self.master.lock().final_state()?;
+            self.stopped = Some((state, stats));
+        }
+        Ok(())
+    }
+
+    /// The final state; only after [`AveragingDriver::shutdown`].
+    pub fn final_state(&self) -> Result<&FinalState, SharingError> {
+        self.stopped
+            .as_ref()
+            .map(|(f, _)| f)
+            .ok_or_else(|| SharingError::Message("the averaging relay is still running".into()))
+    }
+
+    pub fn stats_json(&self) -> String {
+        let stats = match (&self.relay, &self.stopped) {
+            (Some(r), _) => r.stats(),
+            (None, Some((_, s))) => s.clone(),
+            (None, None) => RelayStats::default(),
+        };
+        let mut v = relay_stats_json(&stats);
+        v["sealed"] = serde_json::Value::Bool(self.sealed);
+        v.to_string()
+    }
+}
+
+impl Drop for AveragingDriver {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::RoundReport;
+
+    fn send(m: &mut AveragingMaster, stage: u32, round: u32, partition: u32, p: Option<&[f32]>, its: u32) {
+        let r = RoundReport { stage, round, partition, iterations: its, minibatches: its, examples: 4, score: 1.0 };
+        m.apply(WorkerId { partition, attempt: 0 }, &RoundMessage::encode(&r, p, None)).unwrap();
+    }
+
+    #[test]
+    fn keeps_the_last_round_with_contributors_and_sums_iterations() {
+        let mut m = AveragingMaster::new(2, 2);
+        send(&mut m, 0, 0, 1, Some(&[1.0]), 2);
+        send(&mut m, 0, 1, 1, Some(&[5.0]), 3); // round 1 arrives before round 0 is complete
+        send(&mut m, 0, 0, 0, Some(&[3.0]), 2);
+        send(&mut m, 0, 1, 0, None, 0);
+        let f = m.final_state().unwrap();
+        assert_eq!((f.rounds_done, f.iterations), (2, 5));
+        assert_eq!(f.average.unwrap().params, vec![5.0]);
+    }
+
+    #[test]
+    fn a_retried_stage_starts_over_and_stragglers_are_ignored() {
+        let mut m = AveragingMaster::new(2, 1);
+        send(&mut m, 0, 0, 0, Some(&[1.0]), 1);
+        send(&mut m, 0, 0, 1, Some(&[1.0]), 1);
+        send(&mut m, 1, 0, 0, Some(&[7.0]), 4);
+        send(&mut m, 0, 1, 1, Some(&[9.0]), 1);
+        send(&mut m, 1, 0, 1, Some(&[9.0]), 4);
+        let f = m.final_state().unwrap();
+        assert_eq!((f.rounds_done, f.iterations), (1, 4));
+        assert_eq!(f.average.unwrap().params, vec![8.0]);
+    }
+
+    #[test]
+    fn refuses_a_message_for_another_partition() {
+        let mut m = AveragingMaster::new(2, 1);
+        let r = RoundReport { partition: 1, ..RoundReport::default() };
+        let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &RoundMessage::encode(&r, None, None)).unwrap_err();
+        assert!(e.contains("partition 1 on the connection of partition 0"), "{e}");
+        assert!(m.apply(WorkerId::default(), b"xx").unwrap_err().contains("malformed"));
+    }
+}

@@ -1,0 +1,302 @@
+//! One worker's message of one averaging round, and the average of a round.
+//!
+//! Layout (all little-endian):
+//!
+//! | field | bytes |
+//! |---|---|
+//! | version `u8` = 1 | 1 |
+//! | flags `u8` (`0x01` contributes parameters, `0x02` carries updater state) | 1 |
+//! | stage attempt `u32` (a retried Spark stage starts the rounds again) | 4 |
+//! | round `u32` | 4 |
+//! | partition `u32` (the worker) | 4 |
+//! | iterations `u32` made this round, minibatches `u32` | 8 |
+//! | examples `u64` | 8 |
+//! | score `f64` of the last minibatch | 8 |
+//! | parameter count `u32`, updater-state count `u32` | 8 |
+//! | parameters `f32 × n`, updater state `f32 × m` | 4(n + m) |
+
+use ferrodl_sharing::SharingError;
+
+const VERSION: u8 = 1;
+/// The worker fitted at least one minibatch this round: its parameters count in the average.
+pub const FLAG_CONTRIBUTES: u8 = 0x01;
+/// Its updater state is included.
+pub const FLAG_UPDATER: u8 = 0x02;
+pub const HEADER_LEN: usize = 46;
+
+/// A decoded message (its arrays empty when only the header was decoded).
+#[derive(Clone, Debug)]
+pub struct RoundMessage {
+    pub stage: u32,
+    pub round: u32,
+    pub partition: u32,
+    pub flags: u8,
+    pub iterations: u32,
+    pub minibatches: u32,
+    pub examples: u64,
+    pub score: f64,
+    pub n_params: usize,
+    pub n_updater: usize,
+    pub params: Vec<f32>,
+    pub updater: Vec<f32>,
+}
+
+/// What a worker reports for one round.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoundReport {
+    pub stage: u32,
+    pub round: u32,
+    pub partition: u32,
+    pub iterations: u32,
+    pub minibatches: u32,
+    pub examples: u64,
+    pub score: f64,
+}
+
+impl RoundMessage {
+    /// Encodes a message. `params == None`: nothing to contribute this round (no minibatch).
+    pub fn encode(report: &RoundReport, params: Option<&[f32]>, updater: Option<&[f32]>) -> Vec<u8> {
+        // an empty updater state (plain SGD) is no updater state
+        let updater = updater.filter(|u| !u.is_empty());
+        let n = params.map_or(0, <[f32]>::len);
+        let m = if params.is_some() { updater.map_or(0, <[f32]>::len) } else { 0 };
+        let mut flags = 0u8;
+        if params.is_some() {
+            flags |= FLAG_CONTRIBUTES;
+            if updater.is_some() {
+                flags |= FLAG_UPDATER;
+            }
+        }
+        let mut out = vec![0u8; HEADER_LEN + 4 * (n + m)];
+        out[0] = VERSION;
+        out[1] = flags;
+        out[2..6].copy_from_slice(&report.stage.to_le_bytes());
+        out[6..10].copy_from_slice(&report.round.to_le_bytes());
+        out[10..14].copy_from_slice(&report.partition.to_le_bytes());
+        out[14..18].copy_from_slice(&report.iterations.to_le_bytes());
+        out[18..22].copy_from_slice(&report.minibatches.to_le_bytes());
+        out[22..30].copy_from_slice(&report.examples.to_le_bytes());
+        out[30..38].copy_from_slice(&report.score.to_le_bytes());
+        out[38..42].copy_from_slice(&(n as u32).to_le_bytes());
+        out[42..46].copy_from_slice(&(m as u32).to_le_bytes());
+        let (p_out, u_out) = out[HEADER_LEN..].split_at_mut(4 * n);
+        for (a, out) in [(params, p_out), (if m > 0 { updater } else { None }, u_out)] {
+            for (o, v) in out.chunks_exact_mut(4).zip(a.unwrap_or(&[])) {
+                o.copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// The header alone (arrays left empty): what the driver needs of every round but the last.
+    pub fn decode_header(bytes: &[u8]) -> Result<RoundMessage, SharingError> {
+        Self::decode_with(bytes, false)
+    }
+
+    /// Decodes (and checks the lengths of) a message.
+    pub fn decode(bytes: &[u8]) -> Result<RoundMessage, SharingError> {
+        Self::decode_with(bytes, true)
+    }
+
+    fn decode_with(bytes: &[u8], arrays: bool) -> Result<RoundMessage, SharingError> {
+        let bad = |what: String| SharingError::Message(format!("malformed averaging message: {what}"));
+        if bytes.len() < HEADER_LEN {
+            return Err(bad(format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
+        }
+        if bytes[0] != VERSION {
+            return Err(bad(format!("version {} (expected {VERSION})", bytes[0])));
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+        let flags = bytes[1];
+        if flags & !(FLAG_CONTRIBUTES | FLAG_UPDATER) != 0 {
+            return Err(bad(format!("unknown flags {flags:#04x}")));
+        }
+        let n_params = u32_at(38) as usize;
+        let n_updater = u32_at(42) as usize;
+        let expected = HEADER_LEN as u64 + 4 * (n_params as u64 + n_updater as u64);
+        if bytes.len() as u64 != expected {
+            return Err(bad(format!(
+                "{} bytes for {n_params} parameters and {n_updater} updater values (expected {expected})",
+                bytes.len()
+            )));
+        }
+        if (flags & FLAG_CONTRIBUTES == 0) != (n_params == 0) || (flags & FLAG_UPDATER == 0) != (n_updater == 0) {
+            return Err(bad(format!("flags {flags:#04x} disagree with {n_params} parameters and {n_updater} updater values")));
+        }
+        let floats = |from: usize, n: usize| -> Vec<f32> {
+            if !arrays {
+                return Vec::new();
+            }
+            let start = HEADER_LEN + 4 * from;
+            bytes[start..start + 4 * n]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .collect()
+        };
+        Ok(RoundMessage {
+            stage: u32_at(2),
+            round: u32_at(6),
+            partition: u32_at(10),
+            flags,
+            iterations: u32_at(14),
+            minibatches: u32_at(18),
+            examples: u64_at(22),
+            score: f64::from_bits(u64_at(30)),
+            n_params,
+            n_updater,
+            params: floats(0, n_params),
+            updater: floats(n_params, n_updater),
+        })
+    }
+
+    pub fn contributes(&self) -> bool {
+        self.flags & FLAG_CONTRIBUTES != 0
+    }
+}
+
+/// The average of one round over the workers that contributed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Average {
+    pub params: Vec<f32>,
+    /// None unless every contributor sent updater state.
+    pub updater: Option<Vec<f32>>,
+    pub contributors: u32,
+    /// The most iterations one worker made this round (the iteration counter grows by it).
+    pub max_iterations: u32,
+    pub minibatches: u64,
+    pub examples: u64,
+    /// Mean of the contributors' last minibatch scores.
+    pub score: f64,
+}
+
+/// Element-wise mean over the contributors (in the given order): sum in f64, divide, round to f32.
+fn mean_of(arrays: &[&[f32]]) -> Vec<f32> {
+    let count = arrays.len() as f64;
+    let len = arrays[0].len();
+    let mut out = vec![0f32; len];
+    match arrays {
+        [a, b] => {
+            for ((o, x), y) in out.iter_mut().zip(&a[..len]).zip(&b[..len]) {
+                *o = ((f64::from(*x) + f64::from(*y)) / count) as f32;
+            }
+        }
+        _ => {
+            for (i, o) in out.iter_mut().enumerate() {
+                let mut s = 0f64;
+                for a in arrays {
+                    s += f64::from(a[i]);
+                }
+                *o = (s / count) as f32;
+            }
+        }
+    }
+    out
+}
+
+/// Averages one round: the contributors' arrays summed in partition order in f64, divided by
+/// their number, rounded to f32 (what the driver-side average of the per-split design does).
+/// `None` when no worker contributed. Messages of one round from every worker, any order.
+pub fn average(messages: &[&RoundMessage]) -> Result<Option<Average>, SharingError> {
+    let mut contributors: Vec<&RoundMessage> = messages.iter().copied().filter(|m| m.contributes()).collect();
+    contributors.sort_by_key(|m| m.partition);
+    let Some(first) = contributors.first() else {
+        return Ok(None);
+    };
+    let n = first.n_params;
+    if let Some(m) = contributors.iter().find(|m| m.n_params != n) {
+        return Err(SharingError::Message(format!(
+            "workers sent parameters of different lengths in round {}: partition {} has {n}, partition {} has {}",
+            first.round, first.partition, m.partition, m.n_params
+        )));
+    }
+    let with_updater = contributors.iter().all(|m| m.n_updater > 0 && m.n_updater == first.n_updater);
+    let count = contributors.len();
+    if let Some(m) = contributors.iter().find(|m| m.params.len() != n || (with_updater && m.updater.len() != first.n_updater)) {
+        return Err(SharingError::Message(format!(
+            "the averaging message of partition {} in round {} has only its header", m.partition, m.round
+        )));
+    }
+    let params = mean_of(&contributors.iter().map(|m| &m.params[..]).collect::<Vec<_>>());
+    let updater = with_updater.then(|| mean_of(&contributors.iter().map(|m| &m.updater[..]).collect::<Vec<_>>()));
+    Ok(Some(Average {
+        params,
+        updater,
+        contributors: count as u32,
+        max_iterations: contributors.iter().map(|m| m.iterations).max().unwrap_or(0),
+        minibatches: messages.iter().map(|m| u64::from(m.minibatches)).sum(),
+        examples: messages.iter().map(|m| m.examples).sum(),
+        score: contributors.iter().map(|m| m.score).sum::<f64>() / count as f64,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(partition: u32, params: Option<&[f32]>, updater: Option<&[f32]>, iterations: u32, score: f64) -> RoundMessage {
+        let r = RoundReport { stage: 0, round: 3, partition, iterations, minibatches: iterations, examples: 8, score };
+        RoundMessage::decode(&RoundMessage::encode(&r, params, updater)).unwrap()
+    }
+
+    #[test]
+    fn round_trip_keeps_every_field() {
+        let r = RoundReport { stage: 2, round: 7, partition: 5, iterations: 11, minibatches: 10, examples: 320, score: 0.25 };
+        let m = RoundMessage::decode(&RoundMessage::encode(&r, Some(&[1.5, -2.0]), Some(&[0.5]))).unwrap();
+        assert_eq!((m.stage, m.round, m.partition, m.iterations, m.minibatches, m.examples), (2, 7, 5, 11, 10, 320));
+        assert_eq!(m.score, 0.25);
+        assert_eq!(m.params, vec![1.5, -2.0]);
+        assert_eq!(m.updater, vec![0.5]);
+        let sgd = RoundMessage::decode(&RoundMessage::encode(&r, Some(&[1.0]), Some(&[]))).unwrap();
+        assert_eq!((sgd.flags, sgd.n_updater), (FLAG_CONTRIBUTES, 0));
+        let empty = RoundMessage::decode(&RoundMessage::encode(&r, None, Some(&[0.5]))).unwrap();
+        assert!(!empty.contributes());
+        assert_eq!((empty.n_params, empty.n_updater), (0, 0));
+    }
+
+    #[test]
+    fn malformed_messages_are_refused_naming_the_problem() {
+        let r = RoundReport::default();
+        let good = RoundMessage::encode(&r, Some(&[1.0, 2.0]), None);
+        let short = RoundMessage::decode(&good[..good.len() - 1]).unwrap_err().to_string();
+        assert!(short.contains("expected 54"), "{short}");
+        let mut v = good.clone();
+        v[0] = 9;
+        assert!(RoundMessage::decode(&v).unwrap_err().to_string().contains("version 9"));
+        let mut f = good;
+        f[1] = 0x80;
+        assert!(RoundMessage::decode(&f).unwrap_err().to_string().contains("unknown flags"));
+        assert!(RoundMessage::decode(&[1; 10]).unwrap_err().to_string().contains("header"));
+    }
+
+    #[test]
+    fn average_is_the_partition_ordered_f64_mean_of_contributors() {
+        let a = msg(1, Some(&[1.0, 0.1]), Some(&[2.0]), 3, 1.0);
+        let b = msg(0, Some(&[2.0, 0.2]), Some(&[4.0]), 5, 3.0);
+        let idle = msg(2, None, None, 0, f64::NAN);
+        let avg = average(&[&a, &idle, &b]).unwrap().unwrap();
+        let expect = |x: f32, y: f32| ((f64::from(x) + f64::from(y)) / 2.0) as f32;
+        assert_eq!(avg.params, vec![expect(2.0, 1.0), expect(0.2, 0.1)]);
+        assert_eq!(avg.updater, Some(vec![3.0]));
+        assert_eq!((avg.contributors, avg.max_iterations, avg.minibatches, avg.examples), (2, 5, 8, 24));
+        assert_eq!(avg.score, 2.0);
+        // any arrival order gives the same bits
+        assert_eq!(average(&[&b, &a, &idle]).unwrap().unwrap(), avg);
+        // one worker: its own arrays exactly
+        let one = average(&[&a]).unwrap().unwrap();
+        assert_eq!(one.params, vec![1.0, 0.1]);
+        assert!(average(&[&idle]).unwrap().is_none());
+    }
+
+    #[test]
+    fn updater_is_averaged_only_when_every_contributor_sent_it() {
+        let a = msg(0, Some(&[1.0]), Some(&[2.0]), 1, 0.0);
+        let b = msg(1, Some(&[3.0]), None, 1, 0.0);
+        let avg = average(&[&a, &b]).unwrap().unwrap();
+        assert_eq!(avg.params, vec![2.0]);
+        assert_eq!(avg.updater, None);
+        let c = msg(2, Some(&[1.0, 2.0]), None, 1, 0.0);
+        let e = average(&[&a, &c]).unwrap_err().to_string();
+        assert!(e.contains("different lengths") && e.contains("partition 2 has 2"), "{e}");
+    }
+}

@@ -1,0 +1,294 @@
+//! `org.ferrodl.jni.NativeAveraging`: the averaging rounds of parameter averaging inside one
+//! Spark job (ferrodl-averaging): the driver's relay and a worker task's connection.
+//! Thread safety: calls on one handle are serialized; the relay's threads run independently.
+
+use crate::arrays::{new_float_array, new_long_array, read_optional_floats};
+use crate::boundary::{guard, invalid};
+use ferrodl_averaging::{AveragingDriver, AveragingWorker};
+use jni::objects::{JClass, JFloatArray, JString};
+use jni::sys::{jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jstring, JNI_FALSE, JNI_TRUE};
+use jni::JNIEnv;
+use std::ptr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn drivers() -> &'static Registry<AveragingDriver> {
+    static DRIVERS: OnceLock<Registry<AveragingDriver>> = OnceLock::new();
+    DRIVERS.get_or_init(|| Registry::new(0x41, "averaging relay"))
+}
+
+fn workers() -> &'static Registry<AveragingWorker> {
+    static WORKERS: OnceLock<Registry<AveragingWorker>> = OnceLock::new();
+    WORKERS.get_or_init(|| Registry::new(0x42, "averaging worker"))
+}
+
+use crate::handles::Registry;
+
+fn read_json(env: &mut JNIEnv<'_>, s: &JString<'_>, what: &str) -> crate::errors::FerroResult<String> {
+    if s.as_raw().is_null() {
+        return invalid(format!("{what} is null"));
+    }
+    Ok(env.get_string(s)?.into())
+}
+
+fn doubles(env: &mut JNIEnv<'_>, values: &[f64]) -> crate::errors::FerroResult<jdoubleArray> {
+    let array = env.new_double_array(values.len() as i32)?;
+    env.set_double_array_region(&array, 0, values)?;
+    Ok(array.into_raw())
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_startRelay<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    settings_json: JString<'local>,
+    worker_count: jint,
+    rounds: jint,
+) -> jlong {
+    guard(&mut env, |env| {
+        let json = read_json(env, &settings_json, "relay settings JSON")?;
+        if worker_count <= 0 || rounds <= 0 {
+            return invalid(format!("worker count ({worker_count}) and rounds ({rounds}) must be positive"));
+        }
+        Ok(drivers().insert(AveragingDriver::start(&json, worker_count as u32, rounds as u32)?))
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_port<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jint {
+    guard(&mut env, |_| drivers().with(handle, |d| Ok(jint::from(d.port()))))
+}
+
+/// Stops the relay (idempotent); the final state and counters stay readable.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_shutdown<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, |_| drivers().with(handle, |d| Ok(d.shutdown()?)))
+}
+
+/// The final average's parameters (after shutdown), or null when no round had a contributor.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_finalParams<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    updater: jboolean,
+) -> jfloatArray {
+    guard(&mut env, |env| {
+        let values = drivers().with(handle, |d| {
+            let avg = d.final_state()?.average.as_ref();
+            Ok(if updater == JNI_TRUE { avg.and_then(|a| a.updater.clone()) } else { avg.map(|a| a.params.clone()) })
+        })?;
+        match values {
+            Some(v) => Ok(new_float_array(env, &v)?.into_raw()),
+            None => Ok(ptr::null_mut()),
+        }
+    })
+}
+
+/// `[rounds completed, iterations, contributors of the last round, its mean score, minibatches, examples]`.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_finalSummary<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jdoubleArray {
+    guard(&mut env, |env| {
+        let v = drivers().with(handle, |d| {
+            let f = d.final_state()?;
+            let a = f.average.as_ref();
+            Ok([
+                f64::from(f.rounds_done),
+                f.iterations as f64,
+                a.map_or(0.0, |a| f64::from(a.contributors)),
+                a.map_or(f64::NAN, |a| a.score),
+                a.map_or(0.0, |a| a.minibatches as f64),
+                a.map_or(0.0, |a| a.examples as f64),
+            ])
+        })?;
+        doubles(env, &v)
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_statsJson<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jstring {
+    guard(&mut env, |env| {
+        let json = drivers().with(handle, |d| Ok(d.stats_json()))?;
+        Ok(env.new_string(json)?.into_raw())
+    })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_destroyRelay<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, |_| drivers().remove(handle))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_connect<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    config_json: JString<'local>,
+) -> jlong {
+    guard(&mut env, |env| {
+        let json = read_json(env, &config_json, "averaging worker configuration JSON")?;
+        Ok(workers().insert(AveragingWorker::connect(&json)?))
+    })
+}
+
+/// Sends this worker's message of one round; `params == null`: it fitted nothing this round.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_sendRound<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    round: jint,
+    iterations: jint,
+    minibatches: jint,
+    examples: jlong,
+    score: jdouble,
+    params: JFloatArray<'local>,
+    updater_state: JFloatArray<'local>,
+) {
+    guard(&mut env, |env| {
+        if round < 0 || iterations < 0 || minibatches < 0 || examples < 0 {
+            return invalid(format!(
+                "round {round}, iterations {iterations}, minibatches {minibatches} and examples {examples} must be >= 0"
+            ));
+        }
+        let params = read_optional_floats(env, &params, "params")?;
+        let updater = read_optional_floats(env, &updater_state, "updater state")?;
+        workers().with(handle, move |w| {
+            Ok(w.send_round(
+                round as u32,
+                iterations as u32,
+                minibatches as u32,
+                examples as u64,
+                score,
+                params,
+                updater,
+            )?)
+        })
+    })
+}
+
+/// Waits up to `timeoutMs` for every worker's message of `round`: true when it is complete.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_awaitRound<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    round: jint,
+    timeout_ms: jlong,
+) -> jboolean {
+    guard(&mut env, |_| {
+        if round < 0 || timeout_ms < 0 {
+            return invalid(format!("round {round} and timeout {timeout_ms} ms must be >= 0"));
+        }
+        let done = workers().with(handle, |w| {
+            Ok(w.await_round(round as u32, Duration::from_millis(timeout_ms as u64))?)
+        })?;
+        Ok(if done { JNI_TRUE } else { JNI_FALSE })
+    })
+}
+
+/// The partitions whose message of `round` has not arrived.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_missing<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    round: jint,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        let m: Vec<i64> = workers().with(handle, |w| Ok(w.missing(round.max(0) as u32)))?
+            .into_iter()
+            .map(i64::from)
+            .collect();
+        Ok(new_long_array(env, &m)?.into_raw())
+    })
+}
+
+/// The last completed round's averaged parameters (or updater state), null when nobody fitted
+/// in it (or, for the updater, when not every contributor sent its state).
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_average<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    updater: jboolean,
+) -> jfloatArray {
+    guard(&mut env, |env| {
+        // one copy into the Java array, no intermediate Vec
+        workers().with(handle, |w| {
+            let values = match w.average() {
+                Some(a) if updater == JNI_TRUE => a.updater.as_deref(),
+                Some(a) => Some(&a.params[..]),
+                None => None,
+            };
+            match values {
+                Some(v) => Ok(new_float_array(env, v)?.into_raw()),
+                None => Ok(ptr::null_mut()),
+            }
+        })
+    })
+}
+
+/// `[contributors, most iterations of one worker, mean last score]` of the last completed round.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_averageSummary<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jdoubleArray {
+    guard(&mut env, |env| {
+        let v = workers().with(handle, |w| {
+            let a = w.average();
+            Ok([
+                a.map_or(0.0, |a| f64::from(a.contributors)),
+                a.map_or(0.0, |a| f64::from(a.max_iterations)),
+                a.map_or(f64::NAN, |a| a.score),
+            ])
+        })?;
+        doubles(env, &v)
+    })
+}
+
+/// Waits until the relay applied every message of this worker, then closes the connection;
+/// `[messages sent, wire bytes sent, messages received, bytes received]`.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_finish<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlongArray {
+    guard(&mut env, |env| {
+        let s = workers().with(handle, |w| Ok(w.finish()?))?;
+        Ok(new_long_array(env, &s.map(|v| v as i64))?.into_raw())
+    })
+}
+
+/// Closes the connection (if still open) and releases the worker.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_destroyWorker<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, |_| workers().remove(handle))
+}
