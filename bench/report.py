@@ -495,6 +495,25 @@ def spark_section(r):
         for x in m["ratios"]:
             lines.append(f"| {x['label']} | **{x['ratio_of_medians']:.2f}** | "
                          f"{x['per_round_min']:.2f}–{x['per_round_max']:.2f} |")
+        tta = m.get("time_to_accuracy") or {}
+        if tta.get("configs"):
+            target = tta["target"]
+            lines += ["", f"Time to {target} test accuracy (issue 15 goal 3; every configuration again from a fresh "
+                      "network, one epoch at a time, test accuracy after each epoch off the clock; fit seconds "
+                      "summed, JVM start excluded):", "",
+                      f"| configuration | fit seconds to {target} (epochs) | best accuracy | wire bytes per worker "
+                      "iteration at that point |", "|---|---|---|---|"]
+            for c, v in tta["configs"].items():
+                reached = f"**{v['seconds']:.1f} s** ({v['epochs']})" if v["seconds"] else "not reached"
+                wire = "–"
+                if v.get("bytes_per_worker_iteration"):
+                    dense = 4 * v["parameters"]
+                    wire = (f"{v['bytes_per_worker_iteration']:,.0f} (1/{dense / v['bytes_per_worker_iteration']:,.0f}"
+                            f" of the dense fp32 update, {dense:,})")
+                lines.append(f"| {SPARK_CONFIG.get(c, c)} | {reached} | {v['best']:.4f} | {wire} |")
+            if tta.get("ratios"):
+                lines += ["", "Spark ÷ local time to " + str(target) + ": " + ", ".join(
+                    f"{x['spark']} **{x['ratio']:.2f}×**" for x in tta["ratios"]) + " (goal: ≤ 3×)."]
         bds = [b for b in m.get("breakdown", []) if b.get("time_breakdown")]
         if bds:
             lines += ["", "Where the time goes (one extra epoch per Spark configuration with "

@@ -48,6 +48,7 @@ JAVA_OPENS = ["-XX:+IgnoreUnrecognizedVMOptions"] + [
         "sun.security.action", "sun.util.calendar")] + [
     "-Djdk.reflect.useDirectMethodHandle=false", "-Dio.netty.tryReflectionSetAccessible=true"]
 # (spark, local baseline, label) pairs whose ratio is reported
+TTA_TARGET = 0.95
 RATIOS = [("paramavg-32", "local-32", "parameter averaging, batch 32, averaging frequency 10"),
           ("shared-16", "local-16", "gradient sharing, batch 16"),
           ("shared-32", "local-32", "gradient sharing, batch 32")]
@@ -64,7 +65,7 @@ def loadavg():
 def parse(text):
     epochs, infos, breakdowns = [], [], []
     for line in text.splitlines():
-        for tag, into in (("BENCH ", epochs), ("INFO ", infos), ("BREAKDOWN ", breakdowns)):
+        for tag, into in (("BENCH ", epochs), ("INFO ", infos), ("BREAKDOWN ", breakdowns), ("TTA ", infos)):
             if line.startswith(tag):
                 into.append(json.loads(line[len(tag):]))
     return epochs, infos, breakdowns
@@ -92,13 +93,38 @@ def summarize(epochs, infos, breakdowns):
     acc = {i["config"]: {"test_accuracy": i["test_accuracy"], "epochs": i["epochs"]}
            for i in infos if i.get("info") == "accuracy"}
     start = next((i for i in infos if i.get("info") == "start"), {})
-    return {"start": start, "throughput": per, "ratios": ratios, "accuracy": acc, "breakdown": breakdowns}
+    return {"start": start, "throughput": per, "ratios": ratios, "accuracy": acc, "breakdown": breakdowns,
+            "time_to_accuracy": time_to_accuracy(infos)}
+
+
+def time_to_accuracy(infos):
+    """Per configuration: every epoch's point, and the fit seconds of the first at the target (goal 3);
+    per Spark configuration the ratio to local training at the same batch."""
+    pts = {}
+    for i in infos:
+        if "fit_seconds" in i:
+            pts.setdefault(i["config"], []).append(i)
+    out = {"target": TTA_TARGET, "configs": {}, "ratios": []}
+    for c, ps in pts.items():
+        hit = next((p for p in ps if p["test_accuracy"] >= TTA_TARGET), None)
+        out["configs"][c] = {"points": ps, "seconds": hit["fit_seconds"] if hit else None,
+                             "epochs": hit["epoch"] if hit else None,
+                             "best": max(p["test_accuracy"] for p in ps),
+                             "bytes_per_worker_iteration": (hit or ps[-1]).get("bytes_per_worker_iteration"),
+                             "parameters": (hit or ps[-1]).get("parameters")}
+    for c, v in out["configs"].items():
+        local = out["configs"].get("local-" + c.split("-")[1])
+        if not c.startswith("local") and local and local["seconds"] and v["seconds"]:
+            out["ratios"].append({"spark": c, "local": "local-" + c.split("-")[1],
+                                  "ratio": v["seconds"] / local["seconds"]})
+    return out
 
 
 def run_local(args, out_dir):
     cp = ":".join([BENCH_JAR, EXAMPLE_JAR, os.path.join(SPARK_HOME, "jars", "*")])
     cmd = ["java", "-Xmx3g", *JAVA_OPENS, "-Dspark.master=local[2]", "-cp", cp, MAIN,
-           "--rounds", str(args.rounds), "--configs", args.configs] + (["--breakdown"] if args.breakdown else [])
+           "--rounds", str(args.rounds), "--configs", args.configs] + (["--breakdown"] if args.breakdown else []) \
+        + (["--tta", str(args.tta)] if args.tta else [])
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
     path = os.path.join(out_dir, "local.log")
     log(f"local[2]: {' '.join(cmd[-6:])} (log {path})")
@@ -115,7 +141,8 @@ def run_cluster(args, out_dir):
     try:
         path = os.path.join(out_dir, "cluster.log")
         app = ["--class", MAIN, "--jars", BENCH_JAR, EXAMPLE_JAR, "--rounds", str(args.rounds),
-               "--configs", args.configs] + (["--breakdown"] if args.breakdown else [])
+               "--configs", args.configs] + (["--breakdown"] if args.breakdown else []) \
+            + (["--tta", str(args.tta)] if args.tta else [])
         log(f"cluster {cluster.url}: spark-submit {' '.join(app[-5:])} (log {path})")
         status, text, wall = cluster.submit(
             app, path, args.timeout,
@@ -150,6 +177,8 @@ def main():
     ap.add_argument("--configs", default="local-32,local-16,paramavg-32,shared-16,shared-32")
     ap.add_argument("--breakdown", action="store_true", default=True)
     ap.add_argument("--no-breakdown", dest="breakdown", action="store_false")
+    ap.add_argument("--tta", type=int, default=0,
+                    help="time to 0.95 test accuracy: at most this many epochs per configuration (0: off)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per application")
     ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
     args = ap.parse_args()
@@ -176,6 +205,10 @@ def main():
             for r in m["ratios"]:
                 log(f"{mode}: {r['spark']} / {r['local']} = {r['ratio_of_medians']:.3f} "
                     f"({per_fmt(m['throughput'][r['spark']])} vs {per_fmt(m['throughput'][r['local']])} examples/s)")
+            for c, v in m["time_to_accuracy"]["configs"].items():
+                log(f"{mode}: {c} time to {TTA_TARGET}: {v['seconds']} s ({v['epochs']} epochs; best {v['best']:.4f}"
+                    + (f"; {v['bytes_per_worker_iteration']:.0f} bytes per worker iteration"
+                       if v.get("bytes_per_worker_iteration") else "") + ")")
     finally:
         cluster_bench.cleanup()
         results["load_end"] = loadavg()

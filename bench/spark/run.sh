@@ -8,7 +8,8 @@
 #
 # Environment: SPARK_BENCH_ROUNDS (5) timed rounds (one epoch of every configuration each),
 #   SPARK_BENCH_MODES (local,cluster), SPARK_BENCH_CONFIGS (local-32,local-16,paramavg-32,shared-16,
-#   shared-32), SPARK_BENCH_BUILD (1), MVN (mvn -B -q), PYTHON (python3).
+#   shared-32), SPARK_BENCH_TTA (20: time to 0.95 test accuracy, at most that many epochs per configuration;
+#   0 skips it), SPARK_BENCH_BUILD (1), MVN (mvn -B -q), PYTHON (python3).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -33,5 +34,5 @@ javac -nowarn -d "$HERE/target/classes" -cp "$EXAMPLE_JAR:$SPARK_JARS" \
 jar cf "$HERE/target/ferrodl-spark-bench.jar" -C "$HERE/target/classes" .
 log "bench/spark/bench.py"
 exec "$PYTHON" "$HERE/bench.py" --modes "${SPARK_BENCH_MODES:-local,cluster}" \
-  --rounds "${SPARK_BENCH_ROUNDS:-5}" \
+  --rounds "${SPARK_BENCH_ROUNDS:-5}" --tta "${SPARK_BENCH_TTA:-20}" \
   --configs "${SPARK_BENCH_CONFIGS:-local-32,local-16,paramavg-32,shared-16,shared-32}"

@@ -66,13 +66,17 @@ public final class SparkPathBench {
         int rounds = 5;
         List<String> configs = List.of("local-32", "local-16", "paramavg-32", "shared-16", "shared-32");
         boolean breakdown = false;
+        int ttaEpochs = 0;
+        double ttaTarget = 0.95;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--configs" -> configs = List.of(args[++i].split(","));
                 case "--breakdown" -> breakdown = true;
+                case "--tta" -> ttaEpochs = Integer.parseInt(args[++i]);
+                case "--tta-target" -> ttaTarget = Double.parseDouble(args[++i]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + " (known: --rounds N, --configs a,b,..., --breakdown)");
+                        + " (known: --rounds N, --configs a,b,..., --breakdown, --tta MAX_EPOCHS, --tta-target ACC)");
             }
         }
         MnistData train = MnistData.load(null, "train");
@@ -138,6 +142,43 @@ public final class SparkPathBench {
                 for (Map.Entry<String, Runner> e : runners.entrySet()) {
                     if (e.getValue() instanceof SparkRunner s) {
                         s.breakdown(e.getKey(), train.count);
+                    }
+                }
+            }
+            if (ttaEpochs > 0) {
+                // time to accuracy: every configuration from a fresh network, one epoch at a time until
+                // the test accuracy reaches the target (evaluation off the clock, JVM start excluded)
+                for (String c : configs) {
+                    String[] kv = c.split("-");
+                    int batch = Integer.parseInt(kv[1]);
+                    TrainingMaster tm = kv[0].equals("local") ? null : master(kv[0], batch, workers);
+                    if (tm != null && kv[0].equals("shared")) {
+                        tm.setCollectTrainingStats(true); // its wire bytes per worker iteration
+                    }
+                    Runner runner = tm == null ? new LocalRunner(batchesBySize.get(batch), cores)
+                            : new SparkRunner(sc, rddBySize.get(batch), tm);
+                    double seconds = 0;
+                    for (int epoch = 1; epoch <= ttaEpochs; epoch++) {
+                        long t = System.nanoTime();
+                        runner.epoch();
+                        seconds += (System.nanoTime() - t) / 1e9;
+                        double acc = accuracy(runner.network(), test);
+                        Map<String, Object> m = new LinkedHashMap<>();
+                        m.put("config", c);
+                        m.put("epoch", epoch);
+                        m.put("fit_seconds", seconds);
+                        m.put("test_accuracy", acc);
+                        m.put("load", loadAverage()[0]);
+                        if (tm != null && tm.getTrainingStats() != null
+                                && !tm.getTrainingStats().getSharingWorkerStats().isEmpty()) {
+                            m.put("bytes_per_worker_iteration", tm.getTrainingStats().getMeanBytesPerWorkerIteration());
+                            m.put("parameters", runner.network().numParams());
+                        }
+                        System.out.println("TTA " + json(m));
+                        System.out.flush();
+                        if (acc >= ttaTarget) {
+                            break;
+                        }
                     }
                 }
             }

@@ -210,7 +210,15 @@ final class AveragingRounds {
             most = Math.max(most, r.minibatches());
             lastEnd = Math.max(lastEnd, r.endWallMillis());
         }
-        stats.addSplitMillis(jobEndWall - jobStartWall);
+        // a split's time: its slowest worker's round (fit, exchange, average)
+        int rounds = reports.length == 0 ? 0 : reports[0].roundMillis().length;
+        for (int round = 0; round < rounds; round++) {
+            double slowest = 0;
+            for (AveragingRoundsWorker.Result r : reports) {
+                slowest = Math.max(slowest, r.roundMillis()[round]);
+            }
+            stats.addSplitMillis(Math.round(slowest));
+        }
         stats.setTimeBreakdown(new TimeBreakdown("parameter averaging, rounds in one job", fitMillis, most, minibatches)
                 .driver("data: index, position, persist", prepareMillis)
                 .driver("relay start + snapshot broadcast (once per fit)", setupMillis)

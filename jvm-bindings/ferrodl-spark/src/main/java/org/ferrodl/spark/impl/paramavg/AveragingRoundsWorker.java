@@ -61,8 +61,8 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
     /** A task's report: counters and where its time went (ms), per phase summed over its rounds. */
     record Result(int partition, String executor, long startWallMillis, long endWallMillis, long minibatches,
                   long examples, double restoreMillis, double connectMillis, double dataMillis, double fitMillis,
-                  double extractMillis, double exchangeMillis, double applyMillis, long[] wire,
-                  List<WorkerStats> stats) implements Serializable {
+                  double extractMillis, double exchangeMillis, double applyMillis, double[] roundMillis,
+                  long[] wire, List<WorkerStats> stats) implements Serializable {
     }
 
     private final NetworkKind<N, B> kind;
@@ -135,6 +135,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
             // without saveUpdater every split starts from a fresh updater, as a restored network does
             float[] freshUpdater = saveUpdater ? null : kind.updaterState(net).toFloatVector();
             int epoch = kind.epochCount(net);
+            double[] roundMillis = new double[rounds.size()];
             restore = ms(t);
             t = System.nanoTime();
             long worker = NativeAveraging.connect(workerJson(s, partition, ctx));
@@ -145,6 +146,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                 connect = ms(t);
                 for (int round = 0; round < rounds.size(); round++) {
                     long roundStartWall = System.currentTimeMillis();
+                    long roundStart = System.nanoTime();
                     int startIteration = kind.iterationCount(net);
                     double roundData = 0;
                     double roundFit = 0;
@@ -210,6 +212,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                         kind.setCounters(net, startIteration + (int) summary[1], epoch);
                     }
                     double roundApply = ms(t);
+                    roundMillis[round] = ms(roundStart);
                     data += roundData;
                     fit += roundFit;
                     extract += roundExtract;
@@ -230,7 +233,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                 long[] wire = NativeAveraging.finish(worker);
                 return scala.collection.Iterator$.MODULE$.single(new Result(partition, executor, startWall,
                         System.currentTimeMillis(), allMinibatches, allExamples, restore, connect, data, fit, extract,
-                        exchange, apply, wire, stats == null ? Collections.emptyList() : stats));
+                        exchange, apply, roundMillis, wire, stats == null ? Collections.emptyList() : stats));
             } finally {
                 NativeAveraging.destroyWorker(worker);
             }
