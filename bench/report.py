@@ -68,7 +68,8 @@ def engine_meta(e):
         f"- Measured {info['date']} by `bench/python/run_bench.py` ({info['rounds']} round(s); "
         f"parts {', '.join(res['parts'])} in one run, {res['wall_s']:.0f} s of measuring).",
         f"- Machine: {m['cpu_model']}, {m['cores']} cores ({', '.join(m['simd']) or 'no AVX2/FMA/AVX-512'}); "
-        f"ferrodl used {res['threads']} threads; GEMM kernel: {res['kernel']}.",
+        f"ferrodl used {res['threads']} threads; GEMM kernel: {res['kernel']}; "
+        f"elementwise loops: {res.get('simd', '?')}.",
         f"- Versions: ferrodl `{info['commit']}`, {v['rustc']}; Python {v['python']}, numpy {v['numpy']} "
         f"({v['blas']}), jax {v['jax']} / jaxlib {v['jaxlib']}.",
         f"- Load average (1/5/15 min) at start {load3(l0)}, at end {load3(l1)}.",

@@ -122,24 +122,19 @@ def blas_limit(n):
     return threadpool_limits(limits=n, user_api="blas")
 
 
-NO_DISPATCH = "matrixmultiply (no dispatch in ferrodl-tensor)"
-
-
 def gemm_servers(args, server):
-    """The ferrodl GEMM rows: the default server alone, or, where ferrodl-tensor dispatches between
-    kernels at run time (FERRODL_GEMM=fma|amx|auto), one server per forced kernel as well, each
-    labelled with the kernel it reports."""
+    """The ferrodl GEMM rows: the default server, and one server per forced kernel
+    (FERRODL_GEMM=fma|amx), each labelled with the kernel it reports (detected at run time)."""
     default = server.ask("kernel")["kernel"]
     rows = [("ferrodl", default, server)]
-    if default != NO_DISPATCH:
-        for k in ("fma", "amx"):
-            s = Server(args.server, env={"FERRODL_GEMM": k})
-            try:
-                got = s.ask("kernel")["kernel"]
-            except Exception as e:  # noqa: BLE001 - reported in the table, not fatal
-                rows.append((f"ferrodl-{k}", f"server failed ({e})", None))
-                continue
-            rows.append((f"ferrodl-{k}", got, s))
+    for k in ("fma", "amx"):
+        s = Server(args.server, env={"FERRODL_GEMM": k})
+        try:
+            got = s.ask("kernel")["kernel"]
+        except Exception as e:  # noqa: BLE001 - reported in the table, not fatal
+            rows.append((f"ferrodl-{k}", f"server failed ({e})", None))
+            continue
+        rows.append((f"ferrodl-{k}", got, s))
     return rows
 
 
@@ -235,7 +230,8 @@ def run(args):
     threads = server.ask("threads 0")["threads"]
     load_start = os.getloadavg()
     t0 = time.time()
-    res = {"parts": sorted(parts), "kernel": server.ask("kernel")["kernel"]}
+    kernel = server.ask("kernel")
+    res = {"parts": sorted(parts), "kernel": kernel["kernel"], "simd": kernel.get("simd", "?")}
     if "gemm" in parts:
         measure_gemm(args, server, res)
     if "single" in parts:

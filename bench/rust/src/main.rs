@@ -14,9 +14,9 @@
 //!   SECS seconds (the network is built and warmed up on first use of a batch size); answers
 //!   examples/s, the steps taken so far and the subnormal share of the updater state.
 //! * `cnn BATCH SECS` — the same for the LeNet-style CNN of `lenet.rs`.
-//! * `kernel` — which GEMM kernel `ferrodl_tensor::gemm` runs (`active_gemm_kernel()` where the
-//!   engine has run-time kernel dispatch, chosen by `FERRODL_GEMM=fma|amx|auto`; otherwise
-//!   matrixmultiply's own CPU-feature detection).
+//! * `kernel` — which GEMM kernel `ferrodl_tensor::gemm` runs (`active_gemm_kernel()`, detected
+//!   by this process at run time, `FERRODL_GEMM=fma|amx|auto`) and the vector width of the
+//!   elementwise loops (`vector_isa()`, `FERRODL_SIMD`).
 //! * `profile BATCH STEPS FTZ` — the step decomposed into phases (see `profile.rs`), with FTZ/DAZ
 //!   if FTZ is 1 (as the engine's `fit` does); answers seconds per step for each phase, and the
 //!   same step through `fit`.
@@ -103,15 +103,10 @@ fn json_string(s: &str) -> String {
     out
 }
 
-/// The GEMM kernel in use, as the engine reports it.
-#[cfg(ferrodl_gemm_dispatch)]
+/// The GEMM kernel in use, as the engine reports it: detected at run time by this process (the
+/// CPU's AMX/AVX-512 support, `FERRODL_GEMM`), never decided when the bench was built.
 fn gemm_kernel() -> String {
     ferrodl_tensor::active_gemm_kernel().to_string()
-}
-
-#[cfg(not(ferrodl_gemm_dispatch))]
-fn gemm_kernel() -> String {
-    "matrixmultiply (no dispatch in ferrodl-tensor)".to_string()
 }
 
 fn serve() {
@@ -167,7 +162,11 @@ fn serve() {
                     lenet::FORWARD_MULADDS
                 )
             }
-            Some("kernel") => format!("{{\"kernel\":{}}}", json_string(&gemm_kernel())),
+            Some("kernel") => format!(
+                "{{\"kernel\":{},\"simd\":{}}}",
+                json_string(&gemm_kernel()),
+                json_string(ferrodl_tensor::vector_isa().name())
+            ),
             Some("profile") => {
                 // PROFILE BATCH STEPS FTZ: FTZ=1 profiles with flush-to-zero on this thread, so
                 // the breakdown does not depend on how far Adam's state has decayed
@@ -256,6 +255,14 @@ fn helpers() {
     }
 }
 
+/// Nanoseconds this thread has spent on a CPU (`/proc/thread-self/schedstat`, Linux): with
+/// `FERRODL_THREADS=1` the work of a step, unaffected by time spent waiting for a core, so builds
+/// can be compared on a loaded machine (caches shared with other processes still add noise).
+fn thread_cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat (Linux only)");
+    s.split_whitespace().next().and_then(|v| v.parse().ok()).expect("schedstat format")
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // experiment: flush-to-zero + denormals-are-zero on the main thread for the whole run
@@ -306,6 +313,30 @@ fn main() {
                 );
             }
         }
+        Some("cpu") => {
+            // cpu BATCH [STEPS]: on-CPU time of this thread per MLP step (see `thread_cpu_ns`)
+            let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
+            let steps: usize = args.get(3).map_or(400, |s| s.parse().unwrap());
+            let mut t = mlp::Trainer::new(batch);
+            for _ in 0..3 {
+                let mut blocks: Vec<f64> = (0..steps / 20)
+                    .map(|_| {
+                        let c = thread_cpu_ns();
+                        for _ in 0..20 {
+                            t.step();
+                        }
+                        (thread_cpu_ns() - c) as f64 / 20e3
+                    })
+                    .collect();
+                blocks.sort_by(f64::total_cmp);
+                println!(
+                    "mlp batch {batch} threads={}: on-CPU µs per step of this thread: min {:.1}, median {:.1} (blocks of 20 steps)",
+                    ferrodl_tensor::num_threads(),
+                    blocks[0],
+                    blocks[blocks.len() / 2]
+                );
+            }
+        }
         Some("mlp") => {
             let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
             let secs: f64 = args.get(3).map_or(2.0, |s| s.parse().unwrap());
@@ -319,7 +350,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: ferrodl-bench serve | gemm-threshold | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cpu BATCH [STEPS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
             std::process::exit(2);
         }
     }

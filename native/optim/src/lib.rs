@@ -91,6 +91,7 @@ impl Updater for AnyUpdater {
         dispatch!(self, u => u.init_state(state))
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -252,11 +253,71 @@ fn run_block<T: Scalar>(
     iteration: u64,
     epoch: u64,
 ) {
+    run_block_with(
+        ferrodl_tensor::vector_isa(),
+        updater,
+        params,
+        grad,
+        state,
+        iteration,
+        epoch,
+    )
+}
+
+/// One piece of a block for [`ferrodl_tensor::vectorized`].
+struct Piece<'a, T> {
+    updater: &'a AnyUpdater,
+    params: Option<&'a mut [T]>,
+    grad: &'a mut [T],
+    state: [&'a mut [T]; 3],
+    iteration: u64,
+    epoch: u64,
+}
+
+impl<T: Scalar> ferrodl_tensor::Elementwise for Piece<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let Piece {
+            updater,
+            params,
+            grad,
+            state,
+            iteration,
+            epoch,
+        } = self;
+        updater.apply_chunk(params, grad, state, iteration, epoch)
+    }
+}
+
+/// [`run_block`] with the element kernel compiled for `isa` (the tests compare the widths).
+fn run_block_with<T: Scalar>(
+    isa: ferrodl_tensor::VectorIsa,
+    updater: &AnyUpdater,
+    params: Option<&mut [T]>,
+    grad: &mut [T],
+    state: &mut [T],
+    iteration: u64,
+    epoch: u64,
+) {
+    // Each piece's kernel (inlined, see `updaters`) runs in the CPU's widest vector unit:
+    // bit-identical to the baseline width, since every element is computed on its own.
+    let kernel = |params: Option<&mut [T]>, grad: &mut [T], state: [&mut [T]; 3]| {
+        let piece = Piece {
+            updater,
+            params,
+            grad,
+            state,
+            iteration,
+            epoch,
+        };
+        ferrodl_tensor::vectorized_with(isa, piece)
+    };
     let n = grad.len();
     let parts = updaters::state_parts(updater.state_vectors(), n, state);
     let piece = ferrodl_tensor::chunk_len(n, MIN_PIECE);
     if piece >= n {
-        updater.apply_chunk(params, grad, parts, iteration, epoch);
+        kernel(params, grad, parts);
         return;
     }
     let [s0, s1, s2] = parts;
@@ -277,9 +338,7 @@ fn run_block<T: Scalar>(
         ];
         pieces.push((p, g, s));
     }
-    ferrodl_tensor::parallel_for_each(pieces, |(p, g, s)| {
-        updater.apply_chunk(p, g, s, iteration, epoch)
-    });
+    ferrodl_tensor::parallel_for_each(pieces, |(p, g, s)| kernel(p, g, s));
 }
 
 #[cfg(test)]

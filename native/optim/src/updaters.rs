@@ -444,6 +444,7 @@ impl Updater for Sgd {
         0
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -474,6 +475,7 @@ impl Updater for Adam {
         2
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -525,6 +527,7 @@ impl Updater for AdaMax {
         2
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -562,6 +565,7 @@ impl Updater for Nadam {
         2
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -601,6 +605,7 @@ impl Updater for AMSGrad {
         3
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -647,6 +652,7 @@ impl Updater for RmsProp {
         state.fill(T::of(self.epsilon));
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -680,6 +686,7 @@ impl Updater for Nesterovs {
         1
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -716,6 +723,7 @@ impl Updater for AdaGrad {
         state.fill(T::of(self.epsilon));
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -747,6 +755,7 @@ impl Updater for AdaDelta {
         2
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,
@@ -780,6 +789,7 @@ impl Updater for NoOp {
         0
     }
 
+    #[inline(always)]
     fn apply_chunk<T: Scalar>(
         &self,
         params: Option<&mut [T]>,

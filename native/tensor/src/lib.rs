@@ -12,6 +12,8 @@
 //!   cost ~100 cycles per operation on x86, and Adam's state decays into them).
 //! * [`Rng`]: a seeded, platform-independent random generator (SplitMix64-seeded xoshiro256**,
 //!   Box–Muller normals) so one seed gives bit-identical parameters everywhere.
+//! * [`vectorized`]: runs an elementwise loop compiled for the CPU's widest vector unit
+//!   (AVX-512 / AVX2, chosen at run time; bit-identical to the baseline build).
 //! * Row-wise helpers ([`add_row_vector`], [`column_sums`], [`softmax_rows`], ...) used by layers.
 //!
 //! All matrices are dense, row-major and contiguous: a `rows × cols` matrix is a slice of exactly
@@ -32,6 +34,7 @@ mod kernel;
 pub use ferrodl_memory as memory;
 mod parallel;
 mod pool;
+mod simd;
 
 pub use cpu::amx_support;
 pub use kernel::{
@@ -40,6 +43,10 @@ pub use kernel::{
 };
 
 pub use denormals::{denormals_flushed, flush_denormals, DenormalsFlushed};
+
+pub use simd::{
+    supported_vector_isas, vector_isa, vectorized, vectorized_with, Elementwise, VectorIsa,
+};
 
 pub use parallel::{
     chunk_len, default_num_threads, num_threads, parallel_for_each, set_num_threads,
