@@ -234,6 +234,73 @@ fn gemm_threshold() {
     ferrodl_tensor::set_num_threads(0);
 }
 
+/// Development table: on-CPU time per product on this thread (`thread_cpu_ns`, so usable on a
+/// loaded machine; run with `FERRODL_THREADS=1`) of the MLP's products with B as stored, through
+/// `ferrodl_tensor::gemm` (which reads a row-major B in place for short A, `unpacked_b`) and
+/// through `matrixmultiply::sgemm` alone (packs both operands); best of 15 blocks.
+fn gemm_batch() {
+    let mut shapes: Vec<(&str, Op, usize, usize, usize)> = Vec::new();
+    for &b in &[16usize, 32, 64, 96, 128, 192, 256] {
+        shapes.push(("fwd x·W1", Op::N, b, 500, 784));
+        shapes.push(("fwd a1·W2", Op::N, b, 100, 500));
+        shapes.push(("fwd a2·W3", Op::N, b, 10, 100));
+        shapes.push(("bwd xᵀ·dz1", Op::T, 784, 500, b));
+    }
+    println!(
+        "{:<12} {:>5} {:>5} {:>5} {:>12} {:>12} {:>7}",
+        "shape", "m", "n", "k", "engine µs", "packed µs", "ratio"
+    );
+    let mut rng = Rng::new(5);
+    for (name, op_a, m, n, k) in shapes {
+        let mut a = vec![0.0f32; m * k];
+        let mut b = vec![0.0f32; k * n];
+        rng.fill_uniform(&mut a, -1.0, 1.0);
+        rng.fill_uniform(&mut b, -1.0, 1.0);
+        let mut c = vec![0.0f32; m * n];
+        let (rsa, csa) = match op_a {
+            Op::N => (k as isize, 1),
+            Op::T => (1, m as isize),
+        };
+        let reps = (2e7 / (m * n * k) as f64).clamp(2.0, 2000.0) as usize;
+        let engine = |c: &mut [f32]| gemm(op_a, Op::N, m, n, k, 1.0, &a, &b, 0.0, c);
+        let packed = |c: &mut [f32]| unsafe {
+            matrixmultiply::sgemm(
+                m,
+                k,
+                n,
+                1.0,
+                a.as_ptr(),
+                rsa,
+                csa,
+                b.as_ptr(),
+                n as isize,
+                1,
+                0.0,
+                c.as_mut_ptr(),
+                n as isize,
+                1,
+            )
+        };
+        let (mut te, mut tp) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..15 {
+            let t = thread_cpu_ns();
+            for _ in 0..reps {
+                engine(&mut c);
+            }
+            te = te.min((thread_cpu_ns() - t) as f64 / reps as f64 / 1e3);
+            let t = thread_cpu_ns();
+            for _ in 0..reps {
+                packed(&mut c);
+            }
+            tp = tp.min((thread_cpu_ns() - t) as f64 / reps as f64 / 1e3);
+        }
+        println!(
+            "{name:<12} {m:>5} {n:>5} {k:>5} {te:>12.1} {tp:>12.1} {:>7.2}",
+            tp / te
+        );
+    }
+}
+
 /// Development check: the engine's input scan (`first_non_finite`) against the plain
 /// `position` search it replaced, on a batch-256 feature matrix.
 fn helpers() {
@@ -255,12 +322,25 @@ fn helpers() {
     }
 }
 
-/// Nanoseconds this thread has spent on a CPU (`/proc/thread-self/schedstat`, Linux): with
-/// `FERRODL_THREADS=1` the work of a step, unaffected by time spent waiting for a core, so builds
-/// can be compared on a loaded machine (caches shared with other processes still add noise).
+/// Nanoseconds this thread has spent on a CPU (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, Linux):
+/// with `FERRODL_THREADS=1` the work of a step or product, unaffected by time spent waiting for
+/// a core, so builds can be compared on a loaded machine (caches shared with other processes
+/// still add noise).
 fn thread_cpu_ns() -> u64 {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat (Linux only)");
-    s.split_whitespace().next().and_then(|v| v.parse().ok()).expect("schedstat format")
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, t: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut t = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `t` is a valid timespec to write; the clock id is Linux's.
+    let r = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(r, 0, "clock_gettime");
+    t.sec as u64 * 1_000_000_000 + t.nsec as u64
 }
 
 fn main() {
@@ -274,6 +354,7 @@ fn main() {
         Some("serve") => serve(),
         Some("gemm-threshold") => gemm_threshold(),
         Some("helpers") => helpers(),
+        Some("gemm-batch") => gemm_batch(),
         Some("pool-vs-rayon") => pool_vs_rayon::run(),
         Some("gemm") => {
             // gemm N [SECS] [ROUNDS]: quick look from the shell
@@ -350,7 +431,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: ferrodl-bench serve | gemm-threshold | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cpu BATCH [STEPS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm-batch | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cpu BATCH [STEPS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
             std::process::exit(2);
         }
     }

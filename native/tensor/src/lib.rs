@@ -35,6 +35,7 @@ pub use ferrodl_memory as memory;
 mod parallel;
 mod pool;
 mod simd;
+mod unpacked_b;
 
 pub use cpu::amx_support;
 pub use kernel::{
@@ -294,8 +295,11 @@ pub(crate) fn gemm_with_threads<T: Scalar>(
             return parts;
         }
     }
+    // A short f32 A and a row-major B: B is read in place instead of packed (same bits).
+    let unpacked = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+        && unpacked_b::wanted(m, alpha.f64() as f32, csb);
     // SAFETY: the asserts above pin every slice to exactly the extent the strides address, and
-    // `c` is a unique borrow, so it cannot alias `a` or `b`.
+    // `c` is a unique borrow, so it cannot alias `a` or `b`; `unpacked` holds only for f32.
     unsafe {
         parallel::gemm_threaded(
             m,
@@ -311,6 +315,7 @@ pub(crate) fn gemm_with_threads<T: Scalar>(
             beta,
             c.as_mut_ptr(),
             threads,
+            unpacked,
         )
     }
 }
@@ -403,14 +408,26 @@ pub fn first_non_finite<T: Scalar>(x: &[T]) -> Option<usize> {
     // A search that stops at the first hit does not vectorise; an all-finite test over a block
     // without early exit does (several times faster on the engine's input checks, which scan
     // every minibatch). Only a block that fails is searched element by element.
-    const BLOCK: usize = 256;
-    for (b, block) in x.chunks(BLOCK).enumerate() {
-        if !block.iter().fold(true, |ok, v| ok & v.is_finite()) {
-            let i = block.iter().position(|v| !v.is_finite());
-            return i.map(|i| b * BLOCK + i);
+    // The blocks are tested at the CPU's vector width (`vectorized`): 20 -> 11 µs on a 256×784
+    // batch (AMD EPYC, one thread, `ferrodl-bench helpers`).
+    vectorized(FirstNonFinite(x))
+}
+
+struct FirstNonFinite<'a, T>(&'a [T]);
+
+impl<T: Scalar> Elementwise for FirstNonFinite<'_, T> {
+    type Output = Option<usize>;
+    #[inline(always)]
+    fn run(self) -> Option<usize> {
+        const BLOCK: usize = 256;
+        for (b, block) in self.0.chunks(BLOCK).enumerate() {
+            if !block.iter().fold(true, |ok, v| ok & v.is_finite()) {
+                let i = block.iter().position(|v| !v.is_finite());
+                return i.map(|i| b * BLOCK + i);
+            }
         }
+        None
     }
-    None
 }
 
 /// Seeded pseudo-random generator: xoshiro256** whose 256-bit state is expanded from the 64-bit

@@ -190,6 +190,8 @@ struct Operands<T> {
     beta: T,
     c: *mut T,
     rsc: isize,
+    /// f32 only: blocks run on `unpacked_b` (B read in place) instead of `matrixmultiply`.
+    unpacked: bool,
 }
 
 // SAFETY: the pointers come from slices borrowed for the whole parallel section (which joins
@@ -207,6 +209,35 @@ impl<T: Scalar> Operands<T> {
             return;
         }
         let o = self;
+        if o.unpacked {
+            // SAFETY: `unpacked` is only set for f32 operands (see `gemm_threaded`), so the casts
+            // restate the type; the block's extent is as for the packed path below.
+            let (a, b, c, m, n) = if split_rows {
+                (
+                    o.a.offset(r0 as isize * o.rsa),
+                    o.b,
+                    o.c.offset(r0 as isize * o.rsc),
+                    r1 - r0,
+                    o.n,
+                )
+            } else {
+                (o.a, o.b.offset(r0 as isize * o.csb), o.c.add(r0), o.m, r1 - r0)
+            };
+            crate::unpacked_b::gemm(
+                m,
+                o.k,
+                n,
+                a as *const f32,
+                o.rsa,
+                o.csa,
+                b as *const f32,
+                o.rsb,
+                o.beta.f64() as f32,
+                c as *mut f32,
+                o.rsc,
+            );
+            return;
+        }
         if split_rows {
             T::gemm_raw(
                 r1 - r0,
@@ -246,11 +277,13 @@ impl<T: Scalar> Operands<T> {
 }
 
 /// `C = alpha·A·B + beta·C` (row-major C of `m × n`, unit column stride) on up to `threads`
-/// threads. Returns the number of blocks it was cut into.
+/// threads. Returns the number of blocks it was cut into. With `unpacked` (f32 operands for
+/// which `unpacked_b::wanted` holds) the blocks are computed by `unpacked_b`, with the same bits.
 ///
 /// # Safety
 /// As [`Scalar::gemm_raw`]: the strides and dimensions must describe memory inside the operands,
-/// `c` must not alias `a` or `b`, and `m, n, k > 0`.
+/// `c` must not alias `a` or `b`, and `m, n, k > 0`; `unpacked` only for `T = f32` when
+/// `unpacked_b::wanted(m, alpha, csb)`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn gemm_threaded<T: Scalar>(
     m: usize,
@@ -266,6 +299,7 @@ pub(crate) unsafe fn gemm_threaded<T: Scalar>(
     beta: T,
     c: *mut T,
     threads: usize,
+    unpacked: bool,
 ) -> usize {
     let ops = Operands {
         m,
@@ -281,6 +315,7 @@ pub(crate) unsafe fn gemm_threaded<T: Scalar>(
         beta,
         c,
         rsc: n as isize,
+        unpacked,
     };
     let parts = plan_parts(m, n, k, threads);
     if parts <= 1 {
