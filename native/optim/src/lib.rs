@@ -146,9 +146,14 @@ impl<T: Scalar> Optimizer<T> {
     /// The state starts at each updater's initial state (zero, except the accumulators of RmsProp
     /// and AdaGrad, which start at their `epsilon`).
     pub fn new(blocks: impl IntoIterator<Item = (Range<usize>, AnyUpdater)>) -> Self {
-        let mut out = Vec::new();
+        let mut out: Vec<Block> = Vec::new();
         let mut offset = 0;
         for (params, updater) in blocks {
+            // The step carves each block's slices off the front of the vectors in one pass.
+            assert!(
+                out.last().iter().all(|b| b.params.end <= params.start) && params.start <= params.end,
+                "optimizer blocks must be given in parameter order without overlap (block {params:?})"
+            );
             let len = updater.state_len(params.len());
             out.push(Block {
                 params,
@@ -208,16 +213,15 @@ impl<T: Scalar> Optimizer<T> {
             grad.len(),
             "params and gradient lengths differ"
         );
-        for b in &self.blocks {
-            run_block(
-                &b.updater,
-                Some(&mut params[b.params.clone()]),
-                &mut grad[b.params.clone()],
-                &mut self.state[b.state.clone()],
-                iteration,
-                epoch,
-            );
-        }
+        run_blocks(
+            ferrodl_tensor::vector_isa(),
+            &self.blocks,
+            Some(params),
+            grad,
+            &mut self.state,
+            iteration,
+            epoch,
+        );
     }
 
     /// Turns the full gradient vector into the full update vector, block by block, for the
@@ -225,46 +229,24 @@ impl<T: Scalar> Optimizer<T> {
     /// corrections use `t = iteration + 1`). Entries of `grad` outside every block are left as
     /// they are.
     pub fn step(&mut self, grad: &mut [T], iteration: u64, epoch: u64) {
-        for b in &self.blocks {
-            run_block(
-                &b.updater,
-                None,
-                &mut grad[b.params.clone()],
-                &mut self.state[b.state.clone()],
-                iteration,
-                epoch,
-            );
-        }
+        run_blocks(
+            ferrodl_tensor::vector_isa(),
+            &self.blocks,
+            None,
+            grad,
+            &mut self.state,
+            iteration,
+            epoch,
+        );
     }
 }
 
-/// Smallest piece of a block worth a thread of its own: below this, waking a helper costs more
+/// Smallest share of a step worth a thread of its own: below this, waking a helper costs more
 /// than the element loop (measured: a 443,610-parameter Adam step takes ~240 µs on one thread).
 const MIN_PIECE: usize = 16 * 1024;
 
-/// Runs one block's updater over pieces of at least [`MIN_PIECE`] parameters on up to
-/// [`ferrodl_tensor::num_threads`] threads. Each element's update depends only on that element's
-/// gradient and state, so the result is bit-identical for any number of pieces.
-fn run_block<T: Scalar>(
-    updater: &AnyUpdater,
-    params: Option<&mut [T]>,
-    grad: &mut [T],
-    state: &mut [T],
-    iteration: u64,
-    epoch: u64,
-) {
-    run_block_with(
-        ferrodl_tensor::vector_isa(),
-        updater,
-        params,
-        grad,
-        state,
-        iteration,
-        epoch,
-    )
-}
-
-/// One piece of a block for [`ferrodl_tensor::vectorized`].
+/// A piece of one block for [`ferrodl_tensor::vectorized`]: the updater's element kernel over
+/// matching pieces of the parameters (when fused), the gradient and each state vector.
 struct Piece<'a, T> {
     updater: &'a AnyUpdater,
     params: Option<&'a mut [T]>,
@@ -290,7 +272,96 @@ impl<T: Scalar> ferrodl_tensor::Elementwise for Piece<'_, T> {
     }
 }
 
-/// [`run_block`] with the element kernel compiled for `isa` (the tests compare the widths).
+/// One step of every block in ONE parallel section: the blocks' parameters are cut into at most
+/// [`ferrodl_tensor::num_threads`] shares of about equal length (a share may span the end of one
+/// block and the start of the next; each of its pieces runs its own block's updater), so the
+/// threads finish together and the helpers are woken once per step, not once per block. Each
+/// piece's kernel is compiled for `isa` (inlined, see `updaters`); every element's update
+/// depends only on that element's gradient and state, so the result is bit-identical for any
+/// cut, thread count or width.
+fn run_blocks<T: Scalar>(
+    isa: ferrodl_tensor::VectorIsa,
+    blocks: &[Block],
+    mut params: Option<&mut [T]>,
+    grad: &mut [T],
+    state: &mut [T],
+    iteration: u64,
+    epoch: u64,
+) {
+    let total: usize = blocks.iter().map(|b| b.params.len()).sum();
+    let shares = ferrodl_tensor::num_threads().min(total / MIN_PIECE).max(1);
+    let target = total.div_ceil(shares).max(1);
+    let mut items: Vec<Vec<Piece<'_, T>>> = (0..shares).map(|_| Vec::new()).collect();
+    let (mut filled, mut item) = (0usize, 0usize);
+    // Carve each block's slices off the front of what is left (blocks are in parameter order,
+    // disjoint; gaps between them are skipped), then cut them at the share boundaries.
+    let (mut p_rest, mut g_rest, mut s_rest) = (params.take(), grad, state);
+    let (mut p_at, mut s_at) = (0usize, 0usize);
+    for b in blocks {
+        debug_assert!(b.params.start >= p_at, "blocks in order (checked by `new`)");
+        let skip = b.params.start - p_at;
+        let n = b.params.len();
+        let (g_block, g_next) = std::mem::take(&mut g_rest)[skip..].split_at_mut(n);
+        g_rest = g_next;
+        let mut p_block = p_rest.take().map(|p| {
+            let (mine, next) = p[skip..].split_at_mut(n);
+            p_rest = Some(next);
+            mine
+        });
+        p_at = b.params.end;
+        debug_assert_eq!(b.state.start, s_at, "state blocks are contiguous");
+        let (s_block, s_next) = std::mem::take(&mut s_rest).split_at_mut(b.state.len());
+        s_rest = s_next;
+        s_at = b.state.end;
+        let [mut s0, mut s1, mut s2] = updaters::state_parts(b.updater.state_vectors(), n, s_block);
+        let mut g_block = g_block;
+        let mut left = n;
+        while left > 0 {
+            if filled >= target && item + 1 < shares {
+                item += 1;
+                filled = 0;
+            }
+            // the last share takes whatever is left; the others fill up to `target`
+            let take = if item + 1 == shares {
+                left
+            } else {
+                left.min(target - filled)
+            };
+            items[item].push(Piece {
+                updater: &b.updater,
+                params: p_block.as_mut().map(|p| cut(p, take)),
+                grad: cut(&mut g_block, take),
+                state: [cut(&mut s0, take), cut(&mut s1, take), cut(&mut s2, take)],
+                iteration,
+                epoch,
+            });
+            filled += take;
+            left -= take;
+        }
+    }
+    let run = |share: Vec<Piece<'_, T>>| {
+        for piece in share {
+            ferrodl_tensor::vectorized_with(isa, piece);
+        }
+    };
+    if shares == 1 {
+        items.into_iter().for_each(run);
+    } else {
+        ferrodl_tensor::parallel_for_each(items, run);
+    }
+}
+
+/// The first `take` values of `v` (fewer if it is shorter: an unused, empty state vector),
+/// leaving the rest in `v`.
+fn cut<'a, T>(v: &mut &'a mut [T], take: usize) -> &'a mut [T] {
+    let at = take.min(v.len());
+    let (head, tail) = std::mem::take(v).split_at_mut(at);
+    *v = tail;
+    head
+}
+
+/// [`run_blocks`] over one block that covers `grad` (the tests compare the widths with this).
+#[cfg(test)]
 fn run_block_with<T: Scalar>(
     isa: ferrodl_tensor::VectorIsa,
     updater: &AnyUpdater,
@@ -300,45 +371,12 @@ fn run_block_with<T: Scalar>(
     iteration: u64,
     epoch: u64,
 ) {
-    // Each piece's kernel (inlined, see `updaters`) runs in the CPU's widest vector unit:
-    // bit-identical to the baseline width, since every element is computed on its own.
-    let kernel = |params: Option<&mut [T]>, grad: &mut [T], state: [&mut [T]; 3]| {
-        let piece = Piece {
-            updater,
-            params,
-            grad,
-            state,
-            iteration,
-            epoch,
-        };
-        ferrodl_tensor::vectorized_with(isa, piece)
+    let block = Block {
+        params: 0..grad.len(),
+        state: 0..state.len(),
+        updater: updater.clone(),
     };
-    let n = grad.len();
-    let parts = updaters::state_parts(updater.state_vectors(), n, state);
-    let piece = ferrodl_tensor::chunk_len(n, MIN_PIECE);
-    if piece >= n {
-        kernel(params, grad, parts);
-        return;
-    }
-    let [s0, s1, s2] = parts;
-    let (mut s0, mut s1, mut s2) = (
-        s0.chunks_mut(piece),
-        s1.chunks_mut(piece),
-        s2.chunks_mut(piece),
-    );
-    let mut params = params.map(|p| p.chunks_mut(piece));
-    let mut pieces = Vec::with_capacity(n.div_ceil(piece));
-    for g in grad.chunks_mut(piece) {
-        // Unused state vectors are empty and yield no pieces: hand the kernel empty slices.
-        let p = params.as_mut().and_then(|it| it.next());
-        let s = [
-            s0.next().unwrap_or_default(),
-            s1.next().unwrap_or_default(),
-            s2.next().unwrap_or_default(),
-        ];
-        pieces.push((p, g, s));
-    }
-    ferrodl_tensor::parallel_for_each(pieces, |(p, g, s)| kernel(p, g, s));
+    run_blocks(isa, &[block], params, grad, state, iteration, epoch);
 }
 
 #[cfg(test)]

@@ -221,7 +221,13 @@ impl<T: Scalar> Operands<T> {
                     o.n,
                 )
             } else {
-                (o.a, o.b.offset(r0 as isize * o.csb), o.c.add(r0), o.m, r1 - r0)
+                (
+                    o.a,
+                    o.b.offset(r0 as isize * o.csb),
+                    o.c.add(r0),
+                    o.m,
+                    r1 - r0,
+                )
             };
             crate::unpacked_b::gemm(
                 m,
@@ -322,18 +328,24 @@ pub(crate) unsafe fn gemm_threaded<T: Scalar>(
         ops.run_block(true, 0, m);
         return 1;
     }
-    // Cut the longer side of C: each block then re-packs the smaller share of the other operand.
-    let split_rows = m >= n;
+    // Packed path: cut the longer side of C (each block then re-packs the smaller share of the
+    // other operand) at multiples of the widest kernel. Unpacked path: its own plan.
+    let (split_rows, granule) = if unpacked {
+        crate::unpacked_b::plan(m, n, parts)
+    } else {
+        (m >= n, 0)
+    };
     let len = if split_rows { m } else { n };
+    let start = |i: usize| {
+        if unpacked {
+            crate::unpacked_b::block_start(len, parts, i, granule)
+        } else {
+            block_start(len, parts, i)
+        }
+    };
     let block = |i: usize| {
         // SAFETY: block i of C is written by part i only; see `Operands`.
-        unsafe {
-            ops.run_block(
-                split_rows,
-                block_start(len, parts, i),
-                block_start(len, parts, i + 1),
-            )
-        }
+        unsafe { ops.run_block(split_rows, start(i), start(i + 1)) }
     };
     match with_pool(threads, |pool| pool.run(parts, &block)) {
         Some(used) => used,

@@ -191,7 +191,10 @@ mod tests {
             for &isa in &[VectorIsa::Baseline, VectorIsa::Avx2, VectorIsa::Avx512] {
                 let mut got = x0.clone();
                 vectorized_with(isa, Kernel(&mut got, &y));
-                let same = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(same, "{} differs at length {len}", isa.name());
             }
         }

@@ -65,6 +65,57 @@ pub(crate) fn wanted(m: usize, alpha: f32, csb: isize) -> bool {
     m <= MAX_M && alpha == 1.0 && csb == 1 && available()
 }
 
+/// Columns of one register tile.
+const NR: usize = 32;
+
+/// How [`gemm`] products are cut among `parts` threads: `(split_rows, granule)` — blocks of C
+/// rows in multiples of `MR`, or of columns in multiples of `NR`, whichever gives the busiest
+/// thread the fewest register tiles. (Cutting rows makes every thread read all of B, which costs
+/// nothing to pack here; e.g. 64×100 splits into two 32-row halves of equal work, where a column
+/// cut leaves 64 and 36 columns.) The cut never changes a result: every element is computed alone.
+pub(crate) fn plan(m: usize, n: usize, parts: usize) -> (bool, usize) {
+    // work of a block in half tiles (MR rows × 16 columns): a partial tile of more than 16
+    // columns costs a whole one
+    let work = |rows: usize, cols: usize| {
+        let half = 2 * (cols / NR)
+            + match cols % NR {
+                0 => 0,
+                r if r > 16 => 2,
+                _ => 1,
+            };
+        rows.div_ceil(MR) * half
+    };
+    let busiest = |rows: bool| {
+        let (len, g) = if rows { (m, MR) } else { (n, NR) };
+        (0..parts)
+            .map(|i| {
+                let w = block_start(len, parts, i + 1, g) - block_start(len, parts, i, g);
+                if rows {
+                    work(w, n)
+                } else {
+                    work(m, w)
+                }
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    if busiest(true) < busiest(false) {
+        (true, MR)
+    } else {
+        (false, NR)
+    }
+}
+
+/// Start of block `i` of `parts` over `0..len`: the nearest multiple of `granule` to
+/// `len·i/parts` (`len` for `i >= parts`).
+pub(crate) fn block_start(len: usize, parts: usize, i: usize, granule: usize) -> usize {
+    if i >= parts {
+        return len;
+    }
+    let ideal = len * i / parts;
+    (((ideal + granule / 2) / granule) * granule).min(len)
+}
+
 thread_local! {
     /// Packed A of one K block (`ceil(m / MR)·MR × KC` floats at most), kept between products.
     static A_PACK: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
@@ -97,7 +148,20 @@ pub(crate) unsafe fn gemm(
             pack.resize(panels * MR * KC, 0.0);
         }
         #[cfg(target_arch = "x86_64")]
-        x86::gemm(m, k, n, a, rsa, csa, b, rsb, beta, c, rsc, pack.as_mut_ptr());
+        x86::gemm(
+            m,
+            k,
+            n,
+            a,
+            rsa,
+            csa,
+            b,
+            rsb,
+            beta,
+            c,
+            rsc,
+            pack.as_mut_ptr(),
+        );
     };
     A_PACK.with(|cell| match cell.try_borrow_mut() {
         Ok(mut v) => run(&mut v),
@@ -107,7 +171,7 @@ pub(crate) unsafe fn gemm(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{KC, MR};
+    use super::{KC, MR, NR};
     use std::arch::x86_64::*;
 
     /// Packs rows `0..m` of A, columns `k0..k0 + kc`, into `MR`-row panels, `kk`-major inside a
@@ -195,7 +259,7 @@ mod x86 {
                         beta,
                     );
                 }
-                j += 32;
+                j += NR;
             }
             k0 += kc;
         }
@@ -366,5 +430,25 @@ mod tests {
         set_num_threads(0);
         assert!(cases > 300, "{cases}");
         assert_eq!(super::available(), super::cpu_has_it());
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    #[test]
+    fn cuts_balance_the_register_tiles() {
+        // x·W1 at batch 64: columns at 256 (8 full tiles | 7 full + one of 20 columns).
+        assert_eq!(plan(64, 500, 2), (false, NR));
+        assert_eq!(block_start(500, 2, 1, NR), 256);
+        // a1·W2 at batch 64: two 32-row halves, not 64 | 36 columns.
+        assert_eq!(plan(64, 100, 2), (true, MR));
+        assert_eq!(block_start(64, 2, 1, MR), 32);
+        // ends and clamping
+        assert_eq!(block_start(10, 3, 0, MR), 0);
+        assert_eq!(block_start(10, 3, 3, MR), 10);
+        assert_eq!(block_start(10, 3, 2, MR), 8);
+        assert_eq!(block_start(20, 2, 1, NR), 0); // one empty block: nothing to gain from a cut
     }
 }

@@ -316,3 +316,10 @@ fn every_vector_width_is_bit_identical_to_the_baseline() {
     check::<f32>(|x| x.to_bits() as u64);
     check::<f64>(|x| x.to_bits());
 }
+
+#[test]
+#[should_panic(expected = "in parameter order")]
+fn blocks_out_of_order_are_refused() {
+    let adam = AnyUpdater::Adam(Adam::default());
+    let _ = Optimizer::<f32>::new(vec![(5..9, adam.clone()), (0..5, adam)]);
+}
