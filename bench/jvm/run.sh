@@ -109,7 +109,7 @@ if [ $FERRODL_OK = 1 ]; then
     FERRODL_OK=0
   fi
 fi
-if [[ $MODELS == *" mlp "* || $MODELS == *" cnn "* ]]; then # the only rows DL4J runs
+if [[ ($MODELS == *" mlp "* || $MODELS == *" cnn "*) && $SYSTEMS == *" dl4j"* ]]; then # the only rows DL4J runs
   mvn -B -q -f "$HERE/dl4j/pom.xml" package > "$OUT/build-dl4j.log" 2>&1
   rc=$?
   if [ $rc != 0 ]; then
