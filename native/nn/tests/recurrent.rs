@@ -1022,3 +1022,54 @@ fn truncated_bptt_refuses_bad_labels_and_masks_before_any_segment() {
     n.fit(&x, &y, rows, None).unwrap();
     assert_eq!(n.iteration_count(), 3);
 }
+
+#[test]
+fn simple_rnn_with_layer_norm_by_hand_and_gradient_checks() {
+    let (c_in, h) = (3, 4);
+    let mut l = rnn("SimpleRnn", c_in, h, "TANH");
+    l["hasLayerNorm"] = json!(true);
+    let layers = vec![l, rnn_output(h, 2, "SOFTMAX", "MCXENT")];
+    let mut n = net(layers, c_in, json!({}));
+    let table = n.param_table();
+    let keys: Vec<&str> = table.iter().map(|(k, _, _)| k.as_str()).collect();
+    assert_eq!(keys, ["0_W", "0_RW", "0_b", "0_g", "1_W", "1_b"]);
+    let g = table[3].1.clone();
+    assert_eq!(table[3].2, vec![2 * h]);
+    assert!(n.params()[g.clone()].iter().all(|&v| v == 1.0), "gains start at 1");
+    let mut rng = Rng::new(40);
+    randomize(&mut n, &mut rng);
+    // By hand: one example, two steps.
+    let p = n.params().to_vec();
+    let (w, rw) = (&p[..c_in * h], &p[c_in * h..c_in * h + h * h]);
+    let (b, gg) = (&p[c_in * h + h * h..c_in * h + h * h + h], &p[g]);
+    let ln = |u: &[f64]| -> Vec<f64> {
+        let m = u.iter().sum::<f64>() / u.len() as f64;
+        let sd = (u.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / u.len() as f64).sqrt();
+        u.iter().map(|v| (v - m) / sd).collect()
+    };
+    let x = normal(&mut rng, c_in * 2); // NCW, one example: x[c*2 + s]
+    let xw = |s: usize| -> Vec<f64> {
+        (0..h).map(|j| (0..c_in).map(|c| x[c * 2 + s] * w[c * h + j]).sum()).collect()
+    };
+    let h1: Vec<f64> = ln(&xw(0)).iter().enumerate().map(|(j, v)| (gg[j] * v + b[j]).tanh()).collect();
+    let r: Vec<f64> = (0..h).map(|j| (0..h).map(|k| h1[k] * rw[k * h + j]).sum()).collect();
+    let (lx, lr) = (ln(&xw(1)), ln(&r));
+    let h2: Vec<f64> = (0..h).map(|j| (gg[j] * lx[j] + b[j] + gg[h + j] * lr[j]).tanh()).collect();
+    n.rnn_clear_previous_state();
+    n.rnn_time_step(&x, 1).unwrap();
+    let got = n.rnn_previous_state(0, "prevAct").unwrap().to_vec();
+    for j in 0..h {
+        assert!((got[j] - h2[j]).abs() < 1e-12, "unit {j}: {} vs {}", got[j], h2[j]);
+    }
+    // f64 gradient checks with and without masks (gains included).
+    let (rows, t) = (3, 5);
+    let x = normal(&mut rng, rows * c_in * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let m = tail_mask(rows, t, &[5, 3, 4]);
+    grad_check("SimpleRnn hasLayerNorm", &mut n, &Case { x: &x, y: &y, rows, fmask: None, lmask: None });
+    grad_check(
+        "SimpleRnn hasLayerNorm, masked",
+        &mut n,
+        &Case { x: &x, y: &y, rows, fmask: Some((&m, t)), lmask: Some((&m, t)) },
+    );
+}

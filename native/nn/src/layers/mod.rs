@@ -20,6 +20,7 @@ pub(crate) mod embedding;
 pub(crate) mod embedding_sequence;
 pub(crate) mod frozen;
 pub(crate) mod last_time_step;
+pub(crate) mod layer_norm;
 pub(crate) mod lstm;
 pub(crate) mod mask_zero;
 pub mod misc;

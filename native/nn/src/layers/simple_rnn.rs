@@ -1,10 +1,13 @@
 //! `SimpleRnn`: `h_t = act(x_t·W + h_{t−1}·RW + b)` (the reference's Elman layer). A masked step
-//! outputs 0 and carries a zero state, as in the reference.
+//! outputs 0 and carries a zero state, as in the reference. With `hasLayerNorm` (the reference's
+//! option) both products are layer-normalized with their own gains, `g = [gx | gr]` (`[2·nOut]`,
+//! initialised to 1): `h_t = act(gx ⊙ LN(x_t·W) + b + gr ⊙ LN(h_{t−1}·RW))` (`layer_norm.rs`).
 
 use super::recurrent::{
     elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, product, recurrent_input, reserve_all,
     tnc_to_ncw, StateSlots,
 };
+use super::layer_norm::{standardize_rows, standardize_rows_backward};
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec, StateMode};
 use crate::config::{Activation, Distribution, LayerShapes, RnnFormat, Shape, ShapeCx, WeightInit};
 use crate::init::init_weights;
@@ -34,6 +37,15 @@ pub struct SimpleRnnLayer<T> {
     dh: Vec<T>,
     dx: Vec<T>,
     states: StateSlots<T>,
+    /// `hasLayerNorm`: the standardized `x·W` and `h·RW` `[T, N, H]` with their row deviations
+    /// `[T, N]`, the recurrent product of one step, and backward's `dL/d(x·W)`.
+    layer_norm: bool,
+    xhat_x: Vec<T>,
+    sd_x: Vec<T>,
+    xhat_r: Vec<T>,
+    sd_r: Vec<T>,
+    r: Vec<T>,
+    du: Vec<T>,
 }
 
 impl<T: Scalar> SimpleRnnLayer<T> {
@@ -63,17 +75,24 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
     }
 
     fn param_specs(&self) -> Vec<ParamSpec> {
-        vec![
+        let mut v = vec![
             ParamSpec::new("W", ParamKind::Weight, vec![self.n_in, self.h]),
             ParamSpec::new("RW", ParamKind::Weight, vec![self.h, self.h]),
             ParamSpec::new("b", ParamKind::Bias, vec![self.h]),
-        ]
+        ];
+        if self.layer_norm {
+            // Gains, regularized and updated as biases (the reference's bias-type parameter).
+            v.push(ParamSpec::new("g", ParamKind::Bias, vec![2 * self.h]));
+        }
+        v
     }
 
     /// `W` (fan-in `nIn`, fan-out `nOut`), then `RW` (fan-in = fan-out = `nOut`); `b` = 0.
     fn init_params(&self, params: &mut [T], rng: &mut Rng) {
         let (w, rest) = params.split_at_mut(self.n_w());
-        let (rw, b) = rest.split_at_mut(self.h * self.h);
+        let (rw, rest) = rest.split_at_mut(self.h * self.h);
+        let (b, g) = rest.split_at_mut(self.h);
+        g.fill(T::one());
         let (n_in, h) = (self.n_in as f64, self.h as f64);
         init_weights(
             self.weight_init,
@@ -111,11 +130,15 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
         let tnh = product(&[t, n, h]);
         let tnc = product(&[t, n, c_in]);
         let t1nh = t.checked_add(1).and_then(|t1| product(&[t1, n, h]));
-        let SimpleRnnLayer { x, z, a, hs, dh_out, dz, dh, dx, .. } = self;
+        let ln = |v: Option<usize>| if self.layer_norm { v } else { Some(0) };
+        let (ln_tnh, ln_tn, ln_nh) = (ln(tnh), ln(product(&[t, n])), ln(product(&[n, h])));
+        let SimpleRnnLayer { x, z, a, hs, dh_out, dz, dh, dx, xhat_x, sd_x, xhat_r, sd_r, r, du, .. } =
+            self;
         reserve_all(
             &mut [
                 (x, tnc), (z, tnh), (a, tnh), (hs, t1nh), (dh_out, tnh), (dz, tnh),
-                (dh, product(&[n, h])), (dx, tnc),
+                (dh, product(&[n, h])), (dx, tnc), (xhat_x, ln_tnh), (sd_x, ln_tn),
+                (xhat_r, ln_tnh), (sd_r, ln_tn), (r, ln_nh), (du, ln_tnh),
             ],
             || format!("the recurrent workspace of {who} for {rows} examples of {steps} steps"),
         )
@@ -151,7 +174,9 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
         ensure(&mut self.a, t * nh);
         ensure(&mut self.hs, (t + 1) * nh);
         let (w, rest) = params.split_at(self.n_w());
-        let (rw, b) = rest.split_at(h * h);
+        let (rw, rest) = rest.split_at(h * h);
+        let (b, g) = rest.split_at(h);
+        let (gx, gr) = g.split_at(g.len() / 2);
         ncw_to_tnc(input, n, c_in, t, &mut self.x);
         gemm(
             Op::N,
@@ -165,6 +190,19 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
             T::zero(),
             &mut self.z[..t * nh],
         );
+        if self.layer_norm {
+            ensure(&mut self.xhat_x, t * nh);
+            ensure(&mut self.sd_x, t * n);
+            ensure(&mut self.xhat_r, t * nh);
+            ensure(&mut self.sd_r, t * n);
+            ensure(&mut self.r, nh);
+            standardize_rows(&self.z[..t * nh], h, &mut self.xhat_x[..t * nh], &mut self.sd_x[..t * n]);
+            for (zr, xr) in self.z[..t * nh].chunks_exact_mut(h).zip(self.xhat_x.chunks_exact(h)) {
+                for ((zv, &xv), &gv) in zr.iter_mut().zip(xr).zip(gx) {
+                    *zv = gv * xv;
+                }
+            }
+        }
         add_row_vector(&mut self.z[..t * nh], h, b);
         match self.states.start(ctx.state, n) {
             Some(s) => self.hs[..nh].copy_from_slice(&s.values[0]),
@@ -173,7 +211,19 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
         for s in 0..t {
             let (h_prev, h_next) = self.hs[s * nh..(s + 2) * nh].split_at_mut(nh);
             let zs = &mut self.z[s * nh..(s + 1) * nh];
-            gemm(Op::N, Op::N, n, h, h, T::one(), h_prev, rw, T::one(), zs);
+            if self.layer_norm {
+                let r = &mut self.r[..nh];
+                gemm(Op::N, Op::N, n, h, h, T::one(), h_prev, rw, T::zero(), r);
+                let xr = &mut self.xhat_r[s * nh..(s + 1) * nh];
+                standardize_rows(r, h, xr, &mut self.sd_r[s * n..(s + 1) * n]);
+                for (zr, xrr) in zs.chunks_exact_mut(h).zip(xr.chunks_exact(h)) {
+                    for ((zv, &xv), &gv) in zr.iter_mut().zip(xrr).zip(gr) {
+                        *zv = *zv + gv * xv;
+                    }
+                }
+            } else {
+                gemm(Op::N, Op::N, n, h, h, T::one(), h_prev, rw, T::one(), zs);
+            }
             let as_ = &mut self.a[s * nh..(s + 1) * nh];
             for i in 0..n {
                 let m = batch.mask.map_or(T::one(), |mk| mk.at(i, s));
@@ -212,9 +262,17 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
         self.dh[..nh].fill(T::zero());
         let (w, rest) = params.split_at(n_w);
         let rw = &rest[..h * h];
+        let g = &rest[h * h + h..];
+        let (gx, gr) = g.split_at(g.len() / 2);
         let (gw, grest) = grads.split_at_mut(n_w);
-        let (grw, gb) = grest.split_at_mut(h * h);
+        let (grw, grest) = grest.split_at_mut(h * h);
+        let (gb, gg) = grest.split_at_mut(h);
+        let (ggx, ggr) = gg.split_at_mut(gg.len() / 2);
         grw.fill(T::zero());
+        ggr.fill(T::zero());
+        if self.layer_norm {
+            ensure(&mut self.du, t * nh);
+        }
         let stop = t - t.min(batch.backprop_steps);
         self.dz[..stop * nh].fill(T::zero());
         for s in (stop..t).rev() {
@@ -228,15 +286,42 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
                 }
             }
             let h_prev = &self.hs[s * nh..(s + 1) * nh];
-            gemm(Op::T, Op::N, h, h, n, T::one(), h_prev, dzs, T::one(), grw);
-            gemm(Op::N, Op::T, n, h, h, T::one(), dzs, rw, T::zero(), &mut self.dh[..nh]);
+            // dL/d(h·RW): through the normalization when there is one.
+            let dr: &[T] = if self.layer_norm {
+                let xr = &self.xhat_r[s * nh..(s + 1) * nh];
+                let dxhat = &mut self.r[..nh]; // forward's scratch, free here
+                for ((d, &dzv), k) in dxhat.iter_mut().zip(dzs.iter()).zip(0..) {
+                    *d = dzv * gr[k % h];
+                    ggr[k % h] = ggr[k % h] + dzv * xr[k];
+                }
+                let du = &mut self.du[s * nh..(s + 1) * nh];
+                standardize_rows_backward(xr, &self.sd_r[s * n..(s + 1) * n], dxhat, h, du);
+                du
+            } else {
+                dzs
+            };
+            gemm(Op::T, Op::N, h, h, n, T::one(), h_prev, dr, T::one(), grw);
+            gemm(Op::N, Op::T, n, h, h, T::one(), dr, rw, T::zero(), &mut self.dh[..nh]);
         }
         let dz = &self.dz[..t * nh];
-        gemm(Op::T, Op::N, c_in, h, t * n, T::one(), &self.x[..t * n * c_in], dz, T::zero(), gw);
         column_sums(dz, h, T::zero(), gb);
+        // dL/d(x·W): through the normalization when there is one.
+        let du: &[T] = if self.layer_norm {
+            ggx.fill(T::zero());
+            let dxhat = &mut self.dh_out[..t * nh]; // dL/dh of the steps, no longer needed
+            for (k, ((d, &dzv), &xv)) in dxhat.iter_mut().zip(dz).zip(&self.xhat_x[..t * nh]).enumerate() {
+                *d = dzv * gx[k % h];
+                ggx[k % h] = ggx[k % h] + dzv * xv;
+            }
+            standardize_rows_backward(&self.xhat_x[..t * nh], &self.sd_x[..t * n], dxhat, h, &mut self.du[..t * nh]);
+            &self.du[..t * nh]
+        } else {
+            dz
+        };
+        gemm(Op::T, Op::N, c_in, h, t * n, T::one(), &self.x[..t * n * c_in], du, T::zero(), gw);
         if let Some(gx) = grad_input {
             ensure(&mut self.dx, t * n * c_in);
-            gemm(Op::N, Op::T, t * n, c_in, h, T::one(), dz, w, T::zero(), &mut self.dx[..t * n * c_in]);
+            gemm(Op::N, Op::T, t * n, c_in, h, T::one(), du, w, T::zero(), &mut self.dx[..t * n * c_in]);
             tnc_to_ncw(&self.dx, n, c_in, t, gx);
         }
     }
@@ -265,11 +350,6 @@ impl LayerKind for SimpleRnnConfig {
         let (_, len) = recurrent_input(cx, "SimpleRnn", self.n_in)?;
         cx.positive("nOut", self.n_out)?;
         elementwise(cx, "activation", self.activation)?;
-        if self.has_layer_norm {
-            return Err(cx.err(
-                "hasLayerNorm=true is not supported yet (SimpleRnn with layer normalization)",
-            ));
-        }
         Ok(Shape::Seq { c: self.n_out, len })
     }
 
@@ -298,6 +378,13 @@ impl LayerKind for SimpleRnnConfig {
             dh: Vec::new(),
             dx: Vec::new(),
             states: StateSlots::default(),
+            layer_norm: self.has_layer_norm,
+            xhat_x: Vec::new(),
+            sd_x: Vec::new(),
+            xhat_r: Vec::new(),
+            sd_r: Vec::new(),
+            r: Vec::new(),
+            du: Vec::new(),
         }))
     }
 }

@@ -157,6 +157,26 @@ class RecurrentNetworkTest {
     }
 
     @Test
+    void simpleRnnWithLayerNormHasGainsAndLearns() {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(8).updater(new Adam(0.05)).list()
+                .layer(new SimpleRnn.Builder().nIn(2).nOut(4).hasLayerNorm(true).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nIn(4).nOut(2)
+                        .build())
+                .build();
+        try (MultiLayerNetwork n = new MultiLayerNetwork(c)) {
+            n.init();
+            assertEquals(2 * 4 + 4 * 4 + 4 + 2 * 4 + 4 * 2 + 2, n.numParams(), "W, RW, b, g [2·nOut], output");
+            assertEquals(8, n.getParam("0_g").length());
+            DataSet d = new DataSet(series(3, 2, 6, 12), series(3, 2, 6, 13));
+            double before = n.score(d);
+            for (int k = 0; k < 40; k++) {
+                n.fit(d);
+            }
+            assertTrue(n.score(d) < 0.7 * before, before + " -> " + n.score(d));
+        }
+    }
+
+    @Test
     void convolutionsRunAtEveryTimeStepAfterRnnToCnn() {
         MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(5).updater(new Adam(0.05))
                 .activation(Activation.TANH).list()
