@@ -4,14 +4,28 @@
 //! `param_count` parameters". All integers and floats are **little-endian**; there is no padding
 //! besides what is listed.
 //!
+//! Version 3 (written since 2026-11-25) has a compact header whose size follows what it says:
+//!
+//! | size | field | value |
+//! |---|---|---|
+//! | 1 | version | `0x03` (versions 1 and 2 start with the magic `FRDU` instead, see below) |
+//! | 1 | kind and `k` | bits 7–6: kind (1 = bitmap, 2 = Rice); bits 5–0: the Rice parameter `k` (0 for the bitmap) |
+//! | 1–10 | param_count | unsigned LEB128 varint ([`crate::varint`]: minimal encoding only), length of the dense update vector |
+//! | 1–10 | entry_count | varint, number of entries sent (each means `+t` or `-t`), at most param_count |
+//! | 4 | threshold | `f32` `t`, finite and > 0 |
+//! | … | payload | below |
+//!
+//! (9 to 12 bytes for networks of 128 to 2 million parameters, against the 32 of version 2.)
+//! Versions 1 and 2, still read:
+//!
 //! | offset | size | field | value |
 //! |---|---|---|---|
 //! | 0 | 4 | magic | ASCII `FRDU` |
-//! | 4 | 2 | version | `u16` = 2 (version 1 is still read, see below) |
-//! | 6 | 1 | kind | `u8`: 0 = sparse `i32` (read only), 1 = bitmap, 2 = Rice |
+//! | 4 | 2 | version | `u16` = 1 or 2 |
+//! | 6 | 1 | kind | `u8`: 0 = sparse `i32` (read only), 1 = bitmap, 2 = Rice (version 2) |
 //! | 7 | 1 | rice_k | `u8`: the Rice parameter `k` (0..=63) for kind 2; 0 otherwise |
-//! | 8 | 8 | param_count | `u64`, length of the dense update vector |
-//! | 16 | 8 | entry_count | `u64`, number of entries sent (each means `+t` or `-t`), at most param_count |
+//! | 8 | 8 | param_count | `u64` |
+//! | 16 | 8 | entry_count | `u64` |
 //! | 24 | 4 | threshold | `f32` `t`, finite and > 0 |
 //! | 28 | 4 | reserved | `u32` = 0 |
 //! | 32 | … | payload | below |
@@ -31,7 +45,7 @@
 //!   Magnitudes strictly increasing, in `1..=min(param_count, i32::MAX)`.
 //!
 //! Version 1 messages (kinds 0 and 1, byte 7 = 0) are still read; a version 1 message with kind 2
-//! is refused.
+//! is refused, and so is a version 3 message of kind 0.
 //!
 //! **Choice of encoding** ([`choose_encoding`]): with `n` entries out of `P` the writer takes the
 //! Rice parameter `k` that minimises the Rice size bound `n (k + 2) + ((P - n) >> k)` bits
@@ -57,15 +71,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CodecError, VectorKind};
 use crate::rice::{self, BitWriter, MAX_RICE_PARAMETER};
+use crate::varint;
 
-/// The four bytes every message starts with.
+/// The four bytes a version 1 or 2 message starts with.
 pub const MAGIC: [u8; 4] = *b"FRDU";
-/// The format version this build writes.
-pub const VERSION: u16 = 2;
+/// The format version this build writes (its first byte; the compact header).
+pub const VERSION: u16 = 3;
 /// The oldest format version this build reads.
 pub const MIN_READ_VERSION: u16 = 1;
-/// Size of the fixed header that precedes the payload.
+/// Size of the fixed header of versions 1 and 2.
 pub const HEADER_LEN: usize = 32;
+/// Largest version 3 header: version, kind/k, two 10-byte varints, threshold.
+pub const MAX_HEADER_LEN: usize = 2 + 2 * varint::MAX_LEN + 4;
+/// Smallest version 3 header (one-byte counts).
+pub const MIN_HEADER_LEN: usize = 2 + 2 + 4;
 
 /// Low bit of every 2-bit bitmap code.
 const LOW_BITS: u32 = 0x5555_5555;
@@ -94,7 +113,7 @@ impl Encoding {
 
     fn from_code(code: u8, version: u16) -> Result<Self, CodecError> {
         match code {
-            0 => Ok(Encoding::Sparse),
+            0 if version <= 2 => Ok(Encoding::Sparse),
             1 => Ok(Encoding::Bitmap),
             2 if version >= 2 => Ok(Encoding::Rice),
             other => Err(CodecError::UnknownKind {
@@ -137,15 +156,17 @@ impl Header {
         }
     }
 
+    /// Bytes of this header in the version 3 layout.
+    pub fn encoded_len(&self) -> usize {
+        2 + varint::len(self.param_count) + varint::len(self.entry_count) + 4
+    }
+
     fn write_to(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.push(self.kind.code());
-        out.push(self.rice_k);
-        out.extend_from_slice(&self.param_count.to_le_bytes());
-        out.extend_from_slice(&self.entry_count.to_le_bytes());
+        out.push(VERSION as u8);
+        out.push((self.kind.code() << 6) | self.rice_k);
+        varint::put(out, self.param_count);
+        varint::put(out, self.entry_count);
         out.extend_from_slice(&self.threshold.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
     }
 }
 
@@ -302,7 +323,7 @@ fn write_kind(
         rice_k,
     };
     let (_, max_payload) = header.payload_len_range();
-    out.reserve(HEADER_LEN + max_payload as usize);
+    out.reserve(header.encoded_len() + max_payload as usize);
     header.write_to(out);
     match header.kind {
         // count == 0 needs no pass at all: nothing qualifies and the residual stays as it is.
@@ -361,7 +382,7 @@ fn write_kind(
         }
         Encoding::Sparse => unreachable!("choose_encoding never picks the version 1 sparse kind"),
     }
-    debug_assert!(out.len() as u64 <= HEADER_LEN as u64 + max_payload);
+    debug_assert!(out.len() as u64 <= header.encoded_len() as u64 + max_payload);
     EncodeStats {
         encoding: header.kind,
         entries: count,
@@ -430,30 +451,68 @@ fn u64_at(msg: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Parses and validates a header (magic, version 1 or 2, kind, Rice parameter (the flags byte
-/// of version 1), reserved, threshold finite > 0, entry_count <= param_count, and the message
-/// length against the payload the header allows: exact for bitmap and sparse, within the
-/// bounds of [`Header::payload_len_range`] for Rice).
+/// Parses and validates a header (version 3, or the magic and version 1 or 2; kind, Rice
+/// parameter (the flags byte of version 1), reserved word, threshold finite > 0, entry_count <=
+/// param_count, and the message length against the payload the header allows: exact for bitmap
+/// and sparse, within the bounds of [`Header::payload_len_range`] for Rice).
 pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
-    if msg.len() < HEADER_LEN {
-        return Err(CodecError::Truncated {
-            len: msg.len(),
-            needed: HEADER_LEN as u64,
-            header_read: false,
-            exact: true,
-        });
-    }
-    let magic = [msg[0], msg[1], msg[2], msg[3]];
-    if magic != MAGIC {
-        return Err(CodecError::BadMagic(magic));
-    }
-    // The version comes before anything else so that a future layout is reported as such.
-    let version = u16_at(msg, 4);
-    if !(MIN_READ_VERSION..=VERSION).contains(&version) {
-        return Err(CodecError::UnsupportedVersion(version));
-    }
-    let kind = Encoding::from_code(msg[6], version)?;
-    let rice_k = msg[7];
+    parse_header(msg).map(|(h, _)| h)
+}
+
+/// [`read_header`] and the header's length in bytes (where the payload starts).
+pub fn parse_header(msg: &[u8]) -> Result<(Header, usize), CodecError> {
+    let truncated = |needed: usize| CodecError::Truncated {
+        len: msg.len(),
+        needed: needed as u64,
+        header_read: false,
+        exact: true,
+    };
+    let (version, kind_code, rice_k, param_count, entry_count, threshold, header_len) =
+        match msg.first() {
+            None => return Err(truncated(MIN_HEADER_LEN)),
+            Some(&b) if b == VERSION as u8 => {
+                if msg.len() < 2 {
+                    return Err(truncated(MIN_HEADER_LEN));
+                }
+                let mut pos = 2;
+                let mut count = |field: &'static str, pos: &mut usize| {
+                    varint::get(msg, pos).map_err(|e| match e {
+                        varint::VarintError::Truncated => truncated(msg.len() + 1),
+                        varint::VarintError::Malformed => CodecError::BadVarint(field),
+                    })
+                };
+                let param_count = count("param_count", &mut pos)?;
+                let entry_count = count("entry_count", &mut pos)?;
+                if msg.len() < pos + 4 {
+                    return Err(truncated(pos + 4));
+                }
+                let threshold = f32::from_bits(u32_at(msg, pos));
+                (3, msg[1] >> 6, msg[1] & 0x3f, param_count, entry_count, threshold, pos + 4)
+            }
+            Some(&b'F') => {
+                if msg.len() < HEADER_LEN {
+                    return Err(truncated(HEADER_LEN));
+                }
+                let magic = [msg[0], msg[1], msg[2], msg[3]];
+                if magic != MAGIC {
+                    return Err(CodecError::BadMagic(magic));
+                }
+                // The version comes before anything else so that a future layout is reported
+                // as such.
+                let version = u16_at(msg, 4);
+                if !(MIN_READ_VERSION..=2).contains(&version) {
+                    return Err(CodecError::UnsupportedVersion(version));
+                }
+                let reserved = u32_at(msg, 28);
+                if reserved != 0 {
+                    return Err(CodecError::NonZeroReserved(reserved));
+                }
+                let threshold = f32::from_bits(u32_at(msg, 24));
+                (version, msg[6], msg[7], u64_at(msg, 8), u64_at(msg, 16), threshold, HEADER_LEN)
+            }
+            Some(&b) => return Err(CodecError::UnknownFormat(b)),
+        };
+    let kind = Encoding::from_code(kind_code, version)?;
     match kind {
         // In version 1 this byte was a reserved flags byte.
         _ if version == 1 && rice_k != 0 => return Err(CodecError::NonZeroFlags(rice_k)),
@@ -464,13 +523,6 @@ pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
             return Err(CodecError::BadRiceParameter { k: rice_k, kind })
         }
         _ => {}
-    }
-    let param_count = u64_at(msg, 8);
-    let entry_count = u64_at(msg, 16);
-    let threshold = f32::from_bits(u32_at(msg, 24));
-    let reserved = u32_at(msg, 28);
-    if reserved != 0 {
-        return Err(CodecError::NonZeroReserved(reserved));
     }
     if !(threshold.is_finite() && threshold > 0.0) {
         return Err(CodecError::BadHeaderThreshold(threshold));
@@ -493,11 +545,11 @@ pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
     };
     let (min, max) = header.payload_len_range();
     let exact = kind != Encoding::Rice;
-    let payload = (msg.len() - HEADER_LEN) as u64;
+    let payload = (msg.len() - header_len) as u64;
     if payload < min {
         return Err(CodecError::Truncated {
             len: msg.len(),
-            needed: min.saturating_add(HEADER_LEN as u64),
+            needed: min.saturating_add(header_len as u64),
             header_read: true,
             exact,
         });
@@ -505,11 +557,11 @@ pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
     if payload > max {
         return Err(CodecError::TrailingBytes {
             len: msg.len(),
-            expected: max + HEADER_LEN as u64,
+            expected: max + header_len as u64,
             exact,
         });
     }
-    Ok(header)
+    Ok((header, header_len))
 }
 
 /// `target[j] += scale * decoded[j]`.
@@ -521,7 +573,7 @@ pub fn read_header(msg: &[u8]) -> Result<Header, CodecError> {
 /// `target` is unchanged. Entries the message does not mention keep their value (a `-0.0` among
 /// them may become `+0.0`, as adding a decoded zero would).
 pub fn decode_add(msg: &[u8], scale: f32, target: &mut [f32]) -> Result<Header, CodecError> {
-    let header = read_header(msg)?;
+    let (header, header_len) = parse_header(msg)?;
     if header.param_count != target.len() as u64 {
         return Err(CodecError::ParamCountMismatch {
             message: header.param_count,
@@ -535,7 +587,7 @@ pub fn decode_add(msg: &[u8], scale: f32, target: &mut [f32]) -> Result<Header, 
             threshold: header.threshold,
         });
     }
-    let payload = &msg[HEADER_LEN..];
+    let payload = &msg[header_len..];
     match header.kind {
         Encoding::Rice => {
             let (p, n, k) = (header.param_count, header.entry_count, header.rice_k);
@@ -705,21 +757,20 @@ mod tests {
         r[3] = 0.1;
         let mut out = Vec::new();
         let stats = encode(&mut r, 0.25, &mut out).unwrap();
-        assert_eq!(
-            &out[..32],
-            &[
-                b'F', b'R', b'D', b'U', 2, 0, 2, 3, 40, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,
-                0, 0, 0, 0x80, 0x3e, 0, 0, 0, 0
-            ]
-        );
+        // Version 3, kind 2 << 6 | k 3, param_count 40, entry_count 2, threshold 0.25.
+        assert_eq!(&out[..8], &[3, 0x83, 40, 2, 0, 0, 0x80, 0x3e]);
         // Entry 0: gap 1 = unary "1", remainder 001 as 1,0,0, sign 0 -> bits 1 1 0 0 0.
         // Entry 1: gap 0 = unary "1", remainder 0,0,0, sign 1        -> bits 1 0 0 0 1.
         // LSB first: 1100 0100 | 01 -> 0x23, 0x02.
-        assert_eq!(&out[32..], &[0x23, 0x02]);
-        assert_eq!(out, rice_msg(40, 2, 3, 0.25, &[0x23, 0x02]));
+        assert_eq!(&out[8..], &[0x23, 0x02]);
+        let mut from_v2 = vec![0.0f32; 40];
+        let mut from_v3 = vec![0.0f32; 40];
+        decode_add(&rice_msg(40, 2, 3, 0.25, &[0x23, 0x02]), 1.0, &mut from_v2).unwrap();
+        decode_add(&out, 1.0, &mut from_v3).unwrap();
+        assert_eq!(from_v2, from_v3, "the version 2 form decodes to the same update");
         assert_eq!(stats.encoding, Encoding::Rice);
         assert_eq!(stats.entries, 2);
-        assert_eq!(stats.bytes, 34);
+        assert_eq!(stats.bytes, 10);
         assert_eq!(stats.sparsity, 0.05);
         assert_eq!(stats.threshold, 0.25);
         // 0.5 - 0.25 and -0.25 + 0.25 are exact.
@@ -761,18 +812,24 @@ mod tests {
     }
 
     #[test]
-    fn empty_message_is_a_32_byte_rice_message() {
+    fn empty_message_is_a_9_byte_rice_message() {
         let mut r = vec![0.1f32; 100];
         let mut out = vec![9u8; 7];
         let stats = encode(&mut r, 0.5, &mut out).unwrap();
-        assert_eq!(out, header_bytes(2, 2, 0, 100, 0, 0.5));
+        assert_eq!(out, [3, 0x80, 100, 0, 0, 0, 0, 0x3f]);
         assert_eq!(stats.encoding, Encoding::Rice);
-        assert_eq!(stats.bytes, 32);
+        assert_eq!(stats.bytes, 8);
+        // The version 2 form of the same message still reads.
+        let mut target = vec![0.0f32; 100];
+        assert_eq!(
+            decode_add(&header_bytes(2, 2, 0, 100, 0, 0.5), 1.0, &mut target).unwrap(),
+            read_header(&out).unwrap()
+        );
         assert_eq!(stats.sparsity, 0.0);
         assert_eq!(r, vec![0.1f32; 100]);
         // A zero-length vector too.
         let stats = encode(&mut [], 0.5, &mut out).unwrap();
-        assert_eq!((stats.bytes, stats.sparsity), (32, 0.0));
+        assert_eq!((stats.bytes, stats.sparsity), (8, 0.0));
         let mut target: [f32; 0] = [];
         assert_eq!(decode_add(&out, 1.0, &mut target).unwrap().param_count, 0);
     }
@@ -871,11 +928,11 @@ mod tests {
             "update message: 58 bytes, header says 56 (2 unexpected trailing bytes)",
         );
         let mut m = good.clone();
-        m[0] = b'X';
+        m[1] = b'X';
         assert_refused(
             &m,
             12,
-            "update message: bad magic [58, 52, 44, 55] (expected \"FRDU\"); not a ferrodl update",
+            "update message: bad magic [46, 58, 44, 55] (expected \"FRDU\"); not a ferrodl update",
         );
         for v in [0u8, 3] {
             let mut m = good.clone();
@@ -883,9 +940,55 @@ mod tests {
             assert_refused(
                 &m,
                 12,
-                &format!("update message: unsupported version {v} (this build reads 1 and 2)"),
+                &format!(
+                    "update message: unsupported version {v} (this build reads 1 and 2 after \
+                     the \"FRDU\" magic, and 3)"
+                ),
             );
         }
+        // Version 3 (compact) headers.
+        let mut v3 = Vec::new();
+        encode(&mut [0.0, 2.0, 0.0], 1.0, &mut v3).unwrap();
+        assert_eq!(&v3[..4], &[3, 0x80, 3, 1], "Rice, k 0");
+        assert_refused(&[7, 0x80, 3, 1], 3, "update message: first byte 0x07 is neither version 3 \
+            (0x03) nor the \"FRDU\" magic of versions 1 and 2; not a ferrodl update");
+        for cut in [0, 1, 2, 3, 5, 7] {
+            let e = read_header(&v3[..cut]).unwrap_err();
+            assert!(matches!(e, CodecError::Truncated { header_read: false, .. }), "{cut}: {e}");
+        }
+        let mut m = vec![3, 0x80, 0x83, 0x00, 1];
+        m.extend_from_slice(&1.0f32.to_le_bytes());
+        assert_refused(
+            &m,
+            3,
+            "update message: param_count is not a minimal LEB128 varint of at most 10 bytes",
+        );
+        let mut m = vec![3, 0x80, 3];
+        m.extend_from_slice(&[0xff; 10]);
+        assert_refused(
+            &m,
+            3,
+            "update message: entry_count is not a minimal LEB128 varint of at most 10 bytes",
+        );
+        let mut m = v3.clone();
+        m[1] = 0x01;
+        assert_refused(
+            &m,
+            3,
+            "update message: unknown encoding kind 0 for version 3 (1 = bitmap, 2 = rice)",
+        );
+        m[1] = 0xc0;
+        assert_refused(
+            &m,
+            3,
+            "update message: unknown encoding kind 3 for version 3 (1 = bitmap, 2 = rice)",
+        );
+        let mut m = v3.clone();
+        m[3] = 4;
+        assert_refused(&m, 3, "update message: entry_count 4 exceeds param_count 3");
+        let mut m = v3.clone();
+        m.push(0);
+        assert!(matches!(read_header(&m).unwrap_err(), CodecError::TrailingBytes { .. }));
         let mut m = good.clone();
         m[6] = 2;
         assert_refused(

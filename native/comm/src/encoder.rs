@@ -122,6 +122,9 @@ impl ThresholdEncoder {
                 actual: update.len(),
             });
         }
+        if self.encodes == 0 && !self.carried_state_used {
+            self.calibrate(update)?;
+        }
         let t = self.algorithm.threshold(iteration, epoch);
         check_threshold(t)?;
         // Two passes: one read-only (refuse a bad update before anything changes; count what
@@ -134,6 +137,37 @@ impl ThresholdEncoder {
         self.last = Some(stats);
         self.encodes += 1;
         Ok(stats)
+    }
+
+    /// A fresh adapting algorithm's first threshold, fitted to what `residual + update` would
+    /// send ([`crate::threshold::calibrate`]): the first message already has about the size the
+    /// algorithm aims at, instead of walking there from `initialThreshold` in 3.5% steps.
+    fn calibrate(&mut self, update: &[f32]) -> Result<(), CodecError> {
+        let p = self.residual.len() as u64;
+        let Some(band) = self.algorithm.target_band(p) else {
+            return Ok(());
+        };
+        if update.iter().chain(&self.residual).all(|&x| x == 0.0) {
+            return Ok(());
+        }
+        let start = f64::from(self.algorithm.current_threshold());
+        let mut refused = None;
+        let residual = &self.residual;
+        let t = crate::threshold::calibrate(start, band, p, |t| {
+            count_sum(residual, update, t).unwrap_or_else(|e| {
+                refused.get_or_insert(e);
+                0
+            })
+        });
+        // A bad update is refused by the encode that follows, with nothing changed.
+        if refused.is_none() && t != start {
+            let state = ThresholdState {
+                algorithm: self.algorithm.name().into(),
+                threshold: t,
+            };
+            self.algorithm.set_state(&state)?;
+        }
+        Ok(())
     }
 
     /// The algorithm's state, to carry into the next fit.
@@ -269,10 +303,10 @@ mod tests {
         let s = e
             .encode_update(&[0.25, -0.75, 1.25, 0.0], 1, 0, &mut out)
             .unwrap();
-        // 2 entries of 4: Rice, k 0 (bound 2 * 2 + 2 = 6 bits), one payload byte.
+        // 2 entries of 4: Rice, k 0 (bound 2 * 2 + 2 = 6 bits), an 8-byte header, one payload byte.
         assert_eq!(
             (s.entries, s.encoding, s.threshold, s.sparsity, s.bytes),
-            (2, Encoding::Rice, 0.5, 0.5, 33)
+            (2, Encoding::Rice, 0.5, 0.5, 9)
         );
         assert_eq!(e.residual(), &[0.25, -0.25, 0.75, 0.0]);
         let mut decoded = vec![0.0f32; 4];
@@ -427,7 +461,7 @@ mod tests {
         for i in 0..5 {
             let s = e.encode_update(&[0.0; 1000], i, 0, &mut out).unwrap();
             assert_eq!(s.threshold, expected as f32);
-            assert_eq!(s.bytes, 32);
+            assert_eq!(s.bytes, 9, "a 9-byte header (1000 = a 2-byte varint), no payload");
             expected *= crate::threshold::DEFAULT_DECAY_RATE;
         }
         assert_eq!(
@@ -464,7 +498,7 @@ mod tests {
         assert_eq!(d.last_sparsity, Some(0.25));
         assert_eq!(d.last_encoding, Some(Encoding::Rice));
         // Header and one payload byte (k 1: gap 2 = unary 01, remainder 0, sign 0).
-        assert_eq!(d.last_bytes, Some(33));
+        assert_eq!(d.last_bytes, Some(9), "8-byte header");
         assert_eq!(d.residual_mean_abs, 3.0 / 4.0);
         assert_eq!(d.residual_max_abs, 1.5);
         assert_eq!(d.fraction_at_least_half_threshold, 0.75);
@@ -472,5 +506,49 @@ mod tests {
         let v = serde_json::to_value(&d).unwrap();
         assert_eq!(v["fractionAtLeastHalfThreshold"], 0.75);
         assert_eq!(v["lastEncoding"], "rice");
+    }
+
+    #[test]
+    fn a_fresh_encoder_calibrates_its_first_threshold() {
+        // 192 parameters (the RecurrentSparkTest LSTM), updates of about 0.05 (Adam, lr 0.05):
+        // from 1e-4 all 192 entries would go; the floor band is 16 entries, so the first
+        // threshold doubles until at most 16 go (and halves back to at least 16).
+        let update: Vec<f32> = (0..192).map(|i| 0.05 * (1.0 + (i % 7) as f32 / 7.0)).collect();
+        let mut e = ThresholdEncoder::new(
+            192,
+            ThresholdAlgorithmConfig::default(),
+            ResidualPostProcessorConfig::NoOp,
+            None,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let s = e.encode_update(&update, 0, 0, &mut out).unwrap();
+        assert!(s.threshold > 0.05 && s.entries >= 16 && s.entries < 192, "{s:?}");
+        // Carried state: no calibration.
+        let carried = ThresholdState { algorithm: "adaptive".into(), threshold: 1e-4 };
+        let mut e = ThresholdEncoder::new(
+            192,
+            ThresholdAlgorithmConfig::default(),
+            ResidualPostProcessorConfig::NoOp,
+            Some(carried),
+        )
+        .unwrap();
+        assert_eq!(e.encode_update(&update, 0, 0, &mut out).unwrap().threshold, 1e-4);
+        // 200,000 parameters (the floor, 8e-5, below Adaptive's 1e-4): the band is [1e-4, 1e-2],
+        // at most 2,000 entries; t doubles from 1e-4 until it sends no more than that.
+        let big: Vec<f32> = (0..200_000).map(|i| 1e-3 * (i % 1000) as f32).collect();
+        let mut e = ThresholdEncoder::new(
+            200_000,
+            ThresholdAlgorithmConfig::default(),
+            ResidualPostProcessorConfig::NoOp,
+            None,
+        )
+        .unwrap();
+        let s = e.encode_update(&big, 0, 0, &mut out).unwrap();
+        assert!(s.entries >= 20 && s.entries <= 2_000, "{s:?}");
+        // A fixed threshold is never calibrated.
+        let mut e = ThresholdEncoder::new(192, fixed(0.01), ResidualPostProcessorConfig::NoOp, None)
+            .unwrap();
+        assert_eq!(e.encode_update(&update, 0, 0, &mut out).unwrap().threshold, 0.01);
     }
 }

@@ -94,6 +94,10 @@ pub enum CodecError {
     },
     BadMagic([u8; 4]),
     UnsupportedVersion(u16),
+    /// The first byte is neither version 3 nor the `F` of the version 1/2 magic.
+    UnknownFormat(u8),
+    /// A version 3 count that is not a minimal LEB128 varint of at most 10 bytes (the field).
+    BadVarint(&'static str),
     /// A kind byte this version does not define.
     UnknownKind {
         kind: u8,
@@ -239,11 +243,24 @@ impl fmt::Display for CodecError {
             ),
             UnsupportedVersion(v) => write!(
                 f,
-                "update message: unsupported version {v} (this build reads 1 and 2)"
+                "update message: unsupported version {v} (this build reads 1 and 2 after the \"FRDU\" magic, and 3)"
+            ),
+            UnknownFormat(b) => write!(
+                f,
+                "update message: first byte {b:#04x} is neither version 3 (0x03) nor the \"FRDU\" \
+                 magic of versions 1 and 2; not a ferrodl update"
+            ),
+            BadVarint(field) => write!(
+                f,
+                "update message: {field} is not a minimal LEB128 varint of at most 10 bytes"
             ),
             UnknownKind { kind, version: 1 } => write!(
                 f,
                 "update message: unknown encoding kind {kind} for version 1 (0 = sparse, 1 = bitmap)"
+            ),
+            UnknownKind { kind, version: 3 } => write!(
+                f,
+                "update message: unknown encoding kind {kind} for version 3 (1 = bitmap, 2 = rice)"
             ),
             UnknownKind { kind, version } => write!(
                 f,

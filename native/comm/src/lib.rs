@@ -24,10 +24,12 @@ mod json;
 pub mod residual;
 pub mod rice;
 pub mod threshold;
+pub mod varint;
 
 pub use codec::{
-    bitmap_words, choose_encoding, decode_add, encode, encode_as, read_header, EncodeStats,
-    Encoding, Header, HEADER_LEN, MAGIC, MIN_READ_VERSION, VERSION,
+    bitmap_words, choose_encoding, decode_add, encode, encode_as, parse_header, read_header,
+    EncodeStats, Encoding, Header, HEADER_LEN, MAGIC, MAX_HEADER_LEN, MIN_HEADER_LEN,
+    MIN_READ_VERSION, VERSION,
 };
 pub use encoder::{EncoderDebugStats, ThresholdEncoder};
 pub use error::{CodecError, ConfigError, VectorKind};
@@ -36,8 +38,8 @@ pub use residual::{
     ResidualPostProcessorConfig,
 };
 pub use threshold::{
-    average_states, try_average_states, AdaptiveConfig, AdaptiveThreshold, FixedConfig,
+    average_states, calibrate, sparsity_floor, try_average_states, AdaptiveConfig, AdaptiveThreshold, FixedConfig,
     FixedThreshold, StepRule, SteppedThreshold, TargetSparsityConfig, TargetSparsityThreshold,
     ThresholdAlgorithm, ThresholdAlgorithmConfig, ThresholdState, DEFAULT_DECAY_RATE,
-    MAX_THRESHOLD, MIN_THRESHOLD, TARGET_SPARSITY_GAIN, TARGET_SPARSITY_WINDOW,
+    MAX_THRESHOLD, MIN_ENTRIES, MIN_THRESHOLD, TARGET_SPARSITY_GAIN, TARGET_SPARSITY_WINDOW,
 };

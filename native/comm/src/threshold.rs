@@ -12,6 +12,18 @@
 //!   [`TargetSparsityThreshold`].)
 //! * **Fixed**: a constant `t` (1e-3 when the field is missing).
 //!
+//! **Small networks.** The sparsity settings are fractions, tuned on the 443,610-parameter MNIST
+//! MLP; on a network of a few hundred or thousand parameters the same fraction means a message of
+//! one or two entries (Adaptive's upper bound 1e-2 of the 192 parameters of a small LSTM), so
+//! training crawls. The adapting algorithms therefore aim at least at [`MIN_ENTRIES`] entries per
+//! message: their sparsity targets are `max(configured, MIN_ENTRIES / param_count)` (no change for
+//! networks above `MIN_ENTRIES / 1e-4` = 160,000 parameters with the default Adaptive bounds),
+//! and a fresh encoder (no threshold carried from an earlier fit) calibrates its first threshold
+//! to the band ([`calibrate`]) instead of walking there from `initialThreshold` in 3.5% steps
+//! (from 1e-4 to an update scale of 0.05 that walk takes 180 steps, longer than a short fit of a
+//! small network; on the MNIST MLP with Nesterovs 0.03 the walk up from 1e-4 sent nearly dense
+//! messages for its first hundred steps: docs/UPDATE_FORMAT.md, "Small networks").
+//!
 //! The adapting algorithms keep `t` within [`MIN_THRESHOLD`, `MAX_THRESHOLD`]: without that, a
 //! long run of all-zero updates (frozen layers, a zero learning rate) would decay `t` to an `f32`
 //! zero after about 2,600 steps, and a long run of dense ones would overflow it.
@@ -45,6 +57,21 @@ pub const MIN_THRESHOLD: f64 = 1e-30;
 /// Largest threshold an adapting algorithm moves to (leaves room for `5 t` clipping in `f32`).
 pub const MAX_THRESHOLD: f64 = 1e30;
 
+/// The adapting algorithms aim at no fewer entries per message than this (or every parameter,
+/// when there are fewer): below it the fixed cost of a message (about 15 bytes of framing and
+/// counters, docs/RELAY_PROTOCOL.md) outweighs its content and a small network learns too slowly.
+pub const MIN_ENTRIES: f64 = 16.0;
+
+/// The smallest sparsity an adapting algorithm aims at for `param_count` parameters:
+/// `MIN_ENTRIES / param_count`, at most 1.
+pub fn sparsity_floor(param_count: u64) -> f64 {
+    if param_count == 0 {
+        0.0
+    } else {
+        (MIN_ENTRIES / param_count as f64).min(1.0)
+    }
+}
+
 const CONTEXT: &str = "threshold algorithm";
 const STATE_CONTEXT: &str = "threshold state";
 const TYPES: [&str; 3] = ["adaptive", "targetSparsity", "fixed"];
@@ -66,6 +93,82 @@ pub trait ThresholdAlgorithm: Send + fmt::Debug {
     /// ignored (the configuration changed between fits, and the new one wins), and Fixed ignores
     /// every state (its configured threshold wins). An invalid state is an error.
     fn set_state(&mut self, state: &ThresholdState) -> Result<bool, ConfigError>;
+    /// The band of sparsities `[low, high]` the algorithm steers into for `param_count`
+    /// parameters (the small-network floor applied); `None` for one that does not adapt.
+    fn target_band(&self, _param_count: u64) -> Option<(f64, f64)> {
+        None
+    }
+}
+
+/// The threshold a fresh adapting algorithm should start from for this residual: from `t`, a
+/// threshold at which between `low · P` and `high · P` entries of the residual reach it — found by
+/// doubling or halving `t` (at most 64 steps, within [`MIN_THRESHOLD`, `MAX_THRESHOLD`]) until
+/// the count crosses the band, then bisecting (geometrically, at most 40 steps) between the last
+/// two thresholds — so the first message already has about the size the algorithm aims at.
+/// `count(t)` counts the entries with `|r| >= t` (one read-only pass each). When no threshold
+/// lands in the band (ties: many equal magnitudes), the one sending at least `low · P` is
+/// returned. The caller skips an all-zero residual (no threshold sends anything from it).
+pub fn calibrate(
+    t: f64,
+    band: (f64, f64),
+    param_count: u64,
+    mut count: impl FnMut(f32) -> u64,
+) -> f64 {
+    let (low, high) = (band.0 * param_count as f64, band.1 * param_count as f64);
+    let inside = |n: f64| n >= low && n <= high;
+    let mut n = count(t as f32) as f64;
+    if inside(n) {
+        return t;
+    }
+    // (a threshold sending too many, one sending too few)
+    let (mut many, mut few) = if n > high {
+        let mut t = t;
+        loop {
+            let next = t * 2.0;
+            if next > MAX_THRESHOLD {
+                return t;
+            }
+            let m = count(next as f32) as f64;
+            if inside(m) {
+                return next;
+            }
+            if m < low {
+                break (t, next);
+            }
+            t = next;
+        }
+    } else {
+        let mut t = t;
+        let mut steps = 0;
+        loop {
+            let next = t / 2.0;
+            steps += 1;
+            if next < MIN_THRESHOLD || steps > 64 {
+                return t;
+            }
+            n = count(next as f32) as f64;
+            if inside(n) {
+                return next;
+            }
+            if n > high {
+                break (next, t);
+            }
+            t = next;
+        }
+    };
+    for _ in 0..40 {
+        let mid = (many * few).sqrt();
+        let m = count(mid as f32) as f64;
+        if inside(m) {
+            return mid;
+        }
+        if m > high {
+            many = mid;
+        } else {
+            few = mid;
+        }
+    }
+    many
 }
 
 /// The current threshold of a worker's algorithm, as carried between fits (JSON
@@ -405,8 +508,14 @@ pub trait StepRule: Copy + fmt::Debug + PartialEq + Send + 'static {
     fn validate(&self) -> Result<(), ConfigError>;
     fn initial_threshold(&self) -> f64;
     fn decay_rate(&self) -> f64;
-    /// `(lower, raise)` for the fraction of entries `sparsity` sent by the last encode.
-    fn direction(&self, sparsity: f64) -> (bool, bool);
+    /// `(lower, raise)` for the fraction of entries `sparsity` sent by the last encode of a
+    /// vector of `param_count` parameters.
+    fn direction(&self, sparsity: f64, param_count: u64) -> (bool, bool) {
+        let (low, high) = self.band(param_count);
+        (sparsity < low, sparsity > high)
+    }
+    /// The sparsity band it keeps to, the small-network floor applied.
+    fn band(&self, param_count: u64) -> (f64, f64);
 }
 
 impl StepRule for AdaptiveConfig {
@@ -420,9 +529,14 @@ impl StepRule for AdaptiveConfig {
     fn decay_rate(&self) -> f64 {
         self.decay_rate
     }
-    /// Keeps the fraction of sent entries between two bounds.
-    fn direction(&self, s: f64) -> (bool, bool) {
-        (s < self.min_target_sparsity, s > self.max_target_sparsity)
+    /// Keeps the fraction of sent entries between two bounds, each at least
+    /// [`sparsity_floor`]`(param_count)`.
+    fn band(&self, param_count: u64) -> (f64, f64) {
+        let floor = sparsity_floor(param_count);
+        (
+            self.min_target_sparsity.max(floor),
+            self.max_target_sparsity.max(floor),
+        )
     }
 }
 
@@ -457,7 +571,7 @@ impl<R: StepRule> ThresholdAlgorithm for SteppedThreshold<R> {
         self.current as f32
     }
     fn observe(&mut self, stats: &EncodeStats) {
-        let (lower, raise) = self.config.direction(stats.sparsity);
+        let (lower, raise) = self.config.direction(stats.sparsity, stats.param_count);
         self.current = step(self.current, self.config.decay_rate(), lower, raise);
     }
     fn state(&self) -> ThresholdState {
@@ -468,6 +582,9 @@ impl<R: StepRule> ThresholdAlgorithm for SteppedThreshold<R> {
     }
     fn set_state(&mut self, state: &ThresholdState) -> Result<bool, ConfigError> {
         adopt(self.name(), &mut self.current, state)
+    }
+    fn target_band(&self, param_count: u64) -> Option<(f64, f64)> {
+        Some(self.config.band(param_count))
     }
 }
 
@@ -514,6 +631,12 @@ impl TargetSparsityThreshold {
     pub fn mean_sparsity(&self) -> Option<f64> {
         self.mean
     }
+
+    /// The sparsity it steers to for `param_count` parameters: `sparsityTarget`, at least
+    /// [`sparsity_floor`]`(param_count)`.
+    pub fn target(&self, param_count: u64) -> f64 {
+        self.config.sparsity_target.max(sparsity_floor(param_count))
+    }
 }
 
 impl ThresholdAlgorithm for TargetSparsityThreshold {
@@ -534,8 +657,9 @@ impl ThresholdAlgorithm for TargetSparsityThreshold {
         };
         self.mean = Some(m);
         let d = self.config.decay_rate;
+        let target = self.target(stats.param_count);
         // m = 0 gives factor 0, clamped to the largest step down.
-        let factor = (m / self.config.sparsity_target)
+        let factor = (m / target)
             .powf(TARGET_SPARSITY_GAIN)
             .clamp(d, 1.0 / d);
         self.current = (self.current * factor).clamp(MIN_THRESHOLD, MAX_THRESHOLD);
@@ -548,6 +672,10 @@ impl ThresholdAlgorithm for TargetSparsityThreshold {
     }
     fn set_state(&mut self, state: &ThresholdState) -> Result<bool, ConfigError> {
         adopt(self.name(), &mut self.current, state)
+    }
+    fn target_band(&self, param_count: u64) -> Option<(f64, f64)> {
+        let t = self.target(param_count);
+        Some((t, t))
     }
 }
 
@@ -626,20 +754,20 @@ mod tests {
         // Five encodes with sparsity 1e-5 < 1e-4 (and one with nothing sent, s = 0).
         let mut expected = 1e-4f64;
         for i in 0..5 {
-            a.observe(&stats(if i == 0 { 0 } else { 1 }, 100_000));
+            a.observe(&stats(if i == 0 { 0 } else { 10 }, 1_000_000));
             expected *= DEFAULT_DECAY_RATE;
         }
         assert_eq!(a.state().threshold, expected);
         assert!((expected - 1e-4 * DEFAULT_DECAY_RATE.powi(5)).abs() < 1e-18);
         assert_eq!(a.threshold(5, 0), expected as f32);
         // Inside [1e-4, 1e-2] (bounds included): unchanged.
-        for entries in [10, 500, 1000] {
-            a.observe(&stats(entries, 100_000));
+        for entries in [100, 5_000, 10_000] {
+            a.observe(&stats(entries, 1_000_000));
             assert_eq!(a.state().threshold, expected);
         }
         // Above 1e-2: divided by the decay rate, two steps.
-        a.observe(&stats(2000, 100_000));
-        a.observe(&stats(100_000, 100_000));
+        a.observe(&stats(20_000, 1_000_000));
+        a.observe(&stats(1_000_000, 1_000_000));
         expected = expected / DEFAULT_DECAY_RATE / DEFAULT_DECAY_RATE;
         assert_eq!(a.state().threshold, expected);
         // 20 steps down halve it (to 1e-15 relative).
@@ -661,11 +789,11 @@ mod tests {
         assert_eq!(a.name(), "targetSparsity");
         assert_eq!(a.mean_sparsity(), None);
         // The first encode sets the average; exactly on target: no move.
-        a.observe(&stats(10, 10_000));
+        a.observe(&stats(100, 100_000));
         assert_eq!(a.mean_sparsity(), Some(1e-3));
         assert_eq!(a.state().threshold, 0.01);
         // Nothing sent: the average moves a twentieth of the way to 0, t by (0.95)^(1/4).
-        a.observe(&stats(0, 10_000));
+        a.observe(&stats(0, 100_000));
         let m = 1e-3 - 1e-3 / TARGET_SPARSITY_WINDOW;
         assert!((a.mean_sparsity().unwrap() - m).abs() < 1e-18);
         let t = 0.01 * (m / 1e-3).powf(TARGET_SPARSITY_GAIN);
@@ -676,7 +804,7 @@ mod tests {
         );
         // Everything sent: the average jumps to ~0.051, 51x the target; 51^(1/4) = 2.67 is
         // clamped to one step up (1 / decay = 2).
-        a.observe(&stats(10_000, 10_000));
+        a.observe(&stats(100_000, 100_000));
         assert!((a.state().threshold - 2.0 * t).abs() < 1e-15);
         assert_eq!(a.current_threshold(), (2.0 * t) as f32);
         // A fresh algorithm whose first encode sent nothing takes one step down (× decay).
@@ -685,7 +813,7 @@ mod tests {
                 .unwrap()
                 .build()
                 .unwrap();
-        b.observe(&stats(0, 10_000));
+        b.observe(&stats(0, 100_000));
         assert_eq!(b.state().threshold, 0.005);
         // A carried state sets the threshold; the average starts afresh with the next encode.
         assert!(b
@@ -726,6 +854,52 @@ mod tests {
     }
 
     #[test]
+    fn small_networks_aim_at_min_entries_per_message() {
+        assert_eq!(sparsity_floor(0), 0.0);
+        assert_eq!(sparsity_floor(8), 1.0, "fewer parameters than MIN_ENTRIES: all of them");
+        assert_eq!(sparsity_floor(192), 16.0 / 192.0);
+        // Adaptive: on 192 parameters 1e-2 (1.9 entries) would be "too many"; 10 entries are
+        // now too few and lower t, 16 hold it, 17 raise it. On 443,610 nothing changes.
+        let a = AdaptiveConfig::default();
+        assert_eq!(a.direction(10.0 / 192.0, 192), (true, false));
+        assert_eq!(a.direction(16.0 / 192.0, 192), (false, false));
+        assert_eq!(a.direction(17.0 / 192.0, 192), (false, true));
+        assert_eq!(StepRule::band(&a, 443_610), (1e-4, 1e-2));
+        assert_eq!(StepRule::band(&a, 9_550), (16.0 / 9_550.0, 1e-2));
+        let t = TargetSparsityThreshold::new(TargetSparsityConfig {
+            sparsity_target: 2.5e-3,
+            ..TargetSparsityConfig::default()
+        })
+        .unwrap();
+        assert_eq!(t.target(443_610), 2.5e-3);
+        assert_eq!(t.target(192), 16.0 / 192.0);
+        assert_eq!(t.target_band(192), Some((16.0 / 192.0, 16.0 / 192.0)));
+        assert_eq!(FixedThreshold::new(FixedConfig::default()).unwrap().target_band(192), None);
+    }
+
+    #[test]
+    fn calibration_doubles_or_halves_into_the_band() {
+        // 1000 values 0.001, 0.002, ..., 1.0: count(t) = entries >= t.
+        let values: Vec<f32> = (1..=1000).map(|i| i as f32 / 1000.0).collect();
+        let count = |t: f32| values.iter().filter(|&&v| v >= t).count() as u64;
+        // From 1e-4 (all 1000 sent): 1e-4 * 2^13 = 0.8192 sends 181, 2^14 sends none; the
+        // bisection between them lands in [10, 100].
+        let t = calibrate(1e-4, (0.01, 0.1), 1000, count);
+        assert!((10..=100).contains(&count(t as f32)), "{t}");
+        // From far above (nothing sent) down.
+        let t = calibrate(100.0, (0.01, 0.1), 1000, count);
+        assert!((10..=100).contains(&count(t as f32)), "{t}");
+        // A one-point band (TargetSparsity): as close as the values allow.
+        let t = calibrate(1e-4, (0.05, 0.05), 1000, count);
+        assert_eq!(count(t as f32), 50, "{t}");
+        // Ties: 1000 equal values cannot be split; the threshold that sends them is kept.
+        let t = calibrate(1e-4, (0.01, 0.1), 1000, |t| if t <= 0.5 { 1000 } else { 0 });
+        assert!(t as f32 <= 0.5 && t > 0.25, "{t}");
+        // Already inside: unchanged.
+        assert_eq!(calibrate(0.95, (0.01, 0.1), 1000, count), 0.95);
+    }
+
+    #[test]
     fn adapting_thresholds_stay_within_bounds() {
         let mut a = parse(json!({"type": "adaptive", "initialThreshold": 1e-29, "decayRate": 0.5}))
             .unwrap()
@@ -742,7 +916,7 @@ mod tests {
                 .build()
                 .unwrap();
         for _ in 0..10 {
-            a.observe(&stats(10, 10));
+            a.observe(&stats(1000, 1000));
         }
         assert_eq!(a.state().threshold, MAX_THRESHOLD);
         assert!(a.current_threshold().is_finite());

@@ -12,7 +12,7 @@
 //! or off by far less than the bounds.
 
 use ferrodl_comm::{
-    choose_encoding, decode_add, encode, encode_as, read_header, rice, CodecError, EncodeStats,
+    choose_encoding, decode_add, encode, encode_as, read_header, rice, varint, CodecError, EncodeStats,
     Encoding, NoOpResidualPostProcessor, ResidualPostProcessorConfig, ThresholdAlgorithm,
     ThresholdAlgorithmConfig, ThresholdEncoder, ThresholdState, VectorKind,
 };
@@ -168,7 +168,9 @@ fn check_encode_as(
         Encoding::Bitmap => 4 * n.div_ceil(16),
         Encoding::Sparse => unreachable!("not written"),
     };
-    assert_eq!(stats.bytes, 32 + payload);
+    let (_, header_len) = ferrodl_comm::parse_header(out).unwrap();
+    assert_eq!(header_len, 2 + varint::len(n as u64) + varint::len(k) + 4);
+    assert_eq!(stats.bytes, header_len + payload);
     assert_eq!(out.len(), stats.bytes);
     assert_eq!(
         stats.sparsity,
@@ -408,9 +410,13 @@ fn run_encoder(
             })
             .collect();
         let old = encoder.residual().to_vec();
-        let t = encoder.current_threshold();
+        let before = encoder.current_threshold();
         let stats = encoder.encode_update(&update, step, 0, &mut out).unwrap();
-        assert_eq!(stats.threshold, t);
+        let t = stats.threshold;
+        // The first encode of a fresh adapting encoder may calibrate its threshold.
+        if step > 0 {
+            assert_eq!(t, before);
+        }
         let mut decoded = vec![0.0f32; n];
         decode_add(&out, 1.0, &mut decoded).unwrap();
         let new = encoder.residual();
@@ -769,7 +775,8 @@ fn rice_costs_about_log2_of_inverse_sparsity_plus_two_and_a_half_bits() {
     for s in [1e-4, 1e-3, 2e-3, 1e-2, 5e-2] {
         let mut r = random_residual(&mut rng, n, t, s);
         let stats = encode(&mut r, t, &mut out).unwrap();
-        let bits = 8.0 * (stats.bytes - 32) as f64 / stats.entries as f64;
+        let header_len = ferrodl_comm::parse_header(&out).unwrap().1;
+        let bits = 8.0 * (stats.bytes - header_len) as f64 / stats.entries as f64;
         let ideal = (1.0 / stats.sparsity).log2();
         eprintln!(
             "s {s}: {} entries, {bits:.2} bits/entry, log2(1/s) {ideal:.2}",

@@ -606,6 +606,12 @@ fn reader_loop(
                     reason: "the relay closed the connection".into(),
                 })
             }
+            Err(HeaderError::Malformed(detail)) => {
+                break Err(RelayError::Protocol {
+                    addr: addr.into(),
+                    detail,
+                })
+            }
             Err(HeaderError::Partial(e)) | Err(HeaderError::Io(e)) => {
                 break Err(io_err(
                     addr,

@@ -16,14 +16,14 @@
 //! 1. relay → client `HELLO`: `"FDLRELAY"`, version `u16`, 32-byte random relay nonce.
 //! 2. client → relay `AUTH`: `"FDLRAUTH"`, version `u16`, 32-byte random client nonce, partition
 //!    `u32`, attempt `u32`, heartbeat wish `u32` (ms), flags `u8` (`0x01`: sealed frames), then
-//!    `HMAC-SHA256(secret, "ferrodl-relay/v2/client-auth\0" || relay_nonce || client_nonce ||
+//!    `HMAC-SHA256(secret, "ferrodl-relay/v3/client-auth\0" || relay_nonce || client_nonce ||
 //!    partition || attempt || flags)`.
 //! 3. The relay verifies the tag in constant time. On failure it sends the verdict byte `0x00`
 //!    (`0x02` for a malformed/other-version AUTH, `0x03` when shutting down, `0x04` when a newer
 //!    attempt of the same partition is connected) and closes; the connection counts in
 //!    [`RelayStats::connections_rejected`].
 //! 4. On success: verdict `0x01`, then the relay's own proof `HMAC-SHA256(secret,
-//!    "ferrodl-relay/v2/relay-auth\0" || relay_nonce || client_nonce || partition || attempt ||
+//!    "ferrodl-relay/v3/relay-auth\0" || relay_nonce || client_nonce || partition || attempt ||
 //!    flags)`
 //!    (the client checks it in constant time: it reached the real relay, not an impostor), the
 //!    relay's heartbeat wish `u32` (ms), then the snapshot: length `u64` and the bytes of
@@ -343,7 +343,7 @@ pub struct ClientStats {
     pub messages_sent: u64,
     /// Payload bytes of those updates.
     pub bytes_sent: u64,
-    /// Every byte this client wrote to its socket: the AUTH message, and each frame's 5-byte
+    /// Every byte this client wrote to its socket: the AUTH message, and each frame's 2–6-byte
     /// header and payload (updates, heartbeats, FINISH). What the connection cost on the wire.
     pub wire_bytes_sent: u64,
     /// Relayed updates received (and passed to `on_message`).

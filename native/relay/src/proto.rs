@@ -1,5 +1,6 @@
 //! Wire format shared by the relay and the client: handshake messages, frame headers, HMAC.
-//! All integers are big-endian. See the crate documentation and docs/RELAY_PROTOCOL.md.
+//! Handshake integers are big-endian; a frame's length is an unsigned LEB128 varint. See the
+//! crate documentation and docs/RELAY_PROTOCOL.md.
 
 use std::io::{self, Read, Write};
 use std::time::Duration;
@@ -14,7 +15,7 @@ type HmacSha256 = Hmac<Sha256>;
 
 pub(crate) const HELLO_MAGIC: &[u8; 8] = b"FDLRELAY";
 pub(crate) const AUTH_MAGIC: &[u8; 8] = b"FDLRAUTH";
-pub(crate) const VERSION: u16 = 2;
+pub(crate) const VERSION: u16 = 3;
 pub(crate) const NONCE_LEN: usize = 32;
 pub(crate) const MAC_LEN: usize = 32;
 /// HELLO (relay → client): magic, version, relay nonce.
@@ -33,8 +34,8 @@ pub(crate) const MIN_HEARTBEAT: Duration = Duration::from_millis(5);
 pub(crate) const MIN_SECRET_LEN: usize = 16;
 
 /// Domain-separation tags: the client's and the relay's proofs can never be swapped (reflection).
-const CLIENT_TAG: &[u8] = b"ferrodl-relay/v2/client-auth\0";
-const RELAY_TAG: &[u8] = b"ferrodl-relay/v2/relay-auth\0";
+const CLIENT_TAG: &[u8] = b"ferrodl-relay/v3/client-auth\0";
+const RELAY_TAG: &[u8] = b"ferrodl-relay/v3/relay-auth\0";
 
 /// Handshake verdict byte sent by the relay after AUTH.
 pub(crate) const VERDICT_REJECT_AUTH: u8 = 0x00;
@@ -44,8 +45,12 @@ pub(crate) const VERDICT_UNAVAILABLE: u8 = 0x03;
 /// A newer attempt of the same partition is connected: this (older) attempt is refused.
 pub(crate) const VERDICT_SUPERSEDED: u8 = 0x04;
 
-/// Frame types after the handshake: `[type u8][len u32][len bytes]`.
-pub(crate) const FRAME_HEADER_LEN: usize = 5;
+/// Frame types after the handshake: `[type u8][len: LEB128 varint, 1..=5 bytes][len bytes]`.
+/// The varint must be minimal and at most `u32::MAX`, so every length has one header (it is the
+/// AAD of a sealed frame) and a reader never takes more than 6 bytes to learn a frame's size.
+pub(crate) const MAX_FRAME_HEADER_LEN: usize = 6;
+/// Bytes of a length varint for a `u32`.
+const MAX_LEN_BYTES: usize = 5;
 /// worker → relay: one encoded update.
 pub(crate) const T_UPDATE: u8 = 0x01;
 /// worker → relay: no more updates; answer FINISH_ACK once all earlier ones are applied.
@@ -223,15 +228,12 @@ pub(crate) fn parse_auth(b: &[u8; AUTH_LEN]) -> Result<Auth, String> {
 }
 
 /// Writes one frame; `payload` is written straight from the caller's buffer (never copied when
-/// it is larger than the writer's buffer).
-pub(crate) fn write_frame<W: Write>(w: &mut W, ty: u8, payload: &[u8]) -> io::Result<()> {
-    let len = u32::try_from(payload.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than 4 GiB"))?;
-    let mut h = [0u8; FRAME_HEADER_LEN];
-    h[0] = ty;
-    h[1..].copy_from_slice(&len.to_be_bytes());
-    w.write_all(&h)?;
-    w.write_all(payload)
+/// it is larger than the writer's buffer). Returns the bytes written.
+pub(crate) fn write_frame<W: Write>(w: &mut W, ty: u8, payload: &[u8]) -> io::Result<u64> {
+    let (h, n) = header(ty, payload.len())?;
+    w.write_all(&h[..n])?;
+    w.write_all(payload)?;
+    Ok((n + payload.len()) as u64)
 }
 
 /// Writes one frame, sealing it when `seal` is given (the payload is then encrypted in place and
@@ -243,26 +245,32 @@ pub(crate) fn write_frame_opt<W: Write>(
     seal: Option<&mut Sealer>,
 ) -> io::Result<u64> {
     let Some(s) = seal else {
-        write_frame(w, ty, payload)?;
-        return Ok((FRAME_HEADER_LEN + payload.len()) as u64);
+        return write_frame(w, ty, payload);
     };
-    let h = header(ty, payload.len())?;
+    let (h, n) = header(ty, payload.len())?;
     let tag = s
-        .seal(&h, payload)
+        .seal(&h[..n], payload)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    w.write_all(&h)?;
+    w.write_all(&h[..n])?;
     w.write_all(payload)?;
     w.write_all(&tag)?;
-    Ok((FRAME_HEADER_LEN + payload.len() + TAG_LEN) as u64)
+    Ok((n + payload.len() + TAG_LEN) as u64)
 }
 
-fn header(ty: u8, len: usize) -> io::Result<[u8; FRAME_HEADER_LEN]> {
-    let len = u32::try_from(len)
+/// The header of a frame and its length in bytes.
+pub(crate) fn header(ty: u8, len: usize) -> io::Result<([u8; MAX_FRAME_HEADER_LEN], usize)> {
+    let mut len = u32::try_from(len)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than 4 GiB"))?;
-    let mut h = [0u8; FRAME_HEADER_LEN];
+    let mut h = [0u8; MAX_FRAME_HEADER_LEN];
     h[0] = ty;
-    h[1..].copy_from_slice(&len.to_be_bytes());
-    Ok(h)
+    let mut n = 1;
+    while len >= 0x80 {
+        h[n] = (len as u8) | 0x80;
+        len >>= 7;
+        n += 1;
+    }
+    h[n] = len as u8;
+    Ok((h, n + 1))
 }
 
 /// Makes room in `buf` for a frame body of `len` bytes the peer announced, checked against the
@@ -290,8 +298,9 @@ pub(crate) fn read_body<R: Read>(
     if let Some(o) = open {
         let mut tag = [0u8; TAG_LEN];
         r.read_exact(&mut tag)?;
-        let h = header(ty, len)?;
-        o.open(&h, buf, &tag)
+        // The length varint is minimal, so this is the header as it was on the wire.
+        let (h, n) = header(ty, len)?;
+        o.open(&h[..n], buf, &tag)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     }
     Ok(())
@@ -303,22 +312,44 @@ pub(crate) enum HeaderError {
     Partial(io::Error),
     /// No byte of a new frame arrived: EOF is reported as `Ok(None)`, this is any other error.
     Io(io::Error),
+    /// The length is not a minimal varint of at most 5 bytes and `u32::MAX` (a protocol error).
+    Malformed(String),
 }
 
 /// Reads a frame header. `Ok(None)` is a clean end of stream at a frame boundary.
 pub(crate) fn read_header<R: Read>(r: &mut R) -> Result<Option<(u8, usize)>, HeaderError> {
-    let mut h = [0u8; FRAME_HEADER_LEN];
+    let mut ty = [0u8; 1];
     loop {
-        match r.read(&mut h[..1]) {
+        match r.read(&mut ty) {
             Ok(0) => return Ok(None),
             Ok(_) => break,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(HeaderError::Io(e)),
         }
     }
-    r.read_exact(&mut h[1..]).map_err(HeaderError::Partial)?;
-    let len = u32::from_be_bytes(h[1..].try_into().expect("4 bytes")) as usize;
-    Ok(Some((h[0], len)))
+    let mut len = 0u64;
+    for i in 0..MAX_LEN_BYTES {
+        let mut b = [0u8; 1];
+        r.read_exact(&mut b).map_err(HeaderError::Partial)?;
+        let b = b[0];
+        len |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            if i > 0 && b == 0 {
+                return Err(HeaderError::Malformed(format!(
+                    "frame of type {:#04x}: its length is not a minimal varint",
+                    ty[0]
+                )));
+            }
+            if len > u64::from(u32::MAX) {
+                break;
+            }
+            return Ok(Some((ty[0], len as usize)));
+        }
+    }
+    Err(HeaderError::Malformed(format!(
+        "frame of type {:#04x}: its length varint is longer than 5 bytes or above 2^32 - 1",
+        ty[0]
+    )))
 }
 
 /// True for the error kinds a socket read/write timeout produces (platform dependent).
@@ -401,13 +432,30 @@ mod tests {
 
     #[test]
     fn header_roundtrip_and_partial() {
+        for len in [0usize, 1, 127, 128, 1_600, 16_383, 16_384, 70_000, u32::MAX as usize] {
+            let (h, n) = header(T_RELAYED, len).unwrap();
+            let mut r = &h[..n];
+            assert_eq!(read_header(&mut r).ok().unwrap(), Some((T_RELAYED, len)), "{len}");
+            assert!(r.is_empty());
+            let want = if len < 128 { 2 } else if len < 16_384 { 3 } else if len < 1 << 21 { 4 } else { 6 };
+            assert_eq!(n, want, "{len}");
+        }
+        assert!(header(T_UPDATE, u32::MAX as usize + 1).is_err());
+        for bad in [
+            &[T_UPDATE, 0x80, 0x00][..],
+            &[T_UPDATE, 0xff, 0xff, 0xff, 0xff, 0x10][..],
+            &[T_UPDATE, 0xff, 0xff, 0xff, 0xff, 0x8f, 0x01][..],
+        ] {
+            let mut r = bad;
+            assert!(matches!(read_header(&mut r), Err(HeaderError::Malformed(_))), "{bad:x?}");
+        }
         let mut v = Vec::new();
-        write_frame(&mut v, T_UPDATE, b"abc").unwrap();
+        assert_eq!(write_frame(&mut v, T_UPDATE, b"abc").unwrap(), 5);
         let mut r = &v[..];
         assert_eq!(read_header(&mut r).ok().unwrap(), Some((T_UPDATE, 3)));
         let mut empty: &[u8] = &[];
         assert!(matches!(read_header(&mut empty), Ok(None)));
-        let mut partial: &[u8] = &v[..3];
+        let mut partial: &[u8] = &[T_UPDATE, 0x81];
         assert!(matches!(
             read_header(&mut partial),
             Err(HeaderError::Partial(_))

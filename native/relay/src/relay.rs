@@ -686,7 +686,7 @@ fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>, mut sealer
             default(ping) => None,
         };
         let mut frame = |w: &mut BufWriter<&TcpStream>, ty: u8, body: &[u8]| match sealer.as_mut() {
-            None => proto::write_frame(w, ty, body),
+            None => proto::write_frame(w, ty, body).map(|_| ()),
             Some(s) => {
                 scratch.clear();
                 scratch.extend_from_slice(body);
@@ -884,6 +884,13 @@ fn reader_loop(
                     reason: "connection closed before FINISH".into(),
                     tell: false,
                 }
+            }
+            Err(HeaderError::Malformed(why)) => {
+                sh.stats().protocol_errors += 1;
+                break ReadEnd::Abort {
+                    reason: dropped(&why),
+                    tell: true,
+                };
             }
             Err(HeaderError::Partial(e)) => {
                 break ReadEnd::Abort {

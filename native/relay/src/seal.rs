@@ -1,7 +1,7 @@
 //! Frame encryption (protocol v2, optional): ChaCha20-Poly1305 with per-connection,
 //! per-direction keys derived from the fit's secret, and counter nonces.
 //!
-//! - Keys: `HMAC-SHA256(secret, "ferrodl-relay/v2/key-c2r\0" | "…/key-r2c\0" || relay_nonce ||
+//! - Keys: `HMAC-SHA256(secret, "ferrodl-relay/v3/key-c2r\0" | "…/key-r2c\0" || relay_nonce ||
 //!   client_nonce || partition || attempt)`. Both nonces are fresh per connection, so no two
 //!   connections (nor two directions) ever share a key; HMAC-SHA256 keyed with the secret over a
 //!   unique input is a PRF, which is what a key derivation needs.
@@ -10,7 +10,7 @@
 //!   number it expects next, so a replayed, reordered, dropped or injected frame fails to
 //!   authenticate and ends the connection. A nonce is never used twice under one key: the
 //!   counter only grows, and a connection that would reach 2^64 frames is refused.
-//! - AAD: the frame's 5-byte header (type and length), so neither can be altered.
+//! - AAD: the frame's header (type and varint length, 2–6 bytes), so neither can be altered.
 
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
@@ -23,8 +23,8 @@ use crate::WorkerId;
 /// Bytes of the Poly1305 tag that follows every sealed payload.
 pub(crate) const TAG_LEN: usize = 16;
 
-const KEY_C2R: &[u8] = b"ferrodl-relay/v2/key-c2r\0";
-const KEY_R2C: &[u8] = b"ferrodl-relay/v2/key-r2c\0";
+const KEY_C2R: &[u8] = b"ferrodl-relay/v3/key-c2r\0";
+const KEY_R2C: &[u8] = b"ferrodl-relay/v3/key-r2c\0";
 
 /// Which way a key protects.
 #[derive(Clone, Copy)]

@@ -253,6 +253,12 @@ fn read_to_close(s: &mut TcpStream) -> (Vec<u8>, Duration) {
     (out, t0.elapsed())
 }
 
+/// The header of a frame of `len` bytes, as a peer writes it.
+fn frame_header(ty: u8, len: usize) -> Vec<u8> {
+    let (h, n) = proto::header(ty, len).unwrap();
+    h[..n].to_vec()
+}
+
 fn send_all(
     client: &RelayClient,
     p: u32,
@@ -324,11 +330,12 @@ fn three_clients_exchange_exactly() {
         );
         let bytes: u64 = (0..N).map(|s| len(s) as u64).sum();
         assert_eq!((st.messages_sent, st.bytes_sent), (N as u64, bytes));
-        // On the wire: the 87-byte AUTH, a 5-byte header per update and the FINISH frame, plus
-        // any number of empty 5-byte heartbeats.
-        let framed = 87 + bytes + 5 * N as u64 + 5;
+        // On the wire: the 87-byte AUTH, a 2-byte header per update (type, one-byte varint
+        // length: every payload is under 128 bytes) and the FINISH frame, plus any number of
+        // empty 2-byte heartbeats.
+        let framed = 87 + bytes + 2 * N as u64 + 2;
         assert!(
-            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed).is_multiple_of(5),
+            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed).is_multiple_of(2),
             "{} wire bytes, {framed} without heartbeats",
             st.wire_bytes_sent
         );
@@ -643,8 +650,7 @@ fn strangers_are_rejected_and_a_concurrent_fit_is_unaffected() {
                     attempt: 0,
                 },
             );
-            let mut f = vec![proto::T_UPDATE];
-            f.extend_from_slice(&1000u32.to_be_bytes());
+            let mut f = frame_header(proto::T_UPDATE, 1000);
             f.extend_from_slice(&[9u8; 10]);
             st.write_all(&f).unwrap();
             // Half-close and drain (closing with unread data would reset the connection and
@@ -662,23 +668,22 @@ fn strangers_are_rejected_and_a_concurrent_fit_is_unaffected() {
                     attempt: 0,
                 },
             );
-            let mut f = vec![proto::T_UPDATE];
-            f.extend_from_slice(&u32::MAX.to_be_bytes());
+            let f = frame_header(proto::T_UPDATE, u32::MAX as usize);
             st.write_all(&f).unwrap();
             let (got, _) = read_to_close(&mut st);
             // Possibly heartbeats and updates of the legit workers first, then the ERROR frame.
             let mut rest = &got[..];
-            while rest[0] != proto::T_ERROR {
-                assert!(
-                    matches!(rest[0], proto::T_PING | proto::T_RELAYED),
-                    "{}",
-                    rest[0]
-                );
-                let len = u32::from_be_bytes(rest[1..5].try_into().unwrap()) as usize;
-                rest = &rest[5 + len..];
-            }
-            let len = u32::from_be_bytes(rest[1..5].try_into().unwrap()) as usize;
-            let reason = String::from_utf8_lossy(&rest[5..5 + len]);
+            let reason = loop {
+                let (ty, len) = match proto::read_header(&mut rest) {
+                    Ok(Some(h)) => h,
+                    _ => panic!("no ERROR frame"),
+                };
+                if ty == proto::T_ERROR {
+                    break String::from_utf8_lossy(&rest[..len]).into_owned();
+                }
+                assert!(matches!(ty, proto::T_PING | proto::T_RELAYED), "{ty}");
+                rest = &rest[len..];
+            };
             assert!(
                 reason.contains("exceeds max_message_bytes (4096)"),
                 "{reason}"
@@ -1530,11 +1535,15 @@ fn sealed_frames_are_unreadable_on_the_path_and_cost_16_bytes_each() {
     wait_until("deliveries", WAIT, || inboxes[0].count() >= 2 * N as usize);
     for (p, c) in [c0, c1, c2].into_iter().enumerate() {
         let st = c.finish().unwrap();
-        // 87-byte AUTH; per frame a 5-byte header and a 16-byte tag; FINISH; heartbeats.
-        let sent = N as u64 + u64::from(p == 0);
-        let framed = 87 + st.bytes_sent + 21 * sent + 21;
+        // 87-byte AUTH; per frame a type byte, a varint length (1 byte under 128, else 2) and
+        // a 16-byte tag; FINISH; heartbeats (18 bytes each).
+        let headers: u64 = (0..N)
+            .map(|q| if 8 + (q as usize * 37) % 300 < 128 { 18 } else { 19 })
+            .sum::<u64>()
+            + if p == 0 { 18 } else { 0 };
+        let framed = 87 + st.bytes_sent + headers + 18;
         assert!(
-            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed).is_multiple_of(21),
+            st.wire_bytes_sent >= framed && (st.wire_bytes_sent - framed).is_multiple_of(18),
             "{} wire bytes, {framed} without heartbeats",
             st.wire_bytes_sent
         );
@@ -1554,8 +1563,9 @@ fn sealed_frames_are_unreadable_on_the_path_and_cost_16_bytes_each() {
 
 #[test]
 fn altered_or_replayed_sealed_frames_end_the_connection_and_are_not_applied() {
-    // The first frame after the 87-byte AUTH is a 63-byte marked update: header 5, body 63, tag 16.
-    const FRAME: usize = 5 + 63 + 16;
+    // The first frame after the 87-byte AUTH is a 63-byte marked update: header 2 (type, varint
+    // length), body 63, tag 16.
+    const FRAME: usize = 2 + 63 + 16;
     for attack in ["flip", "replay", "drop"] {
         let (relay, lines) = sealed_relay();
         let addr = relay.local_addr().to_string();
@@ -1567,7 +1577,7 @@ fn altered_or_replayed_sealed_frames_end_the_connection_and_are_not_applied() {
                 let at = off + i;
                 let in_first = (87..87 + FRAME).contains(&at);
                 match attack {
-                    "flip" if at == 87 + 5 + 30 => out.push(b ^ 0x20),
+                    "flip" if at == 87 + 2 + 30 => out.push(b ^ 0x20),
                     "drop" if in_first => {}
                     _ => out.push(b),
                 }
@@ -1698,9 +1708,7 @@ fn announced_sizes_past_the_native_memory_budget_are_refused_before_allocating()
         attempt: 0,
     };
     let (mut s, _) = raw_handshake(&relay.local_addr().to_string(), SECRET, w);
-    let mut header = [proto::T_UPDATE, 0, 0, 0, 0];
-    header[1..].copy_from_slice(&u32::MAX.to_be_bytes());
-    s.write_all(&header).unwrap();
+    s.write_all(&frame_header(proto::T_UPDATE, u32::MAX as usize)).unwrap();
     let (answer, took) = read_to_close(&mut s);
     ferrodl_memory::set_budget(0);
     let text = String::from_utf8_lossy(&answer);

@@ -11,7 +11,12 @@
 //! RAYON_NUM_THREADS=1 cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
 //!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
 //!     [--lr 1e-3] [--lr-gamma 1] [--carry-residual] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345] [--encrypt]
+//!     [--hidden 500,100] [--local]
 //! ```
+//!
+//! `--hidden` sets the hidden layers (`--hidden 12`: 784-12-10, 9,550 parameters, the small
+//! network of docs/UPDATE_FORMAT.md's small-network section); `--local` trains the same network
+//! on one thread without sharing (same minibatches, epochs and schedule) for the baseline.
 //!
 //! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
 //! epoch, then `RESULT accuracy=… bytes_per_worker_iteration=… ratio=…`, where the bytes are what
@@ -52,6 +57,7 @@ fn read_idx(dir: &str, split: &str) -> Data {
 /// The MLP with the given updater; `gamma < 1` adds a per-epoch exponential learning-rate
 /// schedule `lr · gamma^epoch`. The counters say where the fit starts (schedules read them).
 fn network_json(
+    hidden: &[usize],
     updater: &str,
     lr: f64,
     gamma: f64,
@@ -82,17 +88,22 @@ fn network_json(
                "l2":1e-4,"updater":{updater},"biasUpdater":{updater}{extra}}}"#
         )
     };
+    let mut layers = Vec::new();
+    let mut n_in = 784;
+    for &h in hidden {
+        layers.push(layer("DenseLayer", n_in, h, "RELU", ""));
+        n_in = h;
+    }
+    layers.push(layer(
+        "OutputLayer",
+        n_in,
+        10,
+        "SOFTMAX",
+        r#","lossFunction":"MCXENT""#,
+    ));
     format!(
-        r#"{{"formatVersion":1,"seed":{seed},"iterationCount":{iteration},"epochCount":{epoch},"layers":[{},{},{}]}}"#,
-        layer("DenseLayer", 784, 500, "RELU", ""),
-        layer("DenseLayer", 500, 100, "RELU", ""),
-        layer(
-            "OutputLayer",
-            100,
-            10,
-            "SOFTMAX",
-            r#","lossFunction":"MCXENT""#
-        ),
+        r#"{{"formatVersion":1,"seed":{seed},"iterationCount":{iteration},"epochCount":{epoch},"layers":[{}]}}"#,
+        layers.join(",")
     )
 }
 
@@ -120,6 +131,40 @@ fn accuracy(net: &mut ferrodl_nn::MultiLayerNetwork<f32>, d: &Data) -> f64 {
         })
         .count();
     correct as f64 / d.n as f64
+}
+
+/// The baseline: the same network, minibatches (the same shuffles) and epochs on one thread.
+fn train_locally(
+    net: &mut ferrodl_nn::MultiLayerNetwork<f32>,
+    train: &Data,
+    test: &Data,
+    epochs: u64,
+    batch: usize,
+    seed: u64,
+) {
+    let mut rng = Rng(seed);
+    let started = Instant::now();
+    let mut acc = 0.0;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for epoch in 1..=epochs {
+        let mut order: Vec<usize> = (0..train.n).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+        }
+        for b in order.chunks(batch) {
+            x.clear();
+            y.clear();
+            for &i in b {
+                x.extend_from_slice(&train.x[i * 784..(i + 1) * 784]);
+                y.extend_from_slice(&train.y[i * 10..(i + 1) * 10]);
+            }
+            net.fit(&x, &y, b.len(), None).expect("fit");
+        }
+        net.increment_epoch_count();
+        acc = accuracy(net, test);
+        println!("epoch {epoch}: local test accuracy {acc:.4}, {:.1}s", started.elapsed().as_secs_f64());
+    }
+    println!("RESULT local accuracy={acc:.4} params={}", net.num_params());
 }
 
 fn main() {
@@ -150,9 +195,17 @@ fn main() {
     );
     let train = read_idx(&dir, "train");
     let test = read_idx(&dir, "test");
-    let net_json = network_json(&updater, lr, gamma, seed, 0, 0);
+    let hidden: Vec<usize> = get("--hidden", "500,100")
+        .split(',')
+        .map(|h| h.trim().parse().expect("--hidden: sizes separated by commas"))
+        .collect();
+    let local = args.iter().any(|a| a == "--local");
+    let net_json = network_json(&hidden, &updater, lr, gamma, seed, 0, 0);
     let conf = ferrodl_nn::MultiLayerConfiguration::from_json(&net_json).expect("network");
     let mut net = ferrodl_nn::MultiLayerNetwork::<f32>::new(conf).expect("network");
+    if local {
+        return train_locally(&mut net, &train, &test, epochs, batch, seed);
+    }
     let n_params = net.num_params();
     let mut params = net.params().to_vec();
     let mut updater_state: Option<Vec<f32>> = None;
@@ -179,7 +232,7 @@ fn main() {
                 "maxMessageBytes":67108864,"queueLimit":64,"ioTimeoutMs":60000,"handshakeTimeoutMs":10000,
                 "encrypt":{encrypt}}}"#
         );
-        let net_json = network_json(&updater, lr, gamma, seed, iteration, epoch_count);
+        let net_json = network_json(&hidden, &updater, lr, gamma, seed, iteration, epoch_count);
         let mut relay =
             DriverRelay::start(&settings, params.clone(), iteration, epoch_count).expect("relay");
         let port = relay.port();

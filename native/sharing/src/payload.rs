@@ -1,34 +1,43 @@
 //! What a worker sends through the relay and what the driver hands a connecting worker.
 //!
-//! Update payload: `iteration u64 LE`, `epoch u64 LE`, then one encoded update (docs/UPDATE_FORMAT.md).
+//! Update payload: `iteration`, `epoch` (each an unsigned LEB128 varint, `ferrodl_comm::varint`:
+//! 2–4 bytes together for any realistic fit, against 16 as two `u64`), then one encoded update
+//! (docs/UPDATE_FORMAT.md).
 //! Snapshot: `iteration u64 LE`, `epoch u64 LE`, `param_count u64 LE`, then `param_count` f32 LE.
 //! The counters travel with the data so that a worker re-run by Spark resumes the driver's
 //! iteration and epoch counters (learning-rate schedules and Adam's bias correction depend on them).
 
 use crate::error::SharingError;
 
-const COUNTERS: usize = 16;
+use ferrodl_comm::varint;
 
 /// Prefixes `encoded` with the sender's counters into `out` (cleared first).
 pub fn write_update(iteration: u64, epoch: u64, encoded: &[u8], out: &mut Vec<u8>) {
     out.clear();
-    out.reserve(COUNTERS + encoded.len());
-    out.extend_from_slice(&iteration.to_le_bytes());
-    out.extend_from_slice(&epoch.to_le_bytes());
+    out.reserve(varint::len(iteration) + varint::len(epoch) + encoded.len());
+    varint::put(out, iteration);
+    varint::put(out, epoch);
     out.extend_from_slice(encoded);
 }
 
 /// Splits an update payload into `(iteration, epoch, encoded update)`.
 pub fn read_update(payload: &[u8]) -> Result<(u64, u64, &[u8]), SharingError> {
-    if payload.len() < COUNTERS {
-        return Err(SharingError::Message(format!(
-            "update payload of {} bytes is shorter than its {COUNTERS}-byte counters",
-            payload.len()
-        )));
-    }
-    let iteration = u64::from_le_bytes(payload[0..8].try_into().expect("8 bytes"));
-    let epoch = u64::from_le_bytes(payload[8..16].try_into().expect("8 bytes"));
-    Ok((iteration, epoch, &payload[COUNTERS..]))
+    let mut pos = 0;
+    let mut counter = |name: &str| {
+        varint::get(payload, &mut pos).map_err(|e| {
+            SharingError::Message(format!(
+                "update payload of {} bytes: its {name} counter is {}",
+                payload.len(),
+                match e {
+                    varint::VarintError::Truncated => "cut off",
+                    varint::VarintError::Malformed => "not a minimal LEB128 varint",
+                }
+            ))
+        })
+    };
+    let iteration = counter("iteration")?;
+    let epoch = counter("epoch")?;
+    Ok((iteration, epoch, &payload[pos..]))
 }
 
 /// The driver's state as sent to a connecting worker.
@@ -92,9 +101,16 @@ mod tests {
     fn update_round_trip() {
         let mut out = vec![9u8; 3];
         write_update(7, 2, &[1, 2, 3], &mut out);
-        assert_eq!(out.len(), 19);
+        assert_eq!(out, [7, 2, 1, 2, 3]);
         assert_eq!(read_update(&out).unwrap(), (7, 2, &[1u8, 2, 3][..]));
-        assert!(read_update(&out[..15]).is_err());
+        write_update(300_000, 130, &[4], &mut out);
+        assert_eq!(out.len(), 3 + 2 + 1);
+        assert_eq!(read_update(&out).unwrap(), (300_000, 130, &[4u8][..]));
+        assert_eq!(
+            read_update(&out[..4]).unwrap_err().to_string(),
+            "update payload of 4 bytes: its epoch counter is cut off"
+        );
+        assert!(read_update(&[0x80, 0x00, 1]).unwrap_err().to_string().contains("iteration"));
     }
 
     #[test]

@@ -53,7 +53,9 @@ mod carry_tests {
     fn a_carried_average_state_starts_the_next_encoder() {
         let alg = json!({"type":"adaptive","initialThreshold":0.1});
         let post = json!({"type":"clipping","thresholdMultipleClipValue":5.0,"frequency":5});
-        let mut enc = ThresholdEncoder::from_json(10, &alg, &post, None).unwrap();
+        // Started from a carried 0.1 (a fresh encoder would calibrate its first threshold).
+        let start = json!({"type":"adaptive","threshold":0.1});
+        let mut enc = ThresholdEncoder::from_json(10, &alg, &post, Some(&start)).unwrap();
         let mut out = Vec::new();
         for i in 0..16 {
             enc.encode_update(&[0.001; 10], i, 0, &mut out).unwrap();
