@@ -475,7 +475,7 @@ pub fn parse_header(msg: &[u8]) -> Result<(Header, usize), CodecError> {
                     return Err(truncated(MIN_HEADER_LEN));
                 }
                 let mut pos = 2;
-                let mut count = |field: &'static str, pos: &mut usize| {
+                let count = |field: &'static str, pos: &mut usize| {
                     varint::get(msg, pos).map_err(|e| match e {
                         varint::VarintError::Truncated => truncated(msg.len() + 1),
                         varint::VarintError::Malformed => CodecError::BadVarint(field),
