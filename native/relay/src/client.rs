@@ -5,7 +5,8 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ pub type OnMessage = Box<dyn FnMut(&[u8]) + Send>;
 enum Out {
     Update(Vec<u8>),
     Stall(Vec<u8>),
+    Flush,
     Finish,
 }
 
@@ -44,6 +46,9 @@ struct Shared {
     wake_tx: Sender<()>,
     error: Mutex<Option<RelayError>>,
     counters: Counters,
+    /// FLUSHes queued and FLUSH_ACKs received (relay trees: [`RelayClient::flush`]).
+    flushes: Mutex<(u64, u64)>,
+    flushed: Condvar,
 }
 
 impl Shared {
@@ -62,6 +67,9 @@ impl Shared {
             let _ = self.stream.shutdown(Shutdown::Both);
             let _ = self.wake_tx.try_send(());
         }
+        // Wake a flush waiting for an ack that will not come.
+        let _g = lock(&self.flushes);
+        self.flushed.notify_all();
     }
     fn error(&self) -> RelayError {
         lock(&self.error)
@@ -93,6 +101,7 @@ pub struct RelayClient {
     reader: Option<JoinHandle<()>>,
     writer: Option<JoinHandle<()>>,
     max_message_bytes: usize,
+    io_timeout: Duration,
 }
 
 fn io_err(addr: &str, what: &str, e: &io::Error, after: Duration) -> RelayError {
@@ -373,6 +382,8 @@ impl RelayClient {
             wake_tx,
             error: Mutex::new(None),
             counters: Counters::default(),
+            flushes: Mutex::new((0, 0)),
+            flushed: Condvar::new(),
         });
         // The AUTH message is this connection's only write before the writer thread starts.
         shared
@@ -415,6 +426,7 @@ impl RelayClient {
             reader: Some(reader),
             writer: Some(writer),
             max_message_bytes: max,
+            io_timeout: io,
         };
         Ok((client, snapshot))
     }
@@ -456,6 +468,57 @@ impl RelayClient {
         let tx = self.tx.as_ref().expect("sender lives until finish/drop");
         tx.send(Out::Stall(report.as_bytes()[..end].to_vec()))
             .map_err(|_| self.shared.error())
+    }
+
+    /// Waits until the relay confirms that every update queued before this call has been applied
+    /// at the root of its tree (a FLUSH frame answered by FLUSH_ACK; relays forward it up their
+    /// tree first). The connection stays open. Used by relay tree nodes (`TreeNode`) before they
+    /// acknowledge a worker's FINISH. Fails when the connection fails or no ack comes within
+    /// the I/O timeout.
+    pub fn flush(&self) -> Result<(), RelayError> {
+        let tx = self.tx.as_ref().expect("sender lives until finish/drop");
+        let seq = {
+            // Numbered in queue order: acks come back in the order the FLUSHes were sent.
+            let mut f = lock(&self.shared.flushes);
+            if self.shared.closed.load(Ordering::SeqCst) {
+                return Err(self.shared.error());
+            }
+            tx.send(Out::Flush).map_err(|_| self.shared.error())?;
+            f.0 += 1;
+            f.0
+        };
+        let deadline = Instant::now() + self.io_timeout;
+        let mut f = lock(&self.shared.flushes);
+        while f.1 < seq {
+            if self.shared.closed.load(Ordering::SeqCst) {
+                return Err(self.shared.error());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(RelayError::Timeout {
+                    addr: self.shared.addr.clone(),
+                    what: "waiting for the relay to confirm a flush".into(),
+                    after: self.io_timeout,
+                });
+            }
+            f = self
+                .shared
+                .flushed
+                .wait_timeout(f, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        Ok(())
+    }
+
+    /// Whether the connection has ended (failed, dropped by the relay, or finished).
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::SeqCst)
+    }
+
+    /// The failure that ended the connection (or "client closed").
+    pub fn error(&self) -> RelayError {
+        self.shared.error()
     }
 
     /// Sends everything queued, then waits until the relay confirms that every message this
@@ -542,14 +605,18 @@ fn writer_loop(
                 proto::write_frame_opt(&mut w, proto::T_UPDATE, p, sealer.as_mut())
             }
             Some(Out::Stall(r)) => proto::write_frame_opt(&mut w, proto::T_STALL, r, sealer.as_mut()),
+            Some(Out::Flush) => {
+                proto::write_frame_opt(&mut w, proto::T_FLUSH, &mut [], sealer.as_mut())
+            }
             Some(Out::Finish) => {
                 proto::write_frame_opt(&mut w, proto::T_FINISH, &mut [], sealer.as_mut())
             }
         };
         let res = res.map(|n| pend_wire += n);
         let last = matches!(item, Some(Out::Finish));
+        let push = last || matches!(item, Some(Out::Flush));
         let res = res.and_then(|_| {
-            if last || rx.is_empty() {
+            if push || rx.is_empty() {
                 w.flush()
             } else {
                 Ok(())
@@ -650,12 +717,23 @@ fn reader_loop(
                     });
                 }
             }
-            proto::T_PING | proto::T_FINISH_ACK if len == 0 => {
+            proto::T_PING | proto::T_FINISH_ACK | proto::T_FLUSH_ACK if len == 0 => {
                 if let Err(e) = proto::read_body(&mut r, ty, 0, &mut buf, opener.as_mut()) {
                     break Err(body_err(addr, "waiting for data from the relay", &e, io));
                 }
                 if ty == proto::T_FINISH_ACK {
                     break Ok(());
+                }
+                if ty == proto::T_FLUSH_ACK {
+                    let mut f = lock(&sh.flushes);
+                    if f.1 >= f.0 {
+                        break Err(RelayError::Protocol {
+                            addr: addr.into(),
+                            detail: "a FLUSH_ACK without a FLUSH".into(),
+                        });
+                    }
+                    f.1 += 1;
+                    sh.flushed.notify_all();
                 }
             }
             proto::T_ERROR if len <= proto::MAX_ERROR_LEN => {

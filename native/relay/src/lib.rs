@@ -104,6 +104,7 @@ mod handshake;
 mod proto;
 mod relay;
 mod seal;
+mod tree;
 
 #[cfg(test)]
 mod tests;
@@ -115,7 +116,8 @@ use std::time::Duration;
 
 pub use client::{OnMessage, RelayClient};
 pub use error::RelayError;
-pub use relay::Relay;
+pub use relay::{Relay, UPSTREAM_WORKER};
+pub use tree::{TreeNode, TREE_NODE_PARTITION_BASE};
 
 /// Largest STALL report (longer ones are cut by the client).
 pub const MAX_STALL_REPORT_BYTES: usize = proto::MAX_ERROR_LEN;
@@ -334,6 +336,16 @@ pub struct RelayStats {
     pub max_queued_per_connection: u64,
     /// Stall reports received, in order (the driver fails the fit on the first).
     pub stalls: Vec<StallReport>,
+    /// Relay tree nodes only: updates received from the parent (applied and forwarded to every
+    /// connection) and updates of this node's connections sent to the parent.
+    pub upstream_received: u64,
+    pub upstream_sent: u64,
+    /// Nanoseconds the relay held its core lock to apply updates and pick their destinations:
+    /// the serial part of its work (every update passes through it one at a time).
+    pub locked_nanos: u64,
+    /// The CPU time of those holds (the lock holders' thread clocks; 0 off Unix): the serial
+    /// cost of an update without the time a preempted holder waits for a core.
+    pub locked_cpu_nanos: u64,
 }
 
 /// A client's counters.

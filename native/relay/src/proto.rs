@@ -59,12 +59,17 @@ pub(crate) const T_FINISH: u8 = 0x02;
 pub(crate) const T_PING: u8 = 0x03;
 /// worker → relay: UTF-8 report of a worker that made no progress (stall watchdog).
 pub(crate) const T_STALL: u8 = 0x04;
+/// relay node → its parent (a relay tree): answer FLUSH_ACK once every earlier UPDATE of this
+/// connection is applied at the root.
+pub(crate) const T_FLUSH: u8 = 0x05;
 /// relay → worker: an update of another worker.
 pub(crate) const T_RELAYED: u8 = 0x11;
 /// relay → worker: every update this worker sent has been applied.
 pub(crate) const T_FINISH_ACK: u8 = 0x12;
 /// relay → worker: UTF-8 reason, then the relay closes the connection.
 pub(crate) const T_ERROR: u8 = 0x13;
+/// parent → relay node: answers the connection's FLUSHes, in order.
+pub(crate) const T_FLUSH_ACK: u8 = 0x14;
 /// Upper bound of an ERROR frame's reason and of a STALL report.
 pub(crate) const MAX_ERROR_LEN: usize = 4096;
 

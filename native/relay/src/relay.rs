@@ -5,9 +5,9 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam::channel::{
     self, Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError,
@@ -17,7 +17,7 @@ use crate::error::{human, RelayError};
 use crate::handshake::AcceptLoop;
 use crate::proto::{self, HeaderError, Side};
 use crate::seal::{self, Opener, Sealer};
-use crate::{LogSink, MasterState, RelayConfig, RelayStats, WorkerId};
+use crate::{LogSink, MasterState, RelayClient, RelayConfig, RelayStats, WorkerId};
 
 /// Buffer of the per-connection reader and writer (small frames are coalesced; larger payloads
 /// go straight between the socket and their one buffer).
@@ -56,6 +56,8 @@ impl Socket {
 enum Out {
     Update(Arc<Vec<u8>>),
     FinishAck,
+    /// Answers a FLUSH of a child relay node (a relay tree).
+    FlushAck,
     Error(String),
 }
 
@@ -123,6 +125,18 @@ pub(crate) struct Shared {
     next_id: AtomicU64,
     live_threads: AtomicUsize,
     max_queued: AtomicUsize,
+    /// A relay tree node's connection to its parent: every update of this relay's connections
+    /// is also sent there, and FINISH / FLUSH are acknowledged only once the parent confirms
+    /// (`tree.rs`). `None` for the root (or a flat relay). Weak: the node owns the client, so
+    /// the client is never dropped by one of its own threads.
+    upstream: Option<Weak<RelayClient>>,
+    /// `/proc/<pid>/task/<tid>` of every thread this relay started (Linux; for
+    /// [`Relay::cpu_seconds`], the measurement of docs/SCALING.md).
+    tasks: Mutex<Vec<std::path::PathBuf>>,
+    /// Time spent holding the core lock to apply an update and pick its destinations: wall
+    /// clock, and the holding threads' CPU time.
+    locked_nanos: AtomicU64,
+    locked_cpu_nanos: AtomicU64,
 }
 
 impl Shared {
@@ -153,6 +167,7 @@ impl Shared {
         let guard = Guard(self.clone());
         let h = thread::Builder::new().name(name).spawn(move || {
             let _g = guard;
+            _g.0.register_task();
             f()
         })?;
         let mut threads = lock(&self.threads);
@@ -167,6 +182,13 @@ impl Shared {
         }
         threads.push(h);
         Ok(())
+    }
+
+    /// Records the calling thread's `/proc` entry (nothing where there is none).
+    fn register_task(&self) {
+        if let Ok(p) = std::fs::read_link("/proc/thread-self") {
+            lock(&self.tasks).push(std::path::Path::new("/proc").join(p));
+        }
     }
 
     fn unregister(&self, conn: &Conn) {
@@ -248,6 +270,27 @@ fn validate(cfg: &RelayConfig) -> Result<(), String> {
 impl Relay {
     /// Binds, then starts the accept thread. Errors name the host and port (range).
     pub fn start(config: RelayConfig, state: Box<dyn MasterState>) -> Result<Relay, RelayError> {
+        Relay::start_inner(config, state, None)
+    }
+
+    /// A relay whose connections' updates also go to `upstream` (a relay tree node).
+    pub(crate) fn start_node(
+        config: RelayConfig,
+        state: Box<dyn MasterState>,
+        upstream: Weak<RelayClient>,
+    ) -> Result<Relay, RelayError> {
+        Relay::start_inner(config, state, Some(upstream))
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    fn start_inner(
+        config: RelayConfig,
+        state: Box<dyn MasterState>,
+        upstream: Option<Weak<RelayClient>>,
+    ) -> Result<Relay, RelayError> {
         if let Err(detail) = validate(&config) {
             let port = match config.port_range {
                 Some((lo, hi)) => format!("{lo}-{hi}"),
@@ -288,12 +331,17 @@ impl Relay {
             next_id: AtomicU64::new(1),
             live_threads: AtomicUsize::new(0),
             max_queued: AtomicUsize::new(0),
+            upstream,
+            tasks: Mutex::new(Vec::new()),
+            locked_nanos: AtomicU64::new(0),
+            locked_cpu_nanos: AtomicU64::new(0),
         });
         let sh = shared.clone();
         shared.live_threads.fetch_add(1, Ordering::SeqCst);
         let accept = thread::Builder::new()
             .name("ferrodl-relay-accept".into())
             .spawn(move || {
+                sh.register_task();
                 accept_loop.run(&sh);
                 sh.live_threads.fetch_sub(1, Ordering::SeqCst);
             })
@@ -319,6 +367,27 @@ impl Relay {
     /// A snapshot of the counters and gauges.
     pub fn stats(&self) -> RelayStats {
         snapshot_stats(&self.shared)
+    }
+
+    /// CPU time (user + system, seconds) used so far by this relay's threads that are still
+    /// running, from `/proc/<pid>/task/<tid>/stat` (Linux; 0 elsewhere). Resolution: one clock
+    /// tick (usually 10 ms). Used by the scaling measurement to tell the hub's own cost from the
+    /// machine's load (docs/SCALING.md).
+    pub fn cpu_seconds(&self) -> f64 {
+        // USER_HZ is 100 on every Linux ABI Rust targets.
+        const TICKS_PER_SECOND: f64 = 100.0;
+        let tasks = lock(&self.shared.tasks).clone();
+        let ticks: u64 = tasks
+            .iter()
+            .filter_map(|t| std::fs::read_to_string(t.join("stat")).ok())
+            .filter_map(|stat| {
+                // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+                let rest = &stat[stat.rfind(')')? + 2..];
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+            })
+            .sum();
+        ticks as f64 / TICKS_PER_SECOND
     }
 
     /// Runs `f` on the master state, serialized with `apply`.
@@ -392,6 +461,8 @@ fn snapshot_stats(sh: &Shared) -> RelayStats {
     s.live_connections = live;
     s.live_threads = sh.live_threads.load(Ordering::SeqCst) as u64;
     s.max_queued_per_connection = sh.max_queued.load(Ordering::SeqCst) as u64;
+    s.locked_nanos = sh.locked_nanos.load(Ordering::Relaxed);
+    s.locked_cpu_nanos = sh.locked_cpu_nanos.load(Ordering::Relaxed);
     s
 }
 
@@ -716,10 +787,12 @@ fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>, mut sealer
                 let r = reason.as_bytes();
                 frame(&mut w, proto::T_ERROR, &r[..r.len().min(proto::MAX_ERROR_LEN)])
             }
+            Some(Out::FlushAck) => frame(&mut w, proto::T_FLUSH_ACK, &[]),
         };
         let last = matches!(item, Some(Out::FinishAck) | Some(Out::Error(_)));
+        let push = last || matches!(item, Some(Out::FlushAck));
         let res = res.and_then(|_| {
-            if last || rx.is_empty() {
+            if push || rx.is_empty() {
                 w.flush()
             } else {
                 Ok(())
@@ -815,11 +888,61 @@ fn push(sh: &Shared, dest: &Conn, msg: &Arc<Vec<u8>>) {
     }
 }
 
+/// Adds the wall and CPU time from its creation to its drop to the relay's counters (the core
+/// lock's hold time).
+struct LockTimer<'a> {
+    sh: &'a Shared,
+    wall: Instant,
+    cpu: u64,
+}
+
+impl<'a> LockTimer<'a> {
+    fn new(sh: &'a Shared) -> Self {
+        LockTimer {
+            sh,
+            wall: Instant::now(),
+            cpu: thread_cpu_nanos(),
+        }
+    }
+}
+
+impl Drop for LockTimer<'_> {
+    fn drop(&mut self) {
+        let sh = self.sh;
+        sh.locked_nanos
+            .fetch_add(self.wall.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        sh.locked_cpu_nanos
+            .fetch_add(thread_cpu_nanos().saturating_sub(self.cpu), Ordering::Relaxed);
+    }
+}
+
+/// CPU time of the calling thread in nanoseconds (0 where the platform has no such clock).
+#[cfg(unix)]
+fn thread_cpu_nanos() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer; the clock id is a
+    // constant every Unix Rust targets provides.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(not(unix))]
+fn thread_cpu_nanos() -> u64 {
+    0
+}
+
 /// Applies an update, then forwards it to every other live connection.
 fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), String> {
     let w = conn.worker;
     let dests: Vec<Arc<Conn>> = {
         let mut core = lock(&sh.core);
+        let _timer = LockTimer::new(sh);
         // Checked under the lock that sets it: nothing is applied after the supersession.
         if conn.superseded.load(Ordering::SeqCst) {
             sh.bump(w.partition, |c| c.messages_dropped += 1);
@@ -847,7 +970,80 @@ fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), Strin
         push(sh, &d, &msg);
         d.inflight.fetch_sub(1, Ordering::SeqCst);
     }
+    if let Some(up) = &sh.upstream {
+        // Blocks while the parent applies back-pressure, as a worker's send does.
+        upstream(up)?
+            .send(msg.as_ref().clone())
+            .map_err(|e| format!("this relay node lost its parent relay: {e}"))?;
+        sh.stats().upstream_sent += 1;
+    }
     Ok(())
+}
+
+/// The worker id a relay tree node passes to [`MasterState::apply`] for an update that came
+/// from its parent.
+pub const UPSTREAM_WORKER: WorkerId = WorkerId {
+    partition: u32::MAX,
+    attempt: 0,
+};
+
+/// Applies an update that came from this node's parent and forwards it to every connection
+/// (the parent already excluded the connection it came from: this whole subtree).
+pub(crate) fn inject(sh: &Shared, payload: Vec<u8>) -> Result<(), String> {
+    let dests: Vec<Arc<Conn>> = {
+        let mut core = lock(&sh.core);
+        let _timer = LockTimer::new(sh);
+        let state = core.state.as_mut().ok_or("relay is shutting down")?;
+        catch_unwind(AssertUnwindSafe(|| state.apply(UPSTREAM_WORKER, &payload)))
+            .unwrap_or_else(|_| Err("MasterState::apply panicked".into()))
+            .map_err(|e| format!("an update from the parent relay was rejected: {e}"))?;
+        core.conns
+            .values()
+            .map(|c| {
+                c.inflight.fetch_add(1, Ordering::SeqCst);
+                c.clone()
+            })
+            .collect()
+    };
+    sh.stats().upstream_received += 1;
+    let msg = Arc::new(payload);
+    for d in dests {
+        push(sh, &d, &msg);
+        d.inflight.fetch_sub(1, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// Ends every connection and refuses new ones (a relay tree node whose parent is gone: its
+/// workers fail, and their re-run attempts connect elsewhere and take a fresh snapshot).
+pub(crate) fn abort_all(sh: &Shared, reason: &str) {
+    let conns: Vec<Arc<Conn>> = {
+        let mut core = lock(&sh.core);
+        core.stopping = true;
+        core.conns.values().cloned().collect()
+    };
+    sh.log(&format!("closing every connection: {reason}"));
+    for c in conns {
+        c.fail(reason.to_string());
+    }
+    for s in lock(&sh.sockets).values() {
+        s.close();
+    }
+}
+
+/// A tree node's flush to its parent (nothing to do at the root).
+fn flush_upstream(sh: &Shared) -> Result<(), String> {
+    match &sh.upstream {
+        None => Ok(()),
+        Some(up) => upstream(up)?
+            .flush()
+            .map_err(|e| format!("this relay node lost its parent relay: {e}")),
+    }
+}
+
+fn upstream(up: &Weak<RelayClient>) -> Result<Arc<RelayClient>, String> {
+    up.upgrade()
+        .ok_or_else(|| "this relay node's parent connection is closed".to_string())
 }
 
 enum ReadEnd {
@@ -947,9 +1143,9 @@ fn reader_loop(
                     break ReadEnd::Abort { reason, tell: true };
                 }
             }
-            proto::T_PING | proto::T_FINISH | proto::T_STALL
+            proto::T_PING | proto::T_FINISH | proto::T_STALL | proto::T_FLUSH
                 if (ty == proto::T_STALL && len <= proto::MAX_ERROR_LEN)
-                    || (len == 0 && !(ty == proto::T_FINISH && finished)) =>
+                    || (len == 0 && !(ty != proto::T_PING && finished)) =>
             {
                 if let Err(e) = proto::read_body(&mut r, ty, len, &mut small, opener.as_mut()) {
                     if tampered(&e) {
@@ -972,12 +1168,28 @@ fn reader_loop(
                         peer: conn.sock.peer.to_string(),
                         report,
                     });
+                } else if ty == proto::T_FLUSH {
+                    // Every earlier update of this connection is applied here (in-order
+                    // handling) and queued for our own parent, if any: flush that first.
+                    if let Err(reason) = flush_upstream(sh) {
+                        break ReadEnd::Abort { reason, tell: true };
+                    }
+                    if conn.tx.send_timeout(Out::FlushAck, io_timeout).is_err() {
+                        break ReadEnd::Abort {
+                            reason: "could not queue FLUSH_ACK".into(),
+                            tell: false,
+                        };
+                    }
                 } else if ty == proto::T_FINISH {
                     // Frames are handled in order: every earlier update is applied. Stop
                     // forwarding to this worker, let forwards already aimed at it land in its
                     // queue, then ack.
                     sh.unregister(conn);
                     conn.wait_inflight_zero(|| {});
+                    // In a tree, "applied" means at the root: wait for the parent's word.
+                    if let Err(reason) = flush_upstream(sh) {
+                        break ReadEnd::Abort { reason, tell: true };
+                    }
                     if conn.tx.send(Out::FinishAck).is_err() {
                         break ReadEnd::Abort {
                             reason: "connection lost before FINISH_ACK".into(),

@@ -1723,3 +1723,6 @@ fn announced_sizes_past_the_native_memory_budget_are_refused_before_allocating()
         (1, 1)
     );
 }
+
+/// Relay trees (tree.rs).
+mod tree_tests;

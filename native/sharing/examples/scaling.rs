@@ -4,8 +4,13 @@
 //!
 //! ```text
 //! cargo run --release -p ferrodl-sharing --example scaling -- [--mode train|comm] \
-//!     [--workers 2,4,8,16,32] [--seconds 10] [--params 443610] [--sparsity 2.5e-3] [--batch 16]
+//!     [--workers 2,4,8,16,32] [--seconds 10] [--params 443610] [--sparsity 2.5e-3] [--batch 16] \
+//!     [--fanout 0]
 //! ```
+//!
+//! `--fanout k` (k >= 2) spreads the workers over a relay tree (`ferrodl_relay::TreeNode`): k
+//! workers per leaf node, k children per interior node, the driver's relay at the root; `0` (the
+//! default) connects every worker to the root.
 //!
 //! - `train`: every worker is a `WorkerNode` with one replica training the MNIST MLP
 //!   (784-500-100-10, Adam 1e-3) on random minibatches of `--batch`, one engine thread each: the
@@ -15,11 +20,16 @@
 //!   fast as the relay takes them, and decodes everything relayed to it into its own parameter
 //!   vector, as a worker's inbox does. This is the hub's capacity: messages in/out per second.
 //!
-//! One line per worker count: `SCALING {json}` with the relay's messages and bytes per second in
-//! and out, each worker's iterations (messages sent) per second (mean, min), and the wall time.
+//! One line per worker count: `SCALING {json}` with the root relay's messages and bytes per second
+//! in and out, each worker's iterations (messages sent) per second (mean, min), the wall time,
+//! and what separates the hub's capacity from the machine's: the CPU seconds the root relay's own
+//! threads used per message in (`root_cpu_us_per_message_in`), the time it held its core lock
+//! per message (`root_locked_us_per_message_in`, the serial part), the same CPU for all tree
+//! nodes together, and the whole process's CPU use against the cores it has.
 
-use ferrodl_relay::{ClientConfig, RelayClient, WorkerId};
-use ferrodl_sharing::{DriverRelay, WorkerConfig, WorkerNode};
+use ferrodl_relay::{ClientConfig, RelayClient, TreeNode, WorkerId};
+use ferrodl_sharing::payload::{read_update, write_update};
+use ferrodl_sharing::{start_tree_node, DriverRelay, WorkerConfig, WorkerNode};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -80,10 +90,8 @@ fn update_pool(n: usize, sparsity: f64, count: usize, seed: u64) -> Vec<Vec<u8>>
                 .collect();
             let mut encoded = Vec::new();
             ferrodl_comm::encode(&mut residual, t, &mut encoded).expect("encode");
-            let mut payload = Vec::with_capacity(16 + encoded.len());
-            payload.extend_from_slice(&(i as u64).to_le_bytes());
-            payload.extend_from_slice(&0u64.to_le_bytes());
-            payload.extend_from_slice(&encoded);
+            let mut payload = Vec::new();
+            write_update(1000 + i as u64, 0, &encoded, &mut payload);
             payload
         })
         .collect()
@@ -94,27 +102,100 @@ struct Point {
     iterations: Vec<u64>,
     wall: f64,
     stats: ferrodl_relay::RelayStats,
+    /// CPU seconds in the window: the root relay's threads, the tree nodes' threads, the process.
+    root_cpu: f64,
+    nodes_cpu: f64,
+    process_cpu: f64,
+}
+
+/// CPU seconds (user + system) of this process so far (`/proc/self/stat`).
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let Some(end) = stat.rfind(')') else { return 0.0 };
+    let f: Vec<&str> = stat[end + 2..].split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// The relays of one run: the driver's relay at the root and the tree nodes under it.
+struct Tree {
+    root: DriverRelay,
+    nodes: Vec<TreeNode>,
+    /// Where each worker connects.
+    worker_addr: Vec<String>,
+}
+
+impl Tree {
+    /// `fanout` 0 (or no more workers than `fanout`): every worker at the root. Otherwise
+    /// `fanout` workers per leaf and `fanout` children per interior node, levels added until
+    /// the root has at most `fanout` children.
+    fn build(workers: usize, fanout: usize, params: &[f32]) -> Tree {
+        let root = DriverRelay::start(&settings(), params.to_vec(), 0, 0).expect("relay");
+        let root_addr = format!("127.0.0.1:{}", root.port());
+        if fanout < 2 || workers <= fanout {
+            return Tree { root, nodes: Vec::new(), worker_addr: vec![root_addr; workers] };
+        }
+        // Level sizes from the leaves up.
+        let mut sizes = vec![workers.div_ceil(fanout)];
+        while *sizes.last().expect("one level") > fanout {
+            let next = sizes.last().expect("one level").div_ceil(fanout);
+            sizes.push(next);
+        }
+        let mut nodes = Vec::new();
+        let mut parents: Vec<String> = Vec::new();
+        for (level, &size) in sizes.iter().enumerate().rev() {
+            let mut addrs = Vec::with_capacity(size);
+            for i in 0..size {
+                let parent = if level + 1 == sizes.len() { root_addr.clone() } else { parents[i / fanout].clone() };
+                let node = start_tree_node(&settings(), &parent, nodes.len() as u32).expect("tree node");
+                addrs.push(node.local_addr().to_string());
+                nodes.push(node);
+            }
+            parents = addrs;
+        }
+        let worker_addr = (0..workers).map(|w| parents[w / fanout].clone()).collect();
+        Tree { root, nodes, worker_addr }
+    }
+
+    fn nodes_cpu(&self) -> f64 {
+        self.nodes.iter().map(TreeNode::cpu_seconds).sum()
+    }
+
+    fn shutdown(self) {
+        // Leaves first: every node's parent is still there when it finishes.
+        for node in self.nodes.into_iter().rev() {
+            node.shutdown().expect("tree node shutdown");
+        }
+        let mut root = self.root;
+        root.shutdown().expect("shutdown");
+    }
 }
 
 /// Waits until all workers connected, lets them run `seconds`, then snapshots their counters and
 /// the relay's, and tells them to stop. Returns (per-worker iterations, window, relay stats in the
 /// window).
 fn window(
-    relay: &DriverRelay,
+    tree: &Tree,
     connected: &AtomicU64,
     counters: &[AtomicU64],
     stop: &AtomicBool,
     seconds: f64,
 ) -> Point {
+    let relay = &tree.root;
     while connected.load(Ordering::SeqCst) < counters.len() as u64 {
         std::thread::sleep(Duration::from_millis(5));
     }
+    // Socket buffers on 127.0.0.1 hold megabytes: until they are full a worker's sends run ahead
+    // of what the relay reads. Measure from the steady state.
+    std::thread::sleep(Duration::from_secs(2));
     let before: Vec<u64> = counters.iter().map(|c| c.load(Ordering::SeqCst)).collect();
     let s0 = relay.stats();
+    let cpu0 = (relay.cpu_seconds(), tree.nodes_cpu(), process_cpu_seconds());
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs_f64(seconds));
     let after: Vec<u64> = counters.iter().map(|c| c.load(Ordering::SeqCst)).collect();
     let s1 = relay.stats();
+    let cpu1 = (relay.cpu_seconds(), tree.nodes_cpu(), process_cpu_seconds());
     let wall = t0.elapsed().as_secs_f64();
     stop.store(true, Ordering::SeqCst);
     let mut stats = s1.clone();
@@ -127,11 +208,19 @@ fn window(
         }
     }
     stats.outbound_waits -= s0.outbound_waits;
-    Point { iterations: after.iter().zip(&before).map(|(a, b)| a - b).collect(), wall, stats }
+    stats.locked_nanos -= s0.locked_nanos;
+    stats.locked_cpu_nanos -= s0.locked_cpu_nanos;
+    Point {
+        iterations: after.iter().zip(&before).map(|(a, b)| a - b).collect(),
+        wall,
+        stats,
+        root_cpu: cpu1.0 - cpu0.0,
+        nodes_cpu: cpu1.1 - cpu0.1,
+        process_cpu: cpu1.2 - cpu0.2,
+    }
 }
 
-fn run_train(workers: usize, seconds: f64, batch: usize, params: &[f32], relay: &DriverRelay) -> Point {
-    let port = relay.port();
+fn run_train(workers: usize, seconds: f64, batch: usize, params: &[f32], tree: &Tree) -> Point {
     let stop = AtomicBool::new(false);
     let connected = AtomicU64::new(0);
     let counters: Vec<AtomicU64> = (0..workers).map(|_| AtomicU64::new(0)).collect();
@@ -139,9 +228,10 @@ fn run_train(workers: usize, seconds: f64, batch: usize, params: &[f32], relay: 
     std::thread::scope(|s| {
         for w in 0..workers {
             let (stop, net, connected, counter) = (&stop, &net, &connected, &counters[w]);
+            let addr = &tree.worker_addr[w];
             s.spawn(move || {
                     let cfg: WorkerConfig = serde_json::from_value(serde_json::json!({
-                        "network": net, "relayAddress": format!("127.0.0.1:{port}"), "secretHex": SECRET,
+                        "network": net, "relayAddress": addr, "secretHex": SECRET,
                         "partition": w, "attempt": 0, "replicas": 1,
                         "thresholdAlgorithm": {"type": "adaptive"},
                         "residualPostProcessor": {"type": "clipping", "thresholdMultipleClipValue": 5.0, "frequency": 5},
@@ -164,18 +254,18 @@ fn run_train(workers: usize, seconds: f64, batch: usize, params: &[f32], relay: 
                     node.finish().expect("finish");
             });
         }
-        window(relay, &connected, &counters, &stop, seconds)
+        window(tree, &connected, &counters, &stop, seconds)
     })
 }
 
-fn run_comm(workers: usize, seconds: f64, n: usize, pool: &[Vec<u8>], relay: &DriverRelay) -> Point {
-    let port = relay.port();
+fn run_comm(workers: usize, seconds: f64, n: usize, pool: &[Vec<u8>], tree: &Tree) -> Point {
     let stop = AtomicBool::new(false);
     let connected = AtomicU64::new(0);
     let counters: Vec<AtomicU64> = (0..workers).map(|_| AtomicU64::new(0)).collect();
     std::thread::scope(|s| {
         for w in 0..workers {
             let (stop, connected, counter) = (&stop, &connected, &counters[w]);
+            let addr = &tree.worker_addr[w];
             s.spawn(move || {
                     let config = ClientConfig {
                         secret: (0..SECRET.len())
@@ -195,11 +285,12 @@ fn run_comm(workers: usize, seconds: f64, n: usize, pool: &[Vec<u8>], relay: &Dr
                     let received = Arc::new(AtomicU64::new(0));
                     let (inbox2, received2) = (Arc::clone(&inbox), Arc::clone(&received));
                     let (client, _snapshot) = RelayClient::connect(
-                        &format!("127.0.0.1:{port}"),
+                        addr,
                         config,
                         Box::new(move |payload: &[u8]| {
                             let mut v = inbox2.lock().unwrap();
-                            ferrodl_comm::decode_add(&payload[16..], 1.0, &mut v).expect("decode");
+                            let (_, _, encoded) = read_update(payload).expect("payload");
+                            ferrodl_comm::decode_add(encoded, 1.0, &mut v).expect("decode");
                             received2.fetch_add(1, Ordering::Relaxed);
                         }),
                     )
@@ -215,7 +306,7 @@ fn run_comm(workers: usize, seconds: f64, n: usize, pool: &[Vec<u8>], relay: &Dr
                     let _ = received.load(Ordering::Relaxed);
             });
         }
-        window(relay, &connected, &counters, &stop, seconds)
+        window(tree, &connected, &counters, &stop, seconds)
     })
 }
 
@@ -235,6 +326,7 @@ fn main() {
     let seconds: f64 = get("--seconds", "10").parse().expect("--seconds");
     let batch: usize = get("--batch", "16").parse().expect("--batch");
     let sparsity: f64 = get("--sparsity", "2.5e-3").parse().expect("--sparsity");
+    let fanout: usize = get("--fanout", "0").parse().expect("--fanout");
     // one engine thread per worker, as a one-core Spark task runs
     ferrodl_tensor::set_num_threads(1);
     let n = if mode == "train" {
@@ -251,13 +343,14 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(0, |c| c.get());
     for &workers in &counts {
         let params = vec![0.01f32; n];
-        let mut relay = DriverRelay::start(&settings(), params.clone(), 0, 0).expect("relay");
+        let tree = Tree::build(workers, fanout, &params);
+        let tree_nodes = tree.nodes.len();
         let p = match mode.as_str() {
-            "train" => run_train(workers, seconds, batch, &params, &relay),
-            "comm" => run_comm(workers, seconds, n, &pool, &relay),
+            "train" => run_train(workers, seconds, batch, &params, &tree),
+            "comm" => run_comm(workers, seconds, n, &pool, &tree),
             other => panic!("--mode train|comm, got {other}"),
         };
-        relay.shutdown().expect("shutdown");
+        tree.shutdown();
         let stats = &p.stats;
         let sum = |f: fn(&ferrodl_relay::WorkerCounters) -> u64| -> u64 { stats.per_worker.values().map(f).sum() };
         let (msgs_in, bytes_in) = (sum(|w| w.messages_received), sum(|w| w.bytes_received));
@@ -278,6 +371,13 @@ fn main() {
                 "relay_bytes_in_per_s": bytes_in as f64 / p.wall,
                 "relay_bytes_out_per_s": bytes_out as f64 / p.wall,
                 "bytes_per_message": if msgs_in > 0 { bytes_in as f64 / msgs_in as f64 } else { 0.0 },
+                "fanout": fanout, "tree_nodes": tree_nodes,
+                "root_cpu_s_per_s": p.root_cpu / p.wall,
+                "root_cpu_us_per_message_in": if msgs_in > 0 { 1e6 * p.root_cpu / msgs_in as f64 } else { 0.0 },
+                "root_locked_us_per_message_in": if msgs_in > 0 { stats.locked_nanos as f64 / 1e3 / msgs_in as f64 } else { 0.0 },
+                "root_locked_cpu_us_per_message_in": if msgs_in > 0 { stats.locked_cpu_nanos as f64 / 1e3 / msgs_in as f64 } else { 0.0 },
+                "nodes_cpu_s_per_s": p.nodes_cpu / p.wall,
+                "process_cpu_s_per_s": p.process_cpu / p.wall,
                 "outbound_waits": stats.outbound_waits,
                 "messages_dropped": sum(|w| w.messages_dropped + w.messages_dropped_outbound),
             })

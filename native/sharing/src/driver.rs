@@ -4,7 +4,9 @@ use crate::error::SharingError;
 use crate::master::MasterCopy;
 use crate::payload::Snapshot;
 use crate::worker::parse_hex;
-use ferrodl_relay::{Relay, RelayConfig, RelayStats};
+use ferrodl_relay::{
+    ClientConfig, Relay, RelayConfig, RelayStats, TreeNode, WorkerId, TREE_NODE_PARTITION_BASE,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -60,6 +62,35 @@ impl RelaySettings {
     }
 }
 
+/// A relay tree node under the relay at `parent_addr` (docs/SCALING.md): node `index` joins it
+/// with the fit's secret and settings, keeps its own master copy started from the parent's
+/// snapshot, and serves workers exactly as the driver's relay does.
+pub fn start_tree_node(
+    settings_json: &str,
+    parent_addr: &str,
+    index: u32,
+) -> Result<TreeNode, SharingError> {
+    let settings: RelaySettings = serde_json::from_str(settings_json)
+        .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
+    let config = settings.to_config()?;
+    let client = ClientConfig {
+        secret: config.secret.clone(),
+        worker: WorkerId {
+            partition: TREE_NODE_PARTITION_BASE + index,
+            attempt: 0,
+        },
+        connect_timeout: config.handshake_timeout,
+        io_timeout: config.io_timeout,
+        max_message_bytes: config.max_message_bytes,
+        queue_limit_messages: config.queue_limit_messages,
+        encrypt: config.encrypt,
+    };
+    Ok(TreeNode::start(config, parent_addr, client, |snapshot| {
+        let s = Snapshot::from_bytes(snapshot).map_err(|e| e.to_string())?;
+        Ok(Box::new(MasterCopy::new(s.params, s.iteration, s.epoch)))
+    })?)
+}
+
 /// A running (or stopped) relay whose state is the master copy of the parameters.
 pub struct DriverRelay {
     relay: Option<Relay>,
@@ -94,6 +125,11 @@ impl DriverRelay {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// CPU seconds used so far by the relay's running threads ([`Relay::cpu_seconds`]).
+    pub fn cpu_seconds(&self) -> f64 {
+        self.relay.as_ref().map_or(0.0, Relay::cpu_seconds)
     }
 
     /// The master copy: current while running, final once stopped.

@@ -13,7 +13,7 @@ pub mod replica_network;
 pub mod thresholds;
 pub mod worker;
 
-pub use driver::{relay_stats_json, DriverRelay, RelaySettings};
+pub use driver::{relay_stats_json, start_tree_node, DriverRelay, RelaySettings};
 pub use error::SharingError;
 pub use master::MasterCopy;
 pub use payload::Snapshot;
