@@ -9,14 +9,16 @@
 //! outputs 0 and zeroes the carried `h` and `c`, as the reference does.
 //!
 //! The input projection of all steps is one matrix product over the time-major input; each step
-//! then adds `h₋₁·RW` (one `N × nOut × 4nOut` product) and runs the cell element-wise. Backward
-//! runs the steps in reverse (at most `Batch::backprop_steps` of them) and makes the `W`
-//! gradient and the input gradient one product each again.
+//! then adds `h₋₁·RW` (one `N × nOut × 4nOut` product) and runs the cell element-wise
+//! (`lstm_cell.rs`, fused and vectorised). Backward runs the steps in reverse (at most
+//! `Batch::backprop_steps` of them), per step the cell and `dh₋₁ = dz·RWᵀ`; the `RW` gradient
+//! (`Σ h₋₁ᵀ·dz` over the steps), the `W` gradient and the input gradient are one product each.
 
 use super::recurrent::{
     elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, product, recurrent_input, reserve_all,
     tnc_to_ncw, StateSlots,
 };
+use super::lstm_cell::{self, Acts, StepBwd, StepFwd};
 use super::{Batch, Ctx, Layer, ParamKind, ParamSpec, StateMode};
 use crate::config::{Activation, Distribution, LayerShapes, RnnFormat, Shape, ShapeCx, WeightInit};
 use crate::init::init_weights;
@@ -50,8 +52,11 @@ pub struct LstmLayer<T> {
     act_c: Vec<T>,
     hs: Vec<T>,
     cs: Vec<T>,
-    /// `RW` without the peephole columns, contiguous for the per-step product.
+    /// `RW` without the peephole columns, contiguous for the per-step product; GravesLSTM's
+    /// peephole columns as `[p_f | p_o | p_g]` (3 × nOut) and their gradient.
     rw: Vec<T>,
+    peep: Vec<T>,
+    gpeep: Vec<T>,
     /// Backward scratch: `dL/dh` time-major, `dL/dz`, carried `dh`/`dc`, the `RW` gradient.
     dh_out: Vec<T>,
     dz: Vec<T>,
@@ -88,12 +93,30 @@ impl<T: Scalar> LstmLayer<T> {
         (w, rw, b)
     }
 
-    /// Copies `RW`'s gate columns into the contiguous `H × 4H` matrix the products use.
+    /// Copies `RW`'s gate columns into the contiguous `H × 4H` matrix the products use, and
+    /// the peephole columns into `[p_f | p_o | p_g]`.
     fn load_rw(&mut self, rw_full: &[T]) {
-        let (g4, cols) = (self.g4(), self.rw_cols());
-        ensure(&mut self.rw, self.h * g4);
-        for j in 0..self.h {
+        let (h, g4, cols) = (self.h, self.g4(), self.rw_cols());
+        ensure(&mut self.rw, h * g4);
+        for j in 0..h {
             self.rw[j * g4..(j + 1) * g4].copy_from_slice(&rw_full[j * cols..j * cols + g4]);
+        }
+        if self.peephole {
+            ensure(&mut self.peep, 3 * h);
+            for j in 0..h {
+                for k in 0..3 {
+                    self.peep[k * h + j] = rw_full[j * cols + g4 + k];
+                }
+            }
+        }
+    }
+
+    /// The peephole weights the cell uses (empty for LSTM).
+    fn peep_len(&self) -> usize {
+        if self.peephole {
+            3 * self.h
+        } else {
+            0
         }
     }
 }
@@ -173,11 +196,12 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
         let tng = tn.and_then(|x| x.checked_mul(g4));
         let tnc = tn.and_then(|x| x.checked_mul(c_in));
         let t1nh = t1.and_then(|t1| product(&[t1, n, h]));
-        let LstmLayer { x, z, gates, c_raw, act_c, hs, cs, rw, dh_out, dz, dh, dc, drw, dx, .. } = self;
+        let np = Some(if self.peephole { 3 * h } else { 0 });
+        let LstmLayer { x, z, gates, c_raw, act_c, hs, cs, rw, peep, gpeep, dh_out, dz, dh, dc, drw, dx, .. } = self;
         reserve_all(
             &mut [
                 (x, tnc), (z, tng), (gates, tng), (c_raw, tnh), (act_c, tnh), (hs, t1nh),
-                (cs, t1nh), (rw, product(&[h, g4])), (dh_out, tnh), (dz, tng),
+                (cs, t1nh), (rw, product(&[h, g4])), (peep, np), (gpeep, np), (dh_out, tnh), (dz, tng),
                 (dh, product(&[n, h])), (dc, product(&[n, h])), (drw, product(&[h, g4])), (dx, tnc),
             ],
             || format!("the recurrent workspace of {who} for {rows} examples of {steps} steps"),
@@ -246,55 +270,23 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
             }
         }
         self.load_rw(rw_full);
-        let (act, gate) = (self.act, self.gate);
+        let acts = Acts { act: self.act, gate: self.gate };
+        let peep = &self.peep[..self.peep_len()];
         for s in 0..t {
             let (h_prev, h_next) = self.hs[s * nh..(s + 2) * nh].split_at_mut(nh);
             let (c_prev, c_next) = self.cs[s * nh..(s + 2) * nh].split_at_mut(nh);
             let zs = &mut self.z[s * n * g4..(s + 1) * n * g4];
-            gemm(
-                Op::N,
-                Op::N,
-                n,
-                g4,
-                h,
-                T::one(),
-                h_prev,
-                &self.rw[..h * g4],
-                T::one(),
-                zs,
-            );
-            let gs = &mut self.gates[s * n * g4..(s + 1) * n * g4];
-            let cr = &mut self.c_raw[s * nh..(s + 1) * nh];
-            let ac = &mut self.act_c[s * nh..(s + 1) * nh];
-            for i in 0..n {
-                let m = batch.mask.map_or(T::one(), |mk| mk.at(i, s));
-                for j in 0..h {
-                    let (ia, if_, io, ig) = (i * g4 + j, i * g4 + h + j, i * g4 + 2 * h + j, i * g4 + 3 * h + j);
-                    let cp = c_prev[i * h + j];
-                    if self.peephole {
-                        let rwp = rw_full;
-                        zs[if_] = zs[if_] + cp * rwp[j * (g4 + 3) + g4];
-                        zs[ig] = zs[ig] + cp * rwp[j * (g4 + 3) + g4 + 2];
-                    }
-                    let a = act.scalar(zs[ia]);
-                    let f = gate.scalar(zs[if_]);
-                    let g = gate.scalar(zs[ig]);
-                    let c = f * cp + g * a;
-                    if self.peephole {
-                        zs[io] = zs[io] + c * rw_full[j * (g4 + 3) + g4 + 1];
-                    }
-                    let o = gate.scalar(zs[io]);
-                    let a_c = act.scalar(c);
-                    gs[ia] = a;
-                    gs[if_] = f;
-                    gs[io] = o;
-                    gs[ig] = g;
-                    cr[i * h + j] = c;
-                    ac[i * h + j] = a_c;
-                    c_next[i * h + j] = m * c;
-                    h_next[i * h + j] = m * (o * a_c);
-                }
-            }
+            gemm(Op::N, Op::N, n, g4, h, T::one(), h_prev, &self.rw[..h * g4], T::one(), zs);
+            let step = StepFwd {
+                z: zs,
+                gates: &mut self.gates[s * n * g4..(s + 1) * n * g4],
+                c_raw: &mut self.c_raw[s * nh..(s + 1) * nh],
+                act_c: &mut self.act_c[s * nh..(s + 1) * nh],
+                c_prev,
+                c_next,
+                h_next,
+            };
+            lstm_cell::forward(n, h, step, peep, |i| batch.mask.map_or(T::one(), |mk| mk.at(i, s)), acts);
         }
         tnc_to_ncw(&self.hs[nh..(t + 1) * nh], n, h, t, output);
         if ctx.state != StateMode::Stateless {
@@ -326,62 +318,60 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
         ensure(&mut self.dh, nh);
         ensure(&mut self.dc, nh);
         ensure(&mut self.drw, h * g4);
+        let np = self.peep_len();
+        ensure(&mut self.gpeep, np);
         ncw_to_tnc(delta, n, h, t, &mut self.dh_out);
         self.dh[..nh].fill(T::zero());
         self.dc[..nh].fill(T::zero());
-        self.drw[..h * g4].fill(T::zero());
+        self.gpeep[..np].fill(T::zero());
         grads.fill(T::zero());
-        let (act, gate, peephole) = (self.act, self.gate, self.peephole);
-        let rw_full = &params[n_w..n_w + n_rw];
+        let acts = Acts { act: self.act, gate: self.gate };
+        let peep = &self.peep[..np];
         let cols = self.rw_cols();
-        let (mut gff, mut goo, mut ggg) = (vec![T::zero(); h], vec![T::zero(); h], vec![T::zero(); h]);
         let stop = t - t.min(batch.backprop_steps);
         self.dz[..stop * n * g4].fill(T::zero());
         for s in (stop..t).rev() {
-            let zs = &self.z[s * n * g4..(s + 1) * n * g4];
-            let gs = &self.gates[s * n * g4..(s + 1) * n * g4];
-            let cr = &self.c_raw[s * nh..(s + 1) * nh];
-            let ac = &self.act_c[s * nh..(s + 1) * nh];
-            let c_prev = &self.cs[s * nh..(s + 1) * nh];
             let dzs = &mut self.dz[s * n * g4..(s + 1) * n * g4];
-            let dho = &self.dh_out[s * nh..(s + 1) * nh];
-            for i in 0..n {
-                let m = batch.mask.map_or(T::one(), |mk| mk.at(i, s));
-                for j in 0..h {
-                    let k = i * h + j;
-                    let (ia, if_, io, ig) = (i * g4 + j, i * g4 + h + j, i * g4 + 2 * h + j, i * g4 + 3 * h + j);
-                    let (a, f, o, g) = (gs[ia], gs[if_], gs[io], gs[ig]);
-                    let (c, a_c, cp) = (cr[k], ac[k], c_prev[k]);
-                    let dh = (dho[k] + self.dh[k]) * m;
-                    let dzo = dh * a_c * gate.derivative(zs[io], o);
-                    let mut dcr = dh * o * act.derivative(c, a_c) + m * self.dc[k];
-                    if peephole {
-                        dcr = dcr + dzo * rw_full[j * cols + g4 + 1];
-                    }
-                    let dza = dcr * g * act.derivative(zs[ia], a);
-                    let dzg = dcr * a * gate.derivative(zs[ig], g);
-                    let dzf = dcr * cp * gate.derivative(zs[if_], f);
-                    let mut dcp = dcr * f;
-                    if peephole {
-                        dcp = dcp
-                            + dzf * rw_full[j * cols + g4]
-                            + dzg * rw_full[j * cols + g4 + 2];
-                        gff[j] = gff[j] + dzf * cp;
-                        goo[j] = goo[j] + dzo * c;
-                        ggg[j] = ggg[j] + dzg * cp;
-                    }
-                    dzs[ia] = dza;
-                    dzs[if_] = dzf;
-                    dzs[io] = dzo;
-                    dzs[ig] = dzg;
-                    self.dc[k] = dcp;
-                }
+            let step = StepBwd {
+                z: &self.z[s * n * g4..(s + 1) * n * g4],
+                gates: &self.gates[s * n * g4..(s + 1) * n * g4],
+                c_raw: &self.c_raw[s * nh..(s + 1) * nh],
+                act_c: &self.act_c[s * nh..(s + 1) * nh],
+                c_prev: &self.cs[s * nh..(s + 1) * nh],
+                dh_out: &self.dh_out[s * nh..(s + 1) * nh],
+                dh_next: &self.dh[..nh],
+                dc: &mut self.dc[..nh],
+                dz: dzs,
+            };
+            lstm_cell::backward(
+                n,
+                h,
+                step,
+                peep,
+                &mut self.gpeep[..np],
+                |i| batch.mask.map_or(T::one(), |mk| mk.at(i, s)),
+                acts,
+            );
+            // dh₋₁ = dz·RWᵀ, except before the first step run (nothing reads it there)
+            if s > stop {
+                let dzs = &self.dz[s * n * g4..(s + 1) * n * g4];
+                gemm(Op::N, Op::T, n, h, g4, T::one(), dzs, &self.rw[..h * g4], T::zero(), &mut self.dh[..nh]);
             }
-            let h_prev = &self.hs[s * nh..(s + 1) * nh];
-            // dRW += h₋₁ᵀ·dz; dh₋₁ = dz·RWᵀ.
-            gemm(Op::T, Op::N, h, g4, n, T::one(), h_prev, dzs, T::one(), &mut self.drw[..h * g4]);
-            gemm(Op::N, Op::T, n, h, g4, T::one(), dzs, &self.rw[..h * g4], T::zero(), &mut self.dh[..nh]);
         }
+        // dRW = Σ h₋₁ᵀ·dz over the steps run: hs blocks stop..t are those steps' h₋₁, so one product
+        let k = (t - stop) * n;
+        gemm(
+            Op::T,
+            Op::N,
+            h,
+            g4,
+            k,
+            T::one(),
+            &self.hs[stop * nh..t * nh],
+            &self.dz[stop * n * g4..t * n * g4],
+            T::zero(),
+            &mut self.drw[..h * g4],
+        );
         let (gw, rest) = grads.split_at_mut(n_w);
         let (grw, gb) = rest.split_at_mut(n_rw);
         let dz = &self.dz[..t * n * g4];
@@ -389,10 +379,10 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
         column_sums(dz, g4, T::zero(), gb);
         for j in 0..h {
             grw[j * cols..j * cols + g4].copy_from_slice(&self.drw[j * g4..(j + 1) * g4]);
-            if peephole {
-                grw[j * cols + g4] = gff[j];
-                grw[j * cols + g4 + 1] = goo[j];
-                grw[j * cols + g4 + 2] = ggg[j];
+            if self.peephole {
+                for k in 0..3 {
+                    grw[j * cols + g4 + k] = self.gpeep[k * h + j];
+                }
             }
         }
         if let Some(gx) = grad_input {
@@ -463,6 +453,8 @@ macro_rules! lstm_config {
                     hs: Vec::new(),
                     cs: Vec::new(),
                     rw: Vec::new(),
+                    peep: Vec::new(),
+                    gpeep: Vec::new(),
                     dh_out: Vec::new(),
                     dz: Vec::new(),
                     dh: Vec::new(),

@@ -22,6 +22,7 @@ pub(crate) mod frozen;
 pub(crate) mod last_time_step;
 pub(crate) mod layer_norm;
 pub(crate) mod lstm;
+pub(crate) mod lstm_cell;
 pub(crate) mod mask_zero;
 pub mod misc;
 pub(crate) mod output;
