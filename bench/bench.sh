@@ -10,7 +10,8 @@
 #            LeNet CNN batch 64, as examples/s and achieved FLOP/s ÷ GEMM 1024³; step profile   ~2 min
 #            (gemm and single run in one process, interleaved: bench/python/run_bench.py)
 #   jvm      through the public Java API: ferrodl vs DL4J 1.0.0-M2.1 vs JAX, MLP and LeNet batch 64 on
-#            the MNIST digits; JNI overhead; peak RSS over 20 epochs (bench/jvm/run.sh)  ~10-15 min
+#            the MNIST digits; JNI overhead; peak RSS over 20 epochs; the LSTM rows (the reference's
+#            character model, GravesLSTM and LSTM, batch 32, also vs PyTorch) (bench/jvm/run.sh)  ~20-25 min
 #   cluster  distributed time-to-accuracy on a real 2-worker standalone cluster: ferrodl paramavg and
 #            shared vs DL4J's masters vs MLlib (bench/cluster/run.sh)             ~25 min per repeat
 #   spark    the Spark path (issue 15): SparkDl4jMultiLayer.fit on a cached RDD against local
@@ -114,10 +115,18 @@ if [ ${#engine_parts[@]} -gt 0 ]; then
   ran+=("${engine_parts[@]}")
 fi
 
-# ---- jvm: Java API vs DL4J vs JAX, JNI overhead, memory
+# ---- jvm: Java API vs DL4J vs JAX (and PyTorch on the LSTM row), JNI overhead, memory
 if has jvm; then
+  torch=1
+  if [ "${BENCH_TORCH:-1}" != 0 ]; then
+    log "pip install -r bench/python/requirements-torch.txt (PyTorch for the LSTM row; BENCH_TORCH=0 skips it)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir -r "$HERE/python/requirements-torch.txt" \
+      > "$LOGS/pip-torch.log" 2>&1 || { log "installing torch failed (see $LOGS/pip-torch.log): the LSTM row runs without PyTorch"; torch=0; }
+  else
+    torch=0
+  fi
   run_part jvm "$LOGS/jvm.log" env JVM_BENCH_REPS="$JVM_REPS" JVM_BENCH_JAX_PYTHON="$VENV/bin/python" \
-    bench/jvm/run.sh
+    JVM_BENCH_TORCH="$torch" MVN="${MVN:-mvn -B -q}" bench/jvm/run.sh
 fi
 
 # ---- cluster: distributed time-to-accuracy

@@ -32,8 +32,8 @@ LATEST_START = "<!-- bench:latest:start -->"
 LATEST_END = "<!-- bench:latest:end -->"
 PREVIOUS = "<!-- bench:previous -->"
 GEMM_SIZES = ("256", "1024", "2048")
-LSTM_ROW = ("2-layer 200-unit LSTM, TBPTT 50", "not measured: ferrodl has no recurrent layers yet "
-            "(issue 5 asks for this row once they exist); nothing is estimated")
+LSTM_ROW = ("2-layer 200-unit LSTM, TBPTT 50", "measured through the Java API only: the jvm part's "
+            "character-model rows (GravesLSTM and LSTM, batch 32)")
 
 
 def start(p):
@@ -249,9 +249,12 @@ JVM_LABEL = {
     "dl4j": "DL4J 1.0.0-M2.1, OMP_NUM_THREADS=cores (recommended)",
     "dl4j-passive": "DL4J, + OMP_WAIT_POLICY=PASSIVE",
     "jax": "JAX on CPU (jit)",
+    "torch": "PyTorch CPU (torch.nn.LSTM)",
 }
-MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN", "rescnn": "Residual CNN (graph)"}
-VARIANT_ORDER = ("ferrodl", "jax", "dl4j-passive", "dl4j")
+MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN", "rescnn": "Residual CNN (graph)",
+               "graves": "Char model, 2 × GravesLSTM 200, TBPTT 50", "lstm": "Char model, 2 × LSTM 200, TBPTT 50"}
+JVM_MODELS = ("mlp", "cnn", "rescnn", "graves", "lstm")
+VARIANT_ORDER = ("ferrodl", "jax", "torch", "dl4j-passive", "dl4j")
 
 
 def mb(s):
@@ -273,28 +276,39 @@ def jvm_section(j, charts, out):
         f"{' + uncommitted engine changes' if v['ferrodl_uncommitted_engine_files'] else ''} "
         f"({v.get('ferrodl_engine_threads')} engine threads); Deeplearning4j {v['dl4j']} with "
         f"nd4j-native `{v['nd4j_native_classifier']}`; JAX {v.get('jax')} / jaxlib {v.get('jaxlib')} "
-        f"(Python {v.get('jax_python')}).",
+        f"(Python {v.get('jax_python')})"
+        + (f"; PyTorch {v['torch']} ({v.get('torch_threads')} threads)" if v.get("torch") else "") + ".",
         "",
         f"Data: {p['data']}. Timing: {p['timing']}. JAX: {p.get('jax', 'not run')}. Networks: "
         f"{p['networks']}.",
         "",
-        "| model (batch 64) | system | examples/s | ferrodl / system (per repetition) | epochs run | "
+        "| model (batch) | system | examples/s | ferrodl / system (per repetition) | epochs run | "
         "test accuracy |",
         "|---|---|---|---|---|---|",
     ]
     ratios = {(r["model"], r["denominator"]): r for r in j["ratios"]}
     meas = {(m["model"], m["variant"]): m for m in j["measurements"]}
-    for model in ("mlp", "cnn", "rescnn"):
+    for model in JVM_MODELS:
         for var in VARIANT_ORDER:
             m = meas.get((model, var))
             if not m:
                 continue
             r = ratios.get((model, var))
             eps = "/".join(str(x) for x in sorted({q["epochs"] for q in m["per_rep"]}))
-            lines.append(f"| {MODEL_LABEL[model]} | {JVM_LABEL.get(var, var)} | {fmt(m['examples_per_sec'], 0)} | "
+            lines.append(f"| {MODEL_LABEL[model]} ({m['batch']}) | {JVM_LABEL.get(var, var)} | {fmt(m['examples_per_sec'], 0)} | "
                          f"{'1' if var == 'ferrodl' else ('**' + fmt(r['ratio'], 2) + '**') if r else '–'} | "
                          f"{eps} | {m['test_accuracy']['median']:.4f} |")
-    lines.append(f"| {LSTM_ROW[0]} | all | {LSTM_ROW[1]} | | | |")
+    if not any(k[0] in ("graves", "lstm") for k in meas):
+        lines.append("| Char model (LSTM rows) | all | not run in this session (`JVM_BENCH_MODELS`) | | | |")
+    if p.get("lstm") and any(k[0] in ("graves", "lstm") for k in meas):
+        lines += ["", f"LSTM rows (examples = characters): {p['lstm']}."]
+    goals = j.get("goals") or []
+    if goals:
+        lines += ["", "Issue 12 item 8's goals (ratios per repetition, the faster peer of each repetition):", "",
+                  "| model | ferrodl / | ratio (median, min–max) | goal | met? |", "|---|---|---|---|---|"]
+        for g in goals:
+            lines.append(f"| {MODEL_LABEL[g['model']]} | {g['against']} ({', '.join(sorted(set(g['faster_peer_per_rep'])))}) | "
+                         f"**{fmt(g['ratio'], 2)}** | ≥ {g['goal']} | {'yes' if g['met'] else '**no**'} |")
     probe = j.get("dl4j_mmul_probe") or []
     if probe:
         lines += ["", "DL4J diagnostic, one `[64×784]·[784×500]` ND4J product before training (µs, "
@@ -344,11 +358,11 @@ def jvm_section(j, charts, out):
 
 def jvm_chart(j, png):
     meas = {(m["model"], m["variant"]): m for m in j["measurements"]}
-    models = [m for m in ("mlp", "cnn", "rescnn") if any(k[0] == m for k in meas)]
+    models = [m for m in JVM_MODELS if any(k[0] == m for k in meas)]
     if not models:
         return False
     plt = pyplot()
-    colors = {"ferrodl": "#1f77b4", "jax": "#9467bd", "dl4j-passive": "#ff7f0e", "dl4j": "#d62728"}
+    colors = {"ferrodl": "#1f77b4", "jax": "#9467bd", "torch": "#2ca02c", "dl4j-passive": "#ff7f0e", "dl4j": "#d62728"}
     variants = [v for v in VARIANT_ORDER if any(k[1] == v for k in meas)]
     fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
     w = 0.8 / len(variants)
@@ -367,10 +381,12 @@ def jvm_chart(j, png):
         for x, y in zip(xs, med):
             ax.text(x, y, f"{y:,.0f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(models)))
-    ax.set_xticklabels([f"{MODEL_LABEL[m]}, batch 64" for m in models])
+    ax.set_xticklabels([MODEL_LABEL[m].replace(", TBPTT 50", "").replace("Char model, ", "chars, ")
+                        + f", batch {next(v for k, v in meas.items() if k[0] == m)['batch']}" for m in models],
+                       fontsize=7)
     ax.set_yscale("log")
     ax.set_ylabel("examples/s, log scale (median over repetitions; bars: min–max)")
-    ax.set_title(f"Training throughput through the public APIs, MNIST digits ({j['started']}, "
+    ax.set_title(f"Training throughput through the public APIs (examples/s; LSTM rows: characters/s) ({j['started']}, "
                  f"{j['versions']['cores']} cores)", fontsize=10)
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(axis="y", alpha=0.3, which="both")

@@ -16,12 +16,16 @@ SYSTEM_LABEL = {
     "dl4j": "DL4J (OMP_NUM_THREADS=cores, recommended)",
     "dl4j-passive": "DL4J (+ OMP_WAIT_POLICY=PASSIVE)",
     "jax": "JAX on CPU (jit)",
+    "torch": "PyTorch CPU (torch.nn.LSTM)",
 }
 
 
 def system_of(variant):
     return "dl4j" if variant.startswith("dl4j") else variant
-MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN", "rescnn": "Residual CNN (graph)"}
+MODEL_LABEL = {"mlp": "MLP 784-500-100-10", "cnn": "LeNet-style CNN", "rescnn": "Residual CNN (graph)",
+               "graves": "Char model, 2 x GravesLSTM 200", "lstm": "Char model, 2 x LSTM 200"}
+THROUGHPUT_MODELS = ("mlp", "cnn", "rescnn", "graves", "lstm")
+RECURRENT_MODELS = ("graves", "lstm")
 
 
 def spread(values):
@@ -70,7 +74,7 @@ def throughput(runs):
     by = {}
     for r in runs:
         m = r["meta"]
-        if m["model"] in ("mlp", "cnn", "rescnn") and "run" in r:
+        if m["model"] in THROUGHPUT_MODELS and "run" in r:
             by.setdefault((m["variant"], m["model"]), []).append(r)
     for (variant, model), rs in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         rs.sort(key=lambda r: r["meta"]["rep"])
@@ -139,6 +143,36 @@ def ratios(meas):
             "per_rep": per_rep,
             "ratio": spread(per_rep),
         })
+    return out
+
+
+def goals(meas):
+    """Issue 12 item 8's goals for the LSTM rows, repetition by repetition: ferrodl against the
+    faster DL4J setting (goal >= 2) and against the faster of JAX and PyTorch (goal >= 1.2)."""
+    idx = {(m["variant"], m["model"]): {p["rep"]: p["examples_per_sec"] for p in m["per_rep"]} for m in meas}
+    out = []
+    for model in RECURRENT_MODELS:
+        f = idx.get(("ferrodl", model))
+        if not f:
+            continue
+        for name, peers, goal in (("DL4J (faster setting)", ("dl4j", "dl4j-passive"), 2.0),
+                                  ("faster of JAX and PyTorch", ("jax", "torch"), 1.2)):
+            have = [p for p in peers if (p, model) in idx]
+            if not have:
+                continue
+            per_rep, best = [], []
+            for rep in sorted(f):
+                vals = {p: idx[(p, model)][rep] for p in have if rep in idx[(p, model)]}
+                if not vals:
+                    continue
+                b = max(vals, key=vals.get)
+                per_rep.append(f[rep] / vals[b])
+                best.append(b)
+            if per_rep:
+                r = spread(per_rep)
+                out.append({"model": model, "against": name, "peers": have, "goal": goal,
+                            "per_rep": per_rep, "faster_peer_per_rep": best, "ratio": r,
+                            "met": r["median"] >= goal})
     return out
 
 
@@ -237,7 +271,10 @@ def versions(env, runs):
     info = {r["meta"]["variant"]: r["info"] for r in runs if "info" in r}
     f = info.get("ferrodl", {})
     d = info.get("dl4j", info.get("dl4j-passive", {}))
+    t = info.get("torch") or {}
     return {
+        "torch": t.get("torch_version"),
+        "torch_threads": t.get("torch_threads"),
         "java": env.get("java"),
         "java_runtime": env.get("java_runtime"),
         "java_version_in_jvm": f.get("java_version") or d.get("java_version"),
@@ -275,10 +312,10 @@ def print_summary(res):
     v = res["versions"]
     h = res["host"]
     print()
-    print(f"== JVM training throughput, batch 64, MNIST digits of spark-example "
+    print(f"== JVM training throughput (MLP/CNN: batch 64 on the MNIST digits; LSTM: batch 32, characters) "
           f"({v['cpu_model']}, {v['cores']} cores)")
     print(f"   Java {v['java_version_in_jvm']} ({v['java_opts']}), DL4J {v['dl4j']} nd4j-native "
-          f"{v['nd4j_native_classifier']}, JAX {v['jax']}, ferrodl {str(v['ferrodl_git_sha'])[:12]}"
+          f"{v['nd4j_native_classifier']}, JAX {v['jax']}, PyTorch {v.get('torch')}, ferrodl {str(v['ferrodl_git_sha'])[:12]}"
           f"{' + uncommitted engine changes' if v['ferrodl_uncommitted_engine_files'] else ''}")
     print(f"   load average {h['loadavg_start']} at start, {h['loadavg_end']} at end; "
           f"{h['wall_s']} s in all; values: median (min–max) over {res['protocol']['repetitions']} "
@@ -295,6 +332,10 @@ def print_summary(res):
         print(f"ratio ferrodl / {SYSTEM_LABEL.get(r['denominator'], r['denominator'])}, "
               f"{MODEL_LABEL[r['model']]}: {rng(r['ratio'], 2)}x (per repetition: "
               f"{', '.join(f'{x:.2f}' for x in r['per_rep'])})")
+    for g in res.get("goals", []):
+        print(f"GOAL {MODEL_LABEL[g['model']]}: ferrodl / {g['against']} = {rng(g['ratio'], 2)}x "
+              f"(goal >= {g['goal']}: {'met' if g['met'] else 'NOT met'}; faster peer per repetition: "
+              f"{', '.join(g['faster_peer_per_rep'])})")
     mlp = [m for m in res["measurements"] if m["model"] == "mlp"]
     if mlp:
         print()
@@ -384,6 +425,24 @@ def main():
                    "shuffle reproduced), the same warm-up/window/stop rules; a window is timed as a "
                    "whole (jitted steps dispatched asynchronously, block_until_ready at the end of the "
                    "window); memory lines are /proc/self/status of the Python process",
+            "lstm": "the reference's character model (seeds 004): 2 recurrent layers of 200 units (tanh, "
+                    "sigmoid gates; graves: GravesLSTM with peepholes, ferrodl/DL4J/JAX; lstm: LSTM "
+                    "without, ferrodl/DL4J/JAX/PyTorch), RnnOutputLayer softmax + MCXENT over 77 "
+                    "one-hot characters, RmsProp 0.1 (decay 0.95, eps 1e-8), l2 0.001 on the weights, "
+                    "Xavier, truncated BPTT 50 forward and backward, float32; minibatch 32 sequences of "
+                    f"{env.get('lstm_seq')} synthetic characters (CharData.java: each next character "
+                    "is the previous + 1..3 mod 77, java.util.Random, the same for every system), 4 "
+                    "minibatches cycled; untimed warm-up of one fit(), then windows of one fit() "
+                    "(32 x length characters), the median window; a run stops after the first window "
+                    f"ending past {env.get('lstm_max_s')} s once 3 are in. JAX "
+                    "(bench/jvm/python/char_lstm_bench.py): the same cell written out (GravesLSTM's "
+                    "peepholes included), input projection of a segment as one product, lax.scan over "
+                    "the steps, one jitted function per 50-step segment (forward, backward, l2, "
+                    "RmsProp), windows timed as a whole; PyTorch: nn.LSTM(num_layers=2) + nn.Linear, "
+                    "torch.optim.RMSprop(lr 0.1, alpha 0.95, eps 1e-8, weight_decay 0.001 on the "
+                    "weights), (h, c) detached between segments, torch.set_num_threads(cores). "
+                    "test accuracy = next-character accuracy on a held-out minibatch (at most ~1/3 "
+                    "for this text)",
             "networks": "MLP 784-500-100-10 ReLU, softmax + MCXENT, Adam 1e-3, WeightInit.RELU; CNN conv "
                         "5x5x20 identity, max-pool 2/2, conv 5x5x50 identity, max-pool 2/2, dense 500 ReLU, "
                         "softmax 10 + MCXENT, Adam 1e-3, WeightInit.XAVIER, setInputType(convolutionalFlat(28, "
@@ -391,6 +450,7 @@ def main():
         },
         "measurements": meas,
         "ratios": ratios(meas),
+        "goals": goals(meas),
         "memory": memory(runs),
         "jni": jni(runs),
         "dl4j_mmul_probe": probes(runs),

@@ -49,7 +49,35 @@ public final class Harness {
     }
 
     public static void run(String system, Options o, Mnist.Batches train, Mnist.Batches test, Trainer t) {
-        int nb = train.size();
+        run(system, o, train.size(), train::rows, t, () -> {
+            int correct = 0;
+            int total = 0;
+            for (int i = 0; i < test.size(); i++) {
+                float[] p = t.output(i);
+                int rows = test.rows(i);
+                for (int r = 0; r < rows; r++) {
+                    int best = 0;
+                    for (int c = 1; c < Mnist.CLASSES; c++) {
+                        if (p[r * Mnist.CLASSES + c] > p[r * Mnist.CLASSES + best]) {
+                            best = c;
+                        }
+                    }
+                    if (best == test.classes[total]) {
+                        correct++;
+                    }
+                    total++;
+                }
+            }
+            return correct / (double) total;
+        });
+    }
+
+    /**
+     * The protocol over {@code nb} training minibatches of {@code examples.applyAsInt(i)} examples
+     * each (the LSTM rows count characters); {@code testAccuracy} runs after training.
+     */
+    public static void run(String system, Options o, int nb, java.util.function.IntUnaryOperator examples,
+            Trainer t, java.util.function.DoubleSupplier testAccuracy) {
         int warmupIters = o.warmupIters >= 0 ? o.warmupIters : o.warmupEpochs * nb;
         List<Double> rates = new ArrayList<>();
         long examplesInWindow = 0;
@@ -72,7 +100,7 @@ public final class Harness {
                     continue;
                 }
                 windowNanos += d;
-                examplesInWindow += train.rows(i);
+                examplesInWindow += examples.applyAsInt(i);
                 if (++itersInWindow == o.window) {
                     double rate = examplesInWindow / (windowNanos / 1e9);
                     rates.add(rate);
@@ -96,24 +124,7 @@ public final class Harness {
         // read once, after the last memory reading: the copy of the state is garbage the memory
         // readings should not see
         double subnormal = subnormalShare(t.updaterState());
-        int correct = 0;
-        int total = 0;
-        for (int i = 0; i < test.size(); i++) {
-            float[] p = t.output(i);
-            int rows = test.rows(i);
-            for (int r = 0; r < rows; r++) {
-                int best = 0;
-                for (int c = 1; c < Mnist.CLASSES; c++) {
-                    if (p[r * Mnist.CLASSES + c] > p[r * Mnist.CLASSES + best]) {
-                        best = c;
-                    }
-                }
-                if (best == test.classes[total]) {
-                    correct++;
-                }
-                total++;
-            }
-        }
+        double accuracy = testAccuracy.getAsDouble();
         Json.of("run").put("system", system).put("model", o.model).put("batch", o.batch).put("rep", o.rep)
                 .put("epochs", epochsRun).put("epochs_asked", o.epochs).put("iterations", iteration)
                 .put("warmup_iterations", warmupIters)
@@ -121,7 +132,7 @@ public final class Harness {
                 .put("windows", rates.size()).put("examples_per_sec", median(rates))
                 .put("examples_per_sec_min", Collections.min(rates))
                 .put("examples_per_sec_max", Collections.max(rates))
-                .put("final_score", t.score()).put("test_accuracy", correct / (double) total)
+                .put("final_score", t.score()).put("test_accuracy", accuracy)
                 .put("updater_state_subnormal_share", subnormal)
                 .putAll(ProcStatus.memoryKb()).emit();
     }

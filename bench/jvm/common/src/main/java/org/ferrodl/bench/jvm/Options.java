@@ -5,7 +5,7 @@ import java.nio.file.Paths;
 
 /** Command-line options shared by the ferrodl and DL4J benchmark mains. */
 public final class Options {
-    /** mlp, cnn, or (ferrodl only) jni */
+    /** mlp, cnn, graves, lstm, or (ferrodl only) rescnn, jni */
     public String model = "mlp";
     public int batch = 64;
     /** epochs in all, the first {@link #warmupEpochs} of them untimed */
@@ -29,6 +29,14 @@ public final class Options {
     public int rep = 0;
     public long seed = 12345L;
     public Path data = Paths.get("spark-example/src/main/resources/mnist10k");
+    /** the LSTM rows (graves, lstm): characters per sequence (one fit() = a minibatch of sequences) */
+    public int seqLength = 1000;
+    /** the LSTM rows: one-hot vocabulary, units per recurrent layer, truncated BPTT length */
+    public int vocab = 77;
+    public int hidden = 200;
+    public int tbptt = 50;
+    /** the LSTM rows: distinct training minibatches, cycled (an "epoch" is one pass over them) */
+    public int batches = 4;
 
     public static Options parse(String[] args) {
         Options o = new Options();
@@ -48,11 +56,16 @@ public final class Options {
                 case "--rep": o.rep = Integer.parseInt(v); i++; break;
                 case "--seed": o.seed = Long.parseLong(v); i++; break;
                 case "--data": o.data = Paths.get(v); i++; break;
+                case "--seq-length": o.seqLength = Integer.parseInt(v); i++; break;
+                case "--vocab": o.vocab = Integer.parseInt(v); i++; break;
+                case "--hidden": o.hidden = Integer.parseInt(v); i++; break;
+                case "--tbptt": o.tbptt = Integer.parseInt(v); i++; break;
+                case "--batches": o.batches = Integer.parseInt(v); i++; break;
                 default:
-                    throw new IllegalArgumentException("unknown option " + a + " (options: --model mlp|cnn|rescnn|jni "
+                    throw new IllegalArgumentException("unknown option " + a + " (options: --model mlp|cnn|rescnn|jni|graves|lstm "
                             + "--batch N --epochs N --warmup-epochs N --warmup-iters N --window ITERS --min-windows N "
                             + "--max-seconds S --rounds N --rep N "
-                            + "--seed N --data DIR)");
+                            + "--seed N --data DIR --seq-length N --vocab N --hidden N --tbptt N --batches N)");
             }
         }
         if (o.warmupIters < 0 && o.epochs <= o.warmupEpochs) {

@@ -7,12 +7,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import org.deeplearning4j.nn.conf.BackpropType;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.GravesLSTM;
+import org.deeplearning4j.nn.conf.layers.LSTM;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.conf.layers.SubsamplingLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.nn.weights.WeightInit;
@@ -21,6 +25,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.RmsProp;
 import org.nd4j.linalg.lossfunctions.LossFunctions.LossFunction;
 
 /**
@@ -64,6 +69,24 @@ public final class Dl4jBench {
                 .layer(new OutputLayer.Builder(LossFunction.MCXENT).nOut(Mnist.CLASSES)
                         .activation(Activation.SOFTMAX).build())
                 .setInputType(InputType.convolutionalFlat(Mnist.SIDE, Mnist.SIDE, 1))
+                .build();
+    }
+
+    /** The character model, layer for layer the configuration of {@code FerrodlBench.charModel}. */
+    static MultiLayerConfiguration charModel(Options o) {
+        boolean graves = o.model.equals("graves");
+        return new NeuralNetConfiguration.Builder()
+                .seed(o.seed).updater(new RmsProp(0.1)).l2(0.001).weightInit(WeightInit.XAVIER)
+                .list()
+                .layer(graves
+                        ? new GravesLSTM.Builder().nIn(o.vocab).nOut(o.hidden).activation(Activation.TANH).build()
+                        : new LSTM.Builder().nIn(o.vocab).nOut(o.hidden).activation(Activation.TANH).build())
+                .layer(graves
+                        ? new GravesLSTM.Builder().nIn(o.hidden).nOut(o.hidden).activation(Activation.TANH).build()
+                        : new LSTM.Builder().nIn(o.hidden).nOut(o.hidden).activation(Activation.TANH).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX)
+                        .nIn(o.hidden).nOut(o.vocab).build())
+                .backpropType(BackpropType.TruncatedBPTT).tBPTTForwardLength(o.tbptt).tBPTTBackwardLength(o.tbptt)
                 .build();
     }
 
@@ -127,6 +150,10 @@ public final class Dl4jBench {
 
     public static void main(String[] args) throws IOException {
         Options o = Options.parse(args);
+        if (o.model.equals("graves") || o.model.equals("lstm")) {
+            recurrent(o);
+            return;
+        }
         Mnist.Batches train = Mnist.load(o.data, "train").batches(o.batch, o.seed, true);
         Mnist.Batches test = Mnist.load(o.data, "test").batches(500, -1, false);
         MultiLayerConfiguration conf;
@@ -138,7 +165,7 @@ public final class Dl4jBench {
                 conf = cnn(o.seed);
                 break;
             default:
-                throw new IllegalArgumentException("unknown --model " + o.model + " (DL4J: mlp or cnn)");
+                throw new IllegalArgumentException("unknown --model " + o.model + " (DL4J: mlp, cnn, graves or lstm)");
         }
         MultiLayerNetwork net = new MultiLayerNetwork(conf);
         net.init();
@@ -173,5 +200,48 @@ public final class Dl4jBench {
                 return state == null ? null : state.dup('c').data().asFloat();
             }
         });
+    }
+    /** The LSTM rows: {@link #charModel} on {@link CharData}, examples = characters. */
+    static void recurrent(Options o) {
+        CharData train = CharData.generate(o.batches, o.batch, o.vocab, o.seqLength, o.seed);
+        CharData test = CharData.generate(1, o.batch, o.vocab, o.seqLength, o.seed + 1_000_000L);
+        long[] shape = {o.batch, o.vocab, o.seqLength};
+        List<DataSet> sets = new ArrayList<>();
+        for (int i = 0; i < train.size(); i++) {
+            sets.add(new DataSet(Nd4j.create(train.features[i], shape, 'c'), Nd4j.create(train.labels[i], shape, 'c')));
+        }
+        INDArray testFeatures = Nd4j.create(test.features[0], shape, 'c');
+        MultiLayerConfiguration conf = charModel(o);
+        MultiLayerNetwork net = new MultiLayerNetwork(conf);
+        net.init();
+        Harness.info(SYSTEM, o).put("dl4j_version", dl4jVersion())
+                .put("nd4j_backend", Nd4j.getBackend().getClass().getName())
+                .put("nd4j_data_type", String.valueOf(Nd4j.dataType()))
+                .put("workspace_mode", String.valueOf(conf.getTrainingWorkspaceMode()))
+                .putRaw("nd4j_environment", environmentJson())
+                .put("num_params", net.numParams()).emit();
+        Harness.Trainer t = new Harness.Trainer() {
+            @Override
+            public void fit(int i) {
+                net.fit(sets.get(i));
+            }
+
+            @Override
+            public float[] output(int i) {
+                return net.output(testFeatures, false).dup('c').data().asFloat();
+            }
+
+            @Override
+            public double score() {
+                return net.score();
+            }
+
+            @Override
+            public float[] updaterState() {
+                INDArray state = net.getUpdater().getStateViewArray();
+                return state == null ? null : state.dup('c').data().asFloat();
+            }
+        };
+        Harness.run(SYSTEM, o, train.size(), i -> train.characters(), t, () -> test.accuracy(0, t.output(0)));
     }
 }

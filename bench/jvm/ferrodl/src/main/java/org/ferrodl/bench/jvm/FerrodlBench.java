@@ -11,7 +11,9 @@ import org.ferrodl.linalg.cpu.nativecpu.NDArray;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.linalg.learning.config.Adam;
+import org.ferrodl.linalg.learning.config.RmsProp;
 import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
+import org.ferrodl.nn.conf.BackpropType;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.ConvolutionMode;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
@@ -21,7 +23,10 @@ import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.layers.ActivationLayer;
 import org.ferrodl.nn.conf.layers.ConvolutionLayer;
 import org.ferrodl.nn.conf.layers.DenseLayer;
+import org.ferrodl.nn.conf.layers.GravesLSTM;
+import org.ferrodl.nn.conf.layers.LSTM;
 import org.ferrodl.nn.conf.layers.OutputLayer;
+import org.ferrodl.nn.conf.layers.RnnOutputLayer;
 import org.ferrodl.nn.conf.layers.SubsamplingLayer;
 import org.ferrodl.nn.graph.ComputationGraph;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
@@ -113,6 +118,69 @@ public final class FerrodlBench {
                 .build();
     }
 
+    /**
+     * The reference's character model (issue 12, seeds 004): two recurrent layers of
+     * {@code hidden} units (tanh; {@code graves}: GravesLSTM, with peepholes, as the reference;
+     * {@code lstm}: LSTM, without), RnnOutputLayer softmax + MCXENT over the vocabulary, RmsProp
+     * 0.1 (decay 0.95, epsilon 1e-8), l2 0.001, Xavier, truncated BPTT of {@code tbptt} steps
+     * forward and backward. Layer for layer the configuration of {@code Dl4jBench.charModel}.
+     */
+    static MultiLayerConfiguration charModel(Options o) {
+        boolean graves = o.model.equals("graves");
+        return new NeuralNetConfiguration.Builder()
+                .seed(o.seed).updater(new RmsProp(0.1)).l2(0.001).weightInit(WeightInit.XAVIER)
+                .list()
+                .layer(graves
+                        ? new GravesLSTM.Builder().nIn(o.vocab).nOut(o.hidden).activation(Activation.TANH).build()
+                        : new LSTM.Builder().nIn(o.vocab).nOut(o.hidden).activation(Activation.TANH).build())
+                .layer(graves
+                        ? new GravesLSTM.Builder().nIn(o.hidden).nOut(o.hidden).activation(Activation.TANH).build()
+                        : new LSTM.Builder().nIn(o.hidden).nOut(o.hidden).activation(Activation.TANH).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX)
+                        .nIn(o.hidden).nOut(o.vocab).build())
+                .backpropType(BackpropType.TruncatedBPTT).tBPTTForwardLength(o.tbptt).tBPTTBackwardLength(o.tbptt)
+                .build();
+    }
+
+    /** The LSTM rows: {@link #charModel} on {@link CharData}, examples = characters. */
+    static void recurrent(Options o) {
+        CharData train = CharData.generate(o.batches, o.batch, o.vocab, o.seqLength, o.seed);
+        CharData test = CharData.generate(1, o.batch, o.vocab, o.seqLength, o.seed + 1_000_000L);
+        long[] shape = {o.batch, o.vocab, o.seqLength};
+        List<DataSet> sets = new ArrayList<>();
+        for (int i = 0; i < train.size(); i++) {
+            sets.add(new DataSet(Nd4j.create(train.features[i], shape), Nd4j.create(train.labels[i], shape)));
+        }
+        INDArray testFeatures = Nd4j.create(test.features[0], shape);
+        try (MultiLayerNetwork net = new MultiLayerNetwork(charModel(o))) {
+            net.init();
+            Harness.info(SYSTEM, o).putRaw("ferrodl_build", NativeInfo.buildInfo())
+                    .put("engine_threads", NativeInfo.numThreads()).put("num_params", net.numParams()).emit();
+            Harness.Trainer t = new Harness.Trainer() {
+                @Override
+                public void fit(int i) {
+                    net.fit(sets.get(i));
+                }
+
+                @Override
+                public float[] output(int i) {
+                    return NDArray.internalData(net.output(testFeatures, false));
+                }
+
+                @Override
+                public double score() {
+                    return net.score();
+                }
+
+                @Override
+                public float[] updaterState() {
+                    return NDArray.internalData(net.getUpdaterState());
+                }
+            };
+            Harness.run(SYSTEM, o, train.size(), i -> train.characters(), t, () -> test.accuracy(0, t.output(0)));
+        }
+    }
+
     static List<DataSet> dataSets(Mnist.Batches b) {
         List<DataSet> out = new ArrayList<>(b.size());
         for (int i = 0; i < b.size(); i++) {
@@ -125,6 +193,10 @@ public final class FerrodlBench {
 
     public static void main(String[] args) throws IOException {
         Options o = Options.parse(args);
+        if (o.model.equals("graves") || o.model.equals("lstm")) {
+            recurrent(o);
+            return;
+        }
         Mnist.Batches train = Mnist.load(o.data, "train").batches(o.batch, o.seed, true);
         Mnist.Batches test = Mnist.load(o.data, "test").batches(500, -1, false);
         if (o.model.equals("rescnn")) {
