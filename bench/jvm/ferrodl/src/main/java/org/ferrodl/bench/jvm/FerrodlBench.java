@@ -445,7 +445,8 @@ public final class FerrodlBench {
     // The victim network's native handle, reached by reflection (measurement only, not an API).
     private static Object handleState(MultiLayerNetwork net) {
         try {
-            java.lang.reflect.Field f = MultiLayerNetwork.class.getDeclaredField("state");
+            // the handle lives in NativeHandleOwner, MultiLayerNetwork's superclass
+            java.lang.reflect.Field f = org.ferrodl.nn.api.NativeHandleOwner.class.getDeclaredField("state");
             f.setAccessible(true);
             return f.get(net);
         } catch (ReflectiveOperationException e) {
