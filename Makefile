@@ -12,7 +12,7 @@ SPARK_DIST := $(ROOT)/.build/spark-dist
 SPARK_DIST_2_12 := $(ROOT)/.build/spark-dist-3.5
 export SPARK_HOME := $(SPARK_DIST)/pyspark
 
-.PHONY: all native stage jvm example example-lenet test test-deps test-rust test-valgrind test-valgrind-relay test-jvm test-cluster test-python test-python-all python-wheel spark-dist clean bench
+.PHONY: all native stage jvm example example-lstm example-lenet test test-deps test-rust test-valgrind test-valgrind-relay test-jvm test-cluster test-python test-python-all python-wheel spark-dist clean bench
 
 all: jvm
 
@@ -97,14 +97,25 @@ $(SPARK_DIST_2_12)/pyspark/bin/spark-submit:
 	mkdir -p $(SPARK_DIST_2_12)
 	$(PYTHON) -m pip install --no-deps --target $(SPARK_DIST_2_12) pyspark==$(SPARK_VERSION_2_12)
 
-# builds everything, then trains on an embedded local[*] Spark (Spark's classpath resolved by
-# Maven, no installation needed). Options: make example EXAMPLE_ARGS="--epochs 3"
-example: jvm
+# runs main class $(1) of the example jar on an embedded local[*] Spark (Spark's classpath resolved
+# by Maven, no installation needed) with $(EXAMPLE_ARGS)
+define run-example
 	$(MVN) -f spark-example/spark-classpath.pom.xml dependency:build-classpath \
 		-Dspark.version=$(SPARK_VERSION) -Dmdep.outputFile=$(ROOT)/$(EXAMPLE_SPARK_CP)
 	SPARK_LOCAL_IP=127.0.0.1 java -Xmx2g $(SPARK_JAVA_OPTS) \
-		-cp "$(EXAMPLE_JAR):$$(cat $(EXAMPLE_SPARK_CP))" \
-		org.ferrodl.examples.MnistMlpExample $(EXAMPLE_ARGS)
+		-cp "$(EXAMPLE_JAR):$$(cat $(EXAMPLE_SPARK_CP))" $(1) $(EXAMPLE_ARGS)
+endef
+
+# builds everything, then trains the MNIST MLP on an embedded local[*] Spark.
+# Options: make example EXAMPLE_ARGS="--epochs 3"
+example: jvm
+	$(call run-example,org.ferrodl.examples.MnistMlpExample)
+
+# the reference's character model (2 x GravesLSTM 200, TBPTT 50, RmsProp) trained with parameter
+# averaging on the novel inside the example jar, on an embedded local[*] Spark; prints the held-out
+# loss per epoch and generated text. Options: make example-lstm EXAMPLE_ARGS="--epochs 1"
+example-lstm: jvm
+	$(call run-example,org.ferrodl.examples.CharacterLstmExample)
 
 # a LeNet-style CNN trained locally (no Spark) on the MNIST digits inside the example jar
 example-lenet: jvm

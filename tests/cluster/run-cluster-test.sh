@@ -15,17 +15,22 @@
 #   shared-kill  gradient sharing while one executor JVM is killed (kill -9) in the middle of a fit:
 #                the fit completes, the accuracy is within KILL_TOLERANCE of the fault-free run, and
 #                the relay's counters report the aborted connection and the re-run task
+#   lstm         the character model (CharacterLstmExample: 2 x GravesLSTM 200, RnnOutputLayer, RmsProp,
+#                truncated BPTT 50, parameter averaging) on the start of the novel in the jar (LSTM_ARGS):
+#                the loss per held-out character falls by at least MIN_LSTM_LOSS_DROP nats, both workers
+#                trained
 # The cluster runs with Spark's security on, as a gradient-sharing fit requires on a real cluster:
 # spark.authenticate with a random per-run secret and spark.network.crypto.enabled (so the relay's
 # frames are sealed too), through a private SPARK_CONF_DIR read by the daemons and spark-submit.
 # Every process the script starts is stopped at the end.
 #
-# Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: paramavg-dir graph shared shared-kill)
+# Usage: tests/cluster/run-cluster-test.sh [scenario...]   (default: paramavg-dir graph shared shared-kill lstm)
 #        SPARK_LINE=2.12 tests/cluster/run-cluster-test.sh ...  the Spark 3.5 / Scala 2.12 line: the
 #        pyspark 3.5 distribution and the example built against ferrodl-spark_2.12 (default 2.13:
 #        Spark 4.x, ferrodl-spark_2.13)
 # Environment: MIN_ACCURACY (0.94), MIN_GRAPH_ACCURACY (0.92), GRAPH_ARGS (the graph scenario's options), MIN_SHARED_ACCURACY (0.95), MAX_SHARED_RATIO (0.001), KILL_TOLERANCE (0.01),
-#              SHARED_ARGS (extra example options of the shared scenarios; default below), SUBMIT_TIMEOUT seconds
+#              SHARED_ARGS (extra example options of the shared scenarios; default below), LSTM_ARGS and
+#              MIN_LSTM_LOSS_DROP (the lstm scenario's options and bar; defaults below), SUBMIT_TIMEOUT seconds
 #              (600), REGISTER_TIMEOUT seconds (90), EXAMPLE_JAR (the uber-jar to submit), KEEP_TMP=1
 #              keeps the temp dir (logs, work dirs), PYTHON (python3), JAVA_HOME as usual.
 # Needs: the uber-jar (make jvm), python3 + pip for the Spark distribution on a fresh machine.
@@ -65,8 +70,16 @@ MAX_SHARED_RATIO="${MAX_SHARED_RATIO:-0.001}"
 # algorithm, Rice-coded at about 11 bits each). In one process with the real relay
 # (native/sharing/examples/mnist_sharing.rs, 4 seeds): test accuracy 0.9551-0.9606 at 1/1100 of dense.
 SHARED_ARGS="${SHARED_ARGS:---epochs 20 --batch-size 16 --updater nesterovs --learning-rate 0.03 --lr-decay 0.9 --sparsity-target 2.5e-3 --initial-threshold 1e-2}"
+# The character model's scenario, reduced to about a minute of training on 2 cores: the first 45,000
+# characters of the novel (the last 5,000 of them held out), sequences of 200 characters (so one
+# epoch is 4-5 averaging rounds of the reference's 2 x 8 sequences x 3 minibatches), one epoch, one
+# short sample. RmsProp 0.01 instead of the reference's 0.1: at 0.1 the held-out loss first rises far
+# above the uniform 4.3 nats (ferrodl and DL4J 1.0.0-M2.1 alike) and one short epoch does not bring it
+# back down.
+LSTM_ARGS="${LSTM_ARGS:---characters 45000 --validation-characters 5000 --sequence-length 200 --epochs 1 --learning-rate 0.01 --samples 1 --sample-length 200}"
+MIN_LSTM_LOSS_DROP="${MIN_LSTM_LOSS_DROP:-0.6}"
 SCENARIOS=("$@")
-((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg-dir graph shared shared-kill)
+((${#SCENARIOS[@]} > 0)) || SCENARIOS=(paramavg-dir graph shared shared-kill lstm)
 PASSED=0
 SUBMIT_TIMEOUT="${SUBMIT_TIMEOUT:-600}"
 REGISTER_TIMEOUT="${REGISTER_TIMEOUT:-90}"
@@ -291,18 +304,12 @@ kill_executor_mid_fit() {
   echo "no training task of worker 1 was seen running" >"$TMP/kill.result"
 }
 
-run_scenario() {
-  local name="$1" min_accuracy="$2" kill="$3"
-  shift 3
-  CURRENT="$name"
-  local submit_log="$TMP/logs/spark-submit-$name.log"
-  rm -f "$TMP/kill.result"
-  log "[$name] spark-submit (timeout ${SUBMIT_TIMEOUT}s): ${MAIN_CLASS:+--class $MAIN_CLASS }$JAR --workers 2 $*"
-  local t0=$SECONDS killer=""
-  if ((kill)); then
-    kill_executor_mid_fit "$submit_log" &
-    killer=$!
-  fi
+# spark-submit to the cluster in client mode (1 GB driver and executors, both workers' cores),
+# bounded by SUBMIT_TIMEOUT: output into $1, its lines matching the pattern $2 echoed; the rest are
+# spark-submit's application arguments ([--class C] jar options). Exit status in SUBMIT_RC.
+submit_example() {
+  local submit_log="$1" show="$2"
+  shift 2
   set +e
   timeout --kill-after=20 "$SUBMIT_TIMEOUT" "$SPARK_HOME/bin/spark-submit" \
     --master "$MASTER_URL" \
@@ -315,16 +322,44 @@ run_scenario() {
     --conf spark.scheduler.maxRegisteredResourcesWaitingTime=60s \
     --conf spark.executorEnv.RAYON_NUM_THREADS=1 \
     --conf spark.driver.host=127.0.0.1 \
-    ${MAIN_CLASS:+--class "$MAIN_CLASS"} \
-    "$JAR" --workers 2 "$@" 2>&1 | tee "$submit_log" | grep --line-buffered -E '^(ferrodl MNIST|epoch |FINAL |SHARING |MnistMlpExample|MnistGraphExample)'
+    "$@" 2>&1 | tee "$submit_log" | grep --line-buffered -E "$show"
   local statuses=("${PIPESTATUS[@]}")
   set -e
+  SUBMIT_RC=${statuses[0]}
+}
+
+check_submit_status() { # scenario name, start time ($SECONDS)
+  log "[$1] spark-submit finished with exit status $SUBMIT_RC after $((SECONDS - $2))s"
+  ((SUBMIT_RC != 124 && SUBMIT_RC != 137)) || fail "spark-submit did not finish within ${SUBMIT_TIMEOUT}s"
+  ((SUBMIT_RC == 0)) || fail "spark-submit exited with status $SUBMIT_RC"
+}
+
+check_both_workers_trained() { # scenario name
+  local i lines
+  for i in 1 2; do
+    lines="$(executor_stderr_count "$i" 'ferrodl-worker executor=')"
+    ((lines > 0)) || fail "worker $i: no 'ferrodl-worker' line in its executors' stderr (under $TMP/work-$i): it did not train"
+    log "[$1] worker $i: $lines ferrodl-worker lines in its executors' stderr so far"
+  done
+}
+
+run_scenario() {
+  local name="$1" min_accuracy="$2" kill="$3"
+  shift 3
+  CURRENT="$name"
+  local submit_log="$TMP/logs/spark-submit-$name.log"
+  rm -f "$TMP/kill.result"
+  log "[$name] spark-submit (timeout ${SUBMIT_TIMEOUT}s): ${MAIN_CLASS:+--class $MAIN_CLASS }$JAR --workers 2 $*"
+  local t0=$SECONDS killer=""
+  if ((kill)); then
+    kill_executor_mid_fit "$submit_log" &
+    killer=$!
+  fi
+  submit_example "$submit_log" '^(ferrodl MNIST|epoch |FINAL |SHARING |MnistMlpExample|MnistGraphExample)' \
+    ${MAIN_CLASS:+--class "$MAIN_CLASS"} "$JAR" --workers 2 "$@"
   # the killer reports through kill.result, checked below; its exit status carries nothing
   [[ -z "$killer" ]] || wait "$killer" 2>/dev/null || true
-  local submit_rc=${statuses[0]}
-  log "[$name] spark-submit finished with exit status $submit_rc after $((SECONDS - t0))s"
-  ((submit_rc != 124 && submit_rc != 137)) || fail "spark-submit did not finish within ${SUBMIT_TIMEOUT}s"
-  ((submit_rc == 0)) || fail "spark-submit exited with status $submit_rc"
+  check_submit_status "$name" "$t0"
 
   local final_line accuracy
   # a missing line is reported by the checks that follow (grep's status would abort under set -e)
@@ -334,12 +369,7 @@ run_scenario() {
   awk -v a="$accuracy" -v m="$min_accuracy" 'BEGIN { exit !(a + 0 >= m + 0) }' \
     || fail "test accuracy $accuracy is below $min_accuracy ($final_line)"
 
-  local i lines
-  for i in 1 2; do
-    lines="$(executor_stderr_count "$i" 'ferrodl-worker executor=')"
-    ((lines > 0)) || fail "worker $i: no 'ferrodl-worker' line in its executors' stderr (under $TMP/work-$i): it did not train"
-    log "[$name] worker $i: $lines ferrodl-worker lines in its executors' stderr so far"
-  done
+  check_both_workers_trained "$name"
 
   local sharing=""
   if [[ "$name" == shared* ]]; then
@@ -377,6 +407,29 @@ run_scenario() {
   PASSED=$((PASSED + 1))
 }
 
+# The character model: the loss per held-out character (nats) before training and after the last
+# epoch, from the FINAL line, must fall by at least MIN_LSTM_LOSS_DROP.
+run_lstm_scenario() {
+  CURRENT=lstm
+  local submit_log="$TMP/logs/spark-submit-lstm.log" t0=$SECONDS
+  log "[lstm] spark-submit (timeout ${SUBMIT_TIMEOUT}s): CharacterLstmExample $JAR --workers 2 $LSTM_ARGS"
+  # shellcheck disable=SC2086
+  submit_example "$submit_log" '^(ferrodl character|epoch |FINAL |CharacterLstmExample)' \
+    --class org.ferrodl.examples.CharacterLstmExample "$JAR" --workers 2 $LSTM_ARGS
+  check_submit_status lstm "$t0"
+  local final_line initial final
+  final_line="$(grep -E '^FINAL validation_loss_initial=' "$submit_log" | tail -n 1 || true)"
+  [[ -n "$final_line" ]] || fail "no 'FINAL validation_loss_initial=' line in the spark-submit output"
+  initial="$(sed -E 's/^FINAL validation_loss_initial=([0-9.]+) .*/\1/' <<<"$final_line")"
+  final="$(sed -E 's/^FINAL .* validation_loss=([0-9.]+) .*/\1/' <<<"$final_line")"
+  awk -v a="$initial" -v b="$final" -v m="$MIN_LSTM_LOSS_DROP" 'BEGIN { exit !(b + 0 > 0 && a - b >= m + 0) }' \
+    || fail "the held-out loss per character fell from $initial to $final, less than $MIN_LSTM_LOSS_DROP ($final_line)"
+  check_both_workers_trained lstm
+  log "[lstm] RESULT validation_loss $initial -> $final (drop $(awk -v a="$initial" -v b="$final" 'BEGIN { printf "%.4f", a - b }'), bar $MIN_LSTM_LOSS_DROP) seconds=$((SECONDS - t0)) args: $LSTM_ARGS"
+  log "[lstm] PASS: $final_line"
+  PASSED=$((PASSED + 1))
+}
+
 # Saves the training minibatches as DataSet files into $1 with the example's --save-data.
 save_minibatches() {
   local dir="$1" save_log="$TMP/logs/spark-submit-save-data.log"
@@ -403,7 +456,8 @@ for scenario in "${SCENARIOS[@]}"; do
     shared-kill) run_scenario shared-kill 0 1 --training-master shared $SHARED_ARGS ;;
     # shellcheck disable=SC2086
     graph) MAIN_CLASS=org.ferrodl.examples.MnistGraphExample run_scenario graph "$MIN_GRAPH_ACCURACY" 0 $GRAPH_ARGS ;;
-    *) fail "unknown scenario '$scenario' (known: paramavg paramavg-dir graph shared shared-kill)" ;;
+    lstm) run_lstm_scenario ;;
+    *) fail "unknown scenario '$scenario' (known: paramavg paramavg-dir graph shared shared-kill lstm)" ;;
   esac
 done
 CURRENT="done"

@@ -172,7 +172,7 @@ public final class ExampleOptions {
     }
 
     /** picocli's exception as one line that starts with the option it is about. */
-    private static String message(ParameterException e) {
+    static String message(ParameterException e) {
         if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
             String arg = u.getUnmatched().get(0);
             if (arg.startsWith("-")) {

@@ -127,21 +127,30 @@ public final class MnistMlpExample {
      * the console level likewise (--log-level, spark.log.level, WARN).
      */
     static SparkConf sparkConf(ExampleOptions opts) {
+        return sparkConf(opts.master, opts.logLevel, "ferrodl MNIST MLP example");
+    }
+
+    /**
+     * The examples' Spark configuration: {@code master} (null: what spark-submit set, else an
+     * embedded local[*]), the driver's console level {@code logLevel} (null: spark.log.level, else
+     * WARN), {@code appName} unless set, and no web UI unless asked for.
+     */
+    static SparkConf sparkConf(String master, String logLevel, String appName) {
         SparkConf conf = new SparkConf();
-        if (opts.master != null) {
-            conf.setMaster(opts.master);
+        if (master != null) {
+            conf.setMaster(master);
         } else if (!conf.contains("spark.master")) {
             conf.setMaster("local[*]");
         }
         // the driver's console at WARN unless asked otherwise (--log-level, or spark.log.level from
         // spark-submit --conf); set before the context starts, so its start-up INFO lines stay quiet
         // too. Executors keep their own logging (in their stderr files, not on this console).
-        if (opts.logLevel != null) {
-            conf.set("spark.log.level", opts.logLevel);
+        if (logLevel != null) {
+            conf.set("spark.log.level", logLevel);
         } else {
             conf.setIfMissing("spark.log.level", "WARN");
         }
-        conf.setIfMissing("spark.app.name", "ferrodl MNIST MLP example");
+        conf.setIfMissing("spark.app.name", appName);
         conf.setIfMissing("spark.ui.enabled", "false");
         return conf;
     }
