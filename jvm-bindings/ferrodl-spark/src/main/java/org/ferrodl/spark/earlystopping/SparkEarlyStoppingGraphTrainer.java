@@ -5,7 +5,6 @@ import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.ferrodl.earlystopping.EarlyStoppingConfiguration;
-import org.ferrodl.earlystopping.termination.IterationTerminationCondition;
 import org.ferrodl.earlystopping.trainer.BaseEarlyStoppingTrainer;
 import org.ferrodl.linalg.dataset.MultiDataSet;
 import org.ferrodl.nn.graph.ComputationGraph;
@@ -20,9 +19,8 @@ import org.ferrodl.spark.impl.graph.SparkComputationGraph;
  * minibatches. Scoring, saving and the epoch conditions are those of
  * {@link BaseEarlyStoppingTrainer}; {@link SparkLossCalculatorComputationGraph} scores on Spark too.
  */
-public class SparkEarlyStoppingGraphTrainer extends BaseEarlyStoppingTrainer<ComputationGraph> {
-    private final SparkComputationGraph sparkGraph;
-    private final JavaRDD<MultiDataSet> train;
+public class SparkEarlyStoppingGraphTrainer
+        extends BaseSparkEarlyStoppingTrainer<ComputationGraph, MultiDataSet, SparkComputationGraph> {
 
     public SparkEarlyStoppingGraphTrainer(SparkContext sc, TrainingMaster<?, ?> trainingMaster,
                                           EarlyStoppingConfiguration<ComputationGraph> esConfig, ComputationGraph net,
@@ -33,19 +31,12 @@ public class SparkEarlyStoppingGraphTrainer extends BaseEarlyStoppingTrainer<Com
     public SparkEarlyStoppingGraphTrainer(JavaSparkContext sc, TrainingMaster<?, ?> trainingMaster,
                                           EarlyStoppingConfiguration<ComputationGraph> esConfig, ComputationGraph net,
                                           JavaRDD<MultiDataSet> train) {
-        super(esConfig, net);
-        this.sparkGraph = new SparkComputationGraph(sc, net, Objects.requireNonNull(trainingMaster, "trainingMaster"));
-        this.train = Objects.requireNonNull(train, "train");
-    }
-
-    /** The Spark wrapper that trains the graph (e.g. for its training statistics). */
-    public SparkComputationGraph getSparkNetwork() {
-        return sparkGraph;
+        super(esConfig, net, new SparkComputationGraph(sc, net, Objects.requireNonNull(trainingMaster,
+                "trainingMaster")), train);
     }
 
     @Override
-    protected IterationTerminationCondition fitEpoch() {
-        sparkGraph.fitMultiDataSet(train);
-        return checkIteration(sparkGraph.getScore());
+    void fit(SparkComputationGraph sparkNetwork, JavaRDD<MultiDataSet> train) {
+        sparkNetwork.fitMultiDataSet(train);
     }
 }

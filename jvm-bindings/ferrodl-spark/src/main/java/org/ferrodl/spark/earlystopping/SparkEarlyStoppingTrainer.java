@@ -5,7 +5,6 @@ import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.ferrodl.earlystopping.EarlyStoppingConfiguration;
-import org.ferrodl.earlystopping.termination.IterationTerminationCondition;
 import org.ferrodl.earlystopping.trainer.BaseEarlyStoppingTrainer;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
@@ -20,9 +19,8 @@ import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
  * driver. Scoring, saving and the epoch conditions are those of {@link BaseEarlyStoppingTrainer};
  * use {@link SparkDataSetLossCalculator} to score on Spark too.
  */
-public class SparkEarlyStoppingTrainer extends BaseEarlyStoppingTrainer<MultiLayerNetwork> {
-    private final SparkDl4jMultiLayer sparkNet;
-    private final JavaRDD<DataSet> train;
+public class SparkEarlyStoppingTrainer
+        extends BaseSparkEarlyStoppingTrainer<MultiLayerNetwork, DataSet, SparkDl4jMultiLayer> {
 
     public SparkEarlyStoppingTrainer(SparkContext sc, TrainingMaster<?, ?> trainingMaster,
                                      EarlyStoppingConfiguration<MultiLayerNetwork> esConfig, MultiLayerNetwork net,
@@ -33,19 +31,12 @@ public class SparkEarlyStoppingTrainer extends BaseEarlyStoppingTrainer<MultiLay
     public SparkEarlyStoppingTrainer(JavaSparkContext sc, TrainingMaster<?, ?> trainingMaster,
                                      EarlyStoppingConfiguration<MultiLayerNetwork> esConfig, MultiLayerNetwork net,
                                      JavaRDD<DataSet> train) {
-        super(esConfig, net);
-        this.sparkNet = new SparkDl4jMultiLayer(sc, net, Objects.requireNonNull(trainingMaster, "trainingMaster"));
-        this.train = Objects.requireNonNull(train, "train");
-    }
-
-    /** The Spark wrapper that trains the network (e.g. for its training statistics). */
-    public SparkDl4jMultiLayer getSparkNetwork() {
-        return sparkNet;
+        super(esConfig, net, new SparkDl4jMultiLayer(sc, net, Objects.requireNonNull(trainingMaster,
+                "trainingMaster")), train);
     }
 
     @Override
-    protected IterationTerminationCondition fitEpoch() {
-        sparkNet.fit(train);
-        return checkIteration(sparkNet.getScore());
+    void fit(SparkDl4jMultiLayer sparkNetwork, JavaRDD<DataSet> train) {
+        sparkNetwork.fit(train);
     }
 }

@@ -38,6 +38,7 @@ import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.LoadFunctions;
 import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.BaseSparkNetwork;
 import org.ferrodl.spark.impl.common.SparkListeners;
 import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.evaluation.FeedForwardWithKeyFunction;
@@ -64,7 +65,7 @@ import scala.Tuple2;
  * that names the graph's inputs and outputs. Not thread-safe: one fit or evaluation at a time per
  * instance.
  */
-public class SparkComputationGraph implements SparkNetwork<ComputationGraph, MultiDataSet> {
+public class SparkComputationGraph extends BaseSparkNetwork<ComputationGraph, MultiDataSet> {
     /** Default minibatch size of evaluation and scoring in each worker. */
     public static final int DEFAULT_EVAL_SCORE_BATCH_SIZE = 64;
     /** Default number of evaluation workers per executor. */
@@ -72,13 +73,6 @@ public class SparkComputationGraph implements SparkNetwork<ComputationGraph, Mul
     /** Threshold steps of the ROC methods without a step count. */
     public static final int DEFAULT_ROC_THRESHOLD_STEPS = 32;
 
-    private final JavaSparkContext sc;
-    private final TrainingMaster<?, ?> trainingMaster;
-    private ComputationGraph network;
-    private double lastScore = Double.NaN;
-    private int defaultEvaluationWorkers = DEFAULT_EVAL_WORKERS;
-    private List<TrainingListener> listeners = Collections.emptyList();
-    private final Map<String, String> carriedTrainingState = new HashMap<>();
 
     public SparkComputationGraph(SparkContext sparkContext, ComputationGraph network,
                                  TrainingMaster<?, ?> trainingMaster) {
@@ -92,9 +86,7 @@ public class SparkComputationGraph implements SparkNetwork<ComputationGraph, Mul
      *     predicts
      */
     public SparkComputationGraph(JavaSparkContext sc, ComputationGraph network, TrainingMaster<?, ?> trainingMaster) {
-        this.sc = Objects.requireNonNull(sc, "sparkContext");
-        this.network = Objects.requireNonNull(network, "network");
-        this.trainingMaster = trainingMaster;
+        super(sc, network, trainingMaster, DEFAULT_EVAL_WORKERS);
     }
 
     public SparkComputationGraph(SparkContext sparkContext, ComputationGraphConfiguration conf,
@@ -119,106 +111,8 @@ public class SparkComputationGraph implements SparkNetwork<ComputationGraph, Mul
     }
 
     @Override
-    public JavaSparkContext getSparkContext() {
-        return sc;
-    }
-
-    /** The graph on the driver, updated by every fit. */
-    @Override
-    public ComputationGraph getNetwork() {
-        return network;
-    }
-
-    @Override
     public NetworkKind<ComputationGraph, MultiDataSet> getNetworkKind() {
         return NetworkKind.GRAPH;
-    }
-
-    public TrainingMaster<?, ?> getTrainingMaster() {
-        return trainingMaster;
-    }
-
-    /** @param network the graph used by every later fit, evaluation and inference */
-    public void setNetwork(ComputationGraph network) {
-        this.network = Objects.requireNonNull(network, "network");
-    }
-
-    /** Evaluation workers per executor used when a method is not given a number. */
-    public int getDefaultEvaluationWorkers() {
-        return defaultEvaluationWorkers;
-    }
-
-    /**
-     * Sets how many graphs evaluate at once in one executor JVM when an evaluation method is not
-     * given a number (default {@value #DEFAULT_EVAL_WORKERS}); evaluation tasks beyond that wait.
-     */
-    public void setDefaultEvaluationWorkers(int workers) {
-        if (workers <= 0) {
-            throw new IllegalArgumentException("evaluation workers must be positive, got " + workers);
-        }
-        this.defaultEvaluationWorkers = workers;
-    }
-
-    public void setCollectTrainingStats(boolean collectTrainingStats) {
-        requireMaster().setCollectTrainingStats(collectTrainingStats);
-    }
-
-    /** Statistics of the last fit, or {@code null} when collection was disabled. */
-    public SparkTrainingStats getSparkTrainingStats() {
-        return requireMaster().getTrainingStats();
-    }
-
-    private TrainingMaster<?, ?> requireMaster() {
-        if (trainingMaster == null) {
-            throw new IllegalStateException("this SparkComputationGraph was created without a TrainingMaster");
-        }
-        return trainingMaster;
-    }
-
-    /**
-     * Listeners attached to the graph of every training worker, under either training master
-     * (they run on the executors, so they must be serializable; their effects there, such as
-     * logging, stay there). Under gradient sharing the workers train native replicas, not Java
-     * graphs: see {@code SharedTrainingMaster} for when its listeners are called.
-     *
-     * @throws IllegalArgumentException for a listener that is not {@link Serializable}
-     */
-    public void setListeners(Collection<TrainingListener> listeners) {
-        this.listeners = SparkListeners.checked(listeners);
-    }
-
-    /** @see #setListeners(Collection) */
-    public void setListeners(TrainingListener... listeners) {
-        setListeners(listeners == null ? null : Arrays.asList(listeners));
-    }
-
-    @Override
-    public List<TrainingListener> getListeners() {
-        return listeners;
-    }
-
-    /** Mean over workers of each worker's last minibatch score in the last fit (NaN before any fit). */
-    public double getScore() {
-        return lastScore;
-    }
-
-    @Override
-    public void setScore(double score) {
-        this.lastScore = score;
-    }
-
-    @Override
-    public synchronized String getCarriedTrainingState(String key) {
-        return carriedTrainingState.get(key);
-    }
-
-    @Override
-    public synchronized void setCarriedTrainingState(String key, String value) {
-        if (value == null) {
-            carriedTrainingState.remove(key);
-        } else {
-            carriedTrainingState.put(key, value);
-        }
     }
 
     // ---------------------------------------------------------------------------------- training

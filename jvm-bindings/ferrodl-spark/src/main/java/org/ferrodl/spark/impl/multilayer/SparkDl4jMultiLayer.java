@@ -36,6 +36,7 @@ import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.LoadFunctions;
 import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
+import org.ferrodl.spark.impl.common.BaseSparkNetwork;
 import org.ferrodl.spark.impl.common.SparkListeners;
 import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.impl.evaluation.FeedForwardWithKeyFunction;
@@ -57,7 +58,7 @@ import scala.Tuple2;
  * of that executor wait for a free worker. Not thread-safe: one fit or evaluation at a time per
  * instance.
  */
-public class SparkDl4jMultiLayer implements SparkNetwork<MultiLayerNetwork, DataSet> {
+public class SparkDl4jMultiLayer extends BaseSparkNetwork<MultiLayerNetwork, DataSet> {
     /** Default minibatch size of evaluation and scoring in each worker. */
     public static final int DEFAULT_EVAL_SCORE_BATCH_SIZE = 64;
     /** Default number of evaluation workers per executor. */
@@ -65,14 +66,6 @@ public class SparkDl4jMultiLayer implements SparkNetwork<MultiLayerNetwork, Data
     /** Threshold steps of {@link #evaluateROC(JavaRDD)} and {@link #evaluateROCMultiClass(JavaRDD)}. */
     public static final int DEFAULT_ROC_THRESHOLD_STEPS = 32;
 
-    private final JavaSparkContext sc;
-    private final TrainingMaster<?, ?> trainingMaster;
-    private MultiLayerNetwork network;
-    private double lastScore = Double.NaN;
-    private int defaultEvaluationWorkers = DEFAULT_EVAL_WORKERS;
-    private List<TrainingListener> listeners = Collections.emptyList();
-    /** State a training master carries from one fit of this network to the next (e.g. thresholds). */
-    private final java.util.Map<String, String> carriedTrainingState = new java.util.HashMap<>();
 
     public SparkDl4jMultiLayer(SparkContext sparkContext, MultiLayerConfiguration conf,
                                TrainingMaster<?, ?> trainingMaster) {
@@ -95,9 +88,7 @@ public class SparkDl4jMultiLayer implements SparkNetwork<MultiLayerNetwork, Data
      *     predicts
      */
     public SparkDl4jMultiLayer(JavaSparkContext sc, MultiLayerNetwork network, TrainingMaster<?, ?> trainingMaster) {
-        this.sc = Objects.requireNonNull(sc, "sparkContext");
-        this.network = Objects.requireNonNull(network, "network");
-        this.trainingMaster = trainingMaster;
+        super(sc, network, trainingMaster, DEFAULT_EVAL_WORKERS);
     }
 
     /** The prediction constructor: evaluation, scoring and inference only (no training master). */
@@ -112,80 +103,8 @@ public class SparkDl4jMultiLayer implements SparkNetwork<MultiLayerNetwork, Data
     }
 
     @Override
-    public JavaSparkContext getSparkContext() {
-        return sc;
-    }
-
-    /** The network on the driver, updated by every fit. */
-    @Override
-    public MultiLayerNetwork getNetwork() {
-        return network;
-    }
-
-    @Override
     public NetworkKind<MultiLayerNetwork, DataSet> getNetworkKind() {
         return NetworkKind.MULTI_LAYER;
-    }
-
-    public TrainingMaster<?, ?> getTrainingMaster() {
-        return trainingMaster;
-    }
-
-    public void setNetwork(MultiLayerNetwork network) {
-        this.network = Objects.requireNonNull(network, "network");
-    }
-
-    /** Evaluation workers per executor used when a method is not given a number. */
-    public int getDefaultEvaluationWorkers() {
-        return defaultEvaluationWorkers;
-    }
-
-    /**
-     * Sets how many networks evaluate at once in one executor JVM when an evaluation method is not
-     * given a number (default {@value #DEFAULT_EVAL_WORKERS}); evaluation tasks beyond that wait.
-     */
-    public void setDefaultEvaluationWorkers(int workers) {
-        if (workers <= 0) {
-            throw new IllegalArgumentException("evaluation workers must be positive, got " + workers);
-        }
-        this.defaultEvaluationWorkers = workers;
-    }
-
-    public void setCollectTrainingStats(boolean collectTrainingStats) {
-        requireMaster().setCollectTrainingStats(collectTrainingStats);
-    }
-
-    /** Statistics of the last fit, or {@code null} when collection was disabled. */
-    public SparkTrainingStats getSparkTrainingStats() {
-        return requireMaster().getTrainingStats();
-    }
-
-    private TrainingMaster<?, ?> requireMaster() {
-        if (trainingMaster == null) {
-            throw new IllegalStateException("this SparkDl4jMultiLayer was created without a TrainingMaster");
-        }
-        return trainingMaster;
-    }
-
-    /**
-     * Listeners attached to the network of every training worker (they run on the executors, so
-     * they must be serializable; their effects there, such as logging, stay there).
-     *
-     * @throws IllegalArgumentException for a listener that is not {@link Serializable}
-     */
-    public void setListeners(Collection<TrainingListener> listeners) {
-        this.listeners = SparkListeners.checked(listeners);
-    }
-
-    /** @see #setListeners(Collection) */
-    public void setListeners(TrainingListener... listeners) {
-        setListeners(listeners == null ? null : Arrays.asList(listeners));
-    }
-
-    /** The listeners training workers attach to their networks. */
-    @Override
-    public List<TrainingListener> getListeners() {
-        return listeners;
     }
 
     // ------------------------------------------------------------------------------- prediction
@@ -293,36 +212,6 @@ public class SparkDl4jMultiLayer implements SparkNetwork<MultiLayerNetwork, Data
             throw new DL4JInvalidInputException("cannot fit: the LabeledPoint RDD is empty");
         }
         checkWidth(first.get(0).features().size(), "labeled points' feature vector");
-    }
-
-    /** Mean over workers of each worker's last minibatch score in the last fit (NaN before any fit). */
-    public double getScore() {
-        return lastScore;
-    }
-
-    /** Called by training masters at the end of a fit. */
-    @Override
-    public void setScore(double score) {
-        this.lastScore = score;
-    }
-
-    /**
-     * State a training master keeps between fits of this network (not of other networks), e.g.
-     * gradient sharing's averaged encoding thresholds. Null when none was stored under {@code key}.
-     */
-    @Override
-    public synchronized String getCarriedTrainingState(String key) {
-        return carriedTrainingState.get(key);
-    }
-
-    /** Stores (or, with null, removes) state carried to the next fit of this network. */
-    @Override
-    public synchronized void setCarriedTrainingState(String key, String value) {
-        if (value == null) {
-            carriedTrainingState.remove(key);
-        } else {
-            carriedTrainingState.put(key, value);
-        }
     }
 
     // ------------------------------------------------------------------------------ evaluation
