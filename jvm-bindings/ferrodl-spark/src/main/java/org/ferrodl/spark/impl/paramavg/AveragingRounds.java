@@ -140,7 +140,7 @@ final class AveragingRounds {
                     timeoutMs, timeoutMs, maxMessageBytes));
             AveragingRoundsWorker<N, B, T> worker = new AveragingRoundsWorker<>(kind, spec, loader, splitter, workers,
                     master.getBatchSizePerWorker(), master.getPrefetchNumBatches(), master.isSaveUpdater(),
-                    stats != null, hooks, sparkNetwork.getListeners());
+                    stats != null, hooks, master.workerListeners(sparkNetwork));
             JavaPairRDD<Placed, T> dealt = positioned.partitionBy(new WorkerPartitioner(splitter, workers, keep));
             JobDescriptions.part(sc, "splits 1-" + splitter.numSplits() + "/" + splitter.numSplits()
                     + " (averaging rounds of " + workers + " workers in one job)");

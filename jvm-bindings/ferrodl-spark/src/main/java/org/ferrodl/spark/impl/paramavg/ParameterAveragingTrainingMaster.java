@@ -409,8 +409,7 @@ public class ParameterAveragingTrainingMaster
                 JavaRDD<AveragingAggregate> results = share.mapPartitionsWithIndex(
                         new ParameterAveragingWorker<>(kind, snapshot, loader, batchSizePerWorker, prefetchNumBatches,
                                 s, saveUpdater, collectTrainingStats, hooks,
-                                SparkListeners.forWorkers(sparkNetwork.getListeners(), listeners),
-                                rddDataSetNumExamples), true);
+                                workerListeners(sparkNetwork), rddDataSetNumExamples), true);
                 AveragingAggregate sum = results.treeAggregate(AveragingAggregate.empty(),
                         AveragingAggregate::add, AveragingAggregate::add, aggregationDepth);
                 long jobEndWall = System.currentTimeMillis();
@@ -595,8 +594,8 @@ public class ParameterAveragingTrainingMaster
         Broadcast<NetworkSnapshot<N>> snapshot = sparkNetwork.getSparkContext()
                 .broadcast(NetworkSnapshot.of(kind, sparkNetwork.getNetwork(), saveUpdater));
         return new ParameterAveragingWorker<>(kind, snapshot, null, batchSizePerWorker, prefetchNumBatches, 0,
-                saveUpdater, collectTrainingStats, List.copyOf(trainingHooks),
-                SparkListeners.forWorkers(sparkNetwork.getListeners(), listeners), rddDataSetNumExamples);
+                saveUpdater, collectTrainingStats, List.copyOf(trainingHooks), workerListeners(sparkNetwork),
+                rddDataSetNumExamples);
     }
 
     /**
@@ -606,6 +605,11 @@ public class ParameterAveragingTrainingMaster
     @Override
     public void setListeners(Collection<TrainingListener> listeners) {
         this.listeners = SparkListeners.checked(listeners);
+    }
+
+    /** What every worker attaches: the wrapper's listeners, then this master's. */
+    List<TrainingListener> workerListeners(SparkNetwork<?, ?> sparkNetwork) {
+        return SparkListeners.forWorkers(sparkNetwork.getListeners(), listeners);
     }
 
     // ------------------------------------------------------------------------------------ hooks
