@@ -220,10 +220,15 @@ mod tests {
         let workers = 3;
         let mut d = driver(workers);
         let port = d.port();
+        // As the Spark barrier job does: every worker is connected before any sends (the relay does
+        // not replay earlier messages to a late connection; without this the test hung ~1 in 10 runs).
+        let connected = std::sync::Arc::new(std::sync::Barrier::new(workers as usize));
         let handles: Vec<_> = (0..workers)
             .map(|p| {
+                let connected = std::sync::Arc::clone(&connected);
                 thread::spawn(move || {
                     let mut w = AveragingWorker::connect(&worker_json(port, p, workers)).unwrap();
+                    connected.wait();
                     let mut params = vec![p as f32 + 0.5; 1000];
                     let mut seen = Vec::new();
                     for round in 0..4u32 {
