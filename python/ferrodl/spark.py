@@ -126,6 +126,8 @@ class _SparkNetwork:
         self._gateway = spark.sparkContext._gateway
 
     def _output_widths(self):
+        # Abstract: each wrapper (SparkDl4jMultiLayer, SparkComputationGraph) returns its outputs'
+        # widths; the base class is never used on its own.
         raise NotImplementedError
 
     def _data(self, data, features_col, label_col, rows_per_dataset, num_classes):

@@ -363,6 +363,7 @@ run_scenario() {
 
   local final_line accuracy
   # a missing line is reported by the checks that follow (grep's status would abort under set -e)
+  # no match is reported by the check on the next line, not by grep's status under pipefail
   final_line="$(grep -E '^FINAL test_accuracy=' "$submit_log" | tail -n 1 || true)"
   [[ -n "$final_line" ]] || fail "no 'FINAL test_accuracy=' line in the spark-submit output"
   accuracy="$(sed -E 's/^FINAL test_accuracy=([0-9.]+).*/\1/' <<<"$final_line")"
@@ -418,6 +419,7 @@ run_lstm_scenario() {
     --class org.ferrodl.examples.CharacterLstmExample "$JAR" --workers 2 $LSTM_ARGS
   check_submit_status lstm "$t0"
   local final_line initial final
+  # no match is reported by the check on the next line, not by grep's status under pipefail
   final_line="$(grep -E '^FINAL validation_loss_initial=' "$submit_log" | tail -n 1 || true)"
   [[ -n "$final_line" ]] || fail "no 'FINAL validation_loss_initial=' line in the spark-submit output"
   initial="$(sed -E 's/^FINAL validation_loss_initial=([0-9.]+) .*/\1/' <<<"$final_line")"
