@@ -115,16 +115,19 @@ if [ ${#engine_parts[@]} -gt 0 ]; then
   ran+=("${engine_parts[@]}")
 fi
 
+# ---- PyTorch: the jvm part's LSTM row, the spark part's TorchDistributor rows (BENCH_TORCH=0 skips both)
+torch=0
+if { has jvm || has spark; } && [ "${BENCH_TORCH:-1}" != 0 ]; then
+  torch=1
+  reqs=(-r "$HERE/python/requirements-torch.txt")
+  has spark && reqs+=(-r "$HERE/spark/requirements-torch-distributor.txt")
+  log "pip install ${reqs[*]#$HERE/} (PyTorch for the LSTM row and TorchDistributor; BENCH_TORCH=0 skips it)"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir "${reqs[@]}" \
+    > "$LOGS/pip-torch.log" 2>&1 || { log "installing torch failed (see $LOGS/pip-torch.log): no PyTorch rows"; torch=0; }
+fi
+
 # ---- jvm: Java API vs DL4J vs JAX (and PyTorch on the LSTM row), JNI overhead, memory
 if has jvm; then
-  torch=1
-  if [ "${BENCH_TORCH:-1}" != 0 ]; then
-    log "pip install -r bench/python/requirements-torch.txt (PyTorch for the LSTM row; BENCH_TORCH=0 skips it)"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir -r "$HERE/python/requirements-torch.txt" \
-      > "$LOGS/pip-torch.log" 2>&1 || { log "installing torch failed (see $LOGS/pip-torch.log): the LSTM row runs without PyTorch"; torch=0; }
-  else
-    torch=0
-  fi
   run_part jvm "$LOGS/jvm.log" env JVM_BENCH_REPS="$JVM_REPS" JVM_BENCH_JAX_PYTHON="$VENV/bin/python" \
     JVM_BENCH_TORCH="$torch" MVN="${MVN:-mvn -B -q}" bench/jvm/run.sh
 fi
@@ -136,7 +139,7 @@ fi
 
 # ---- spark: the Spark path against local training (issue 15)
 if has spark; then
-  run_part spark "$LOGS/spark.log" env SPARK_BENCH_ROUNDS="${BENCH_SPARK_ROUNDS:-${BENCH_REPS:-5}}" \
+  run_part spark "$LOGS/spark.log" env SPARK_BENCH_ROUNDS="${BENCH_SPARK_ROUNDS:-${BENCH_REPS:-5}}" SPARK_BENCH_TORCH="$torch" \
     PYTHON="$PYTHON" MVN="${MVN:-mvn -B -q}" bench/spark/run.sh
 fi
 

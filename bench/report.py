@@ -476,10 +476,14 @@ SPARK_CONFIG = {"local-32": "local `MultiLayerNetwork.fit`, batch 32, all cores"
                 "local-16": "local `MultiLayerNetwork.fit`, batch 16, all cores",
                 "paramavg-32": "ParameterAveragingTrainingMaster, batch 32, averaging frequency 10",
                 "shared-16": "SharedTrainingMaster (gradient sharing), batch 16",
-                "shared-32": "SharedTrainingMaster (gradient sharing), batch 32"}
+                "shared-32": "SharedTrainingMaster (gradient sharing), batch 32",
+                "torch-32": "Spark's TorchDistributor (PyTorch DDP, gloo), batch 32 per process",
+                "torch-16": "Spark's TorchDistributor (PyTorch DDP, gloo), batch 16 per process"}
+SPARK_TTA_STYLE = {"local": ("#7f7f7f", "--"), "paramavg": ("#1f77b4", "-"), "shared": ("#2ca02c", "-"),
+                   "torch": ("#d62728", "-")}
 
 
-def spark_section(r):
+def spark_section(r, charts=None, out=None):
     v = r["versions"]
     lines = [
         f"- Measured {r['date']} (UTC) by `bench/spark/run.sh` ({r['rounds']} timed round(s) after one warm-up "
@@ -522,15 +526,20 @@ def spark_section(r):
                       "iteration at that point |", "|---|---|---|---|"]
             for c, v in tta["configs"].items():
                 reached = f"**{v['seconds']:.1f} s** ({v['epochs']})" if v["seconds"] else "not reached"
-                wire = "–"
+                wire = "dense fp32 gradients, all-reduced every step (not counted)" if c.startswith("torch") else "–"
                 if v.get("bytes_per_worker_iteration"):
                     dense = 4 * v["parameters"]
                     wire = (f"{v['bytes_per_worker_iteration']:,.0f} (1/{dense / v['bytes_per_worker_iteration']:,.0f}"
                             f" of the dense fp32 update, {dense:,})")
                 lines.append(f"| {SPARK_CONFIG.get(c, c)} | {reached} | {v['best']:.4f} | {wire} |")
-            if tta.get("ratios"):
+            ours = [x for x in tta.get("ratios", []) if not x["spark"].startswith("torch")]
+            if ours:
                 lines += ["", "Spark ÷ local time to " + str(target) + ": " + ", ".join(
-                    f"{x['spark']} **{x['ratio']:.2f}×**" for x in tta["ratios"]) + " (goal: ≤ 3×)."]
+                    f"{x['spark']} **{x['ratio']:.2f}×**" for x in ours) + " (goal: ≤ 3×)."]
+            lines += torch_distributor_lines(m, tta)
+            png = os.path.join(charts, "spark_time_to_accuracy.png") if charts else None
+            if png and mode == "cluster" and spark_tta_chart(r, m, png):
+                lines += ["", f"![test accuracy against fit seconds on the cluster]({rel(png, out)})"]
         bds = [b for b in m.get("breakdown", []) if b.get("time_breakdown")]
         if bds:
             lines += ["", "Where the time goes (one extra epoch per Spark configuration with "
@@ -540,6 +549,65 @@ def spark_section(r):
                 lines += ["```", b["time_breakdown"].rstrip(), "```"]
         lines.append("")
     return lines
+
+
+def torch_distributor_lines(m, tta):
+    """What the TorchDistributor rows measured and left off their clock, or why they are missing."""
+    lines = []
+    for e in m.get("torch_distributor_errors") or []:
+        tail = [l for l in e["error_tail"] if l.strip()]
+        lines += ["", f"Spark's TorchDistributor rows FAILED (spark-submit status {e['status']}; "
+                  f"log `{os.path.basename(e['log'])}`, tail in results.json): `{tail[-1] if tail else ''}`"]
+    for i in m.get("torch_distributor") or []:
+        ratio = next((x for x in tta.get("ratios", []) if x["spark"] == i["config"]), None)
+        lines += ["", f"{i['config']}: `TorchDistributor(num_processes={i['num_processes']}, local_mode=False, "
+                  f"use_gpu=False).run(train)` on the same cluster (pyspark {i['pyspark']}, torch {i['torch']} from "
+                  f"PyPI, CPU, {i['torch_threads']} thread per process, Python {i['python']}; "
+                  "`bench/spark/torch_distributor_tta.py`): the same MLP, initialisation (N(0, 2/fan_in), biases 0), "
+                  "Adam 1e-3, minibatches and halves of the shuffled digits per process; DDP averages the two "
+                  "processes' gradients every step. Its clock runs from a barrier before the first step to one "
+                  "after the last, per epoch"
+                  + (f"; ÷ local time to {tta['target']}: **{ratio['ratio']:.2f}×**" if ratio else "")
+                  + f". Not on the clock, as the JVM start is not on ferrodl's: the {i['startup_seconds']:.1f} s "
+                  f"from `run()` to the first step (Spark barrier job and Python workers "
+                  f"{i['startup_to_function_seconds']:.1f} s, `import torch` {i['import_torch_seconds']:.1f} s, "
+                  f"gloo rendezvous {i['init_process_group_seconds']:.1f} s, data and model "
+                  f"{i['data_and_model_seconds']:.1f} s), the test evaluations ({i['eval_seconds']:.1f} s) and "
+                  f"{i['shutdown_seconds']:.1f} s of teardown after the last epoch: `run()` took "
+                  f"{i['run_wall_seconds']:.1f} s in all (load {load3(i['load_start'])} → {load3(i['load_end'])})."]
+    return lines
+
+
+def spark_tta_chart(r, m, png):
+    """Test accuracy against fit seconds, every time-to-accuracy configuration of one mode."""
+    configs = (m.get("time_to_accuracy") or {}).get("configs") or {}
+    if not configs:
+        return False
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
+    target = m["time_to_accuracy"]["target"]
+    for c, v in configs.items():
+        kind = c.split("-")[0]
+        color, style = SPARK_TTA_STYLE.get(kind, ("#000000", ":"))
+        if c.endswith("-16"):
+            style = ":"
+        pts = v["points"]
+        t = f" — {v['seconds']:.1f} s" if v["seconds"] else " — not reached"
+        ax.plot([p["fit_seconds"] for p in pts], [p["test_accuracy"] for p in pts], style, marker="o", ms=3,
+                color=color, label=SPARK_CONFIG.get(c, c).replace("`", "") + t)
+    ax.axhline(target, color="black", lw=0.8, alpha=0.5)
+    ax.set_ylim(max(0.85, min(p["test_accuracy"] for v in configs.values() for p in v["points"]) - 0.01), 0.98)
+    ax.set_xlabel("fit seconds (evaluation and application / process start off the clock)")
+    ax.set_ylabel("test accuracy (2,004 digits), after each epoch")
+    ax.set_title(f"Time to {target} on the standalone cluster (2 one-core workers), {r['date']} UTC, "
+                 f"load {load3(m['load_start'])} → {load3(m['load_end'])}", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(png), exist_ok=True)
+    fig.savefig(png)
+    plt.close(fig)
+    return True
 
 
 # ---------------------------------------------------------------- the document
@@ -638,7 +706,7 @@ def main():
             body, date = jvm_section(j, a.charts, a.out), j["started"]
         elif p == "spark":
             r = json.load(open(a.spark))
-            body, date = spark_section(r), r["date"]
+            body, date = spark_section(r, a.charts, a.out), r["date"]
         else:
             c = json.load(open(a.cluster))
             body, date = cluster_section(c, a.out, os.path.dirname(os.path.abspath(a.cluster))), c["date"]

@@ -5,6 +5,8 @@
   `new Random(12345)`, nextInt(7996 - i) for i < 8, then nextInt(64), nextInt(1000000007)), so JAX
   trains on the digits in the order the JVM systems use;
 - the LeNet FLOP count of peers.py equals the formula of bench/rust/src/lenet.rs;
+- bench/spark/torch_distributor_tta.py's java_shuffled_order is MnistData.shuffledOrder (values
+  printed by Java 17 for 7,996 digits and seed 12345), so TorchDistributor trains on ferrodl's minibatches;
 - report.write_doc moves only the replaced part's section to "Previous results" and keeps the rest.
 """
 
@@ -34,6 +36,18 @@ class JavaRandomTest(unittest.TestCase):
         r = jb.JavaRandom(12345)
         got = [r.next_int(7996 - i) for i in range(8)] + [r.next_int(64), r.next_int(1000000007)]
         self.assertEqual(got, [2927, 6325, 4057, 5635, 895, 1200, 2845, 3423, 15, 75883389])
+
+
+class TorchDistributorOrderTest(unittest.TestCase):
+    def test_matches_mnist_data_shuffled_order(self):
+        td = load("torch_distributor_tta", os.path.join(BENCH, "spark", "torch_distributor_tta.py"))
+        order = td.java_shuffled_order(7996, 12345)
+        h = 0
+        for x in order:  # Java: long h = h * 31 + o[i], wrapping
+            h = (h * 31 + x) & ((1 << 64) - 1)
+        self.assertEqual((order[0], order[1], order[-1], h - (1 << 64) if h >> 63 else h),
+                         (2370, 1907, 2927, 2941978980730990108))
+        self.assertEqual(sorted(order), list(range(7996)))
 
 
 class FlopTest(unittest.TestCase):

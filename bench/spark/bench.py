@@ -40,6 +40,8 @@ EXAMPLE_JAR = os.path.join(ROOT, "spark-example", "target", "ferrodl-spark-examp
 BENCH_JAR = os.path.join(HERE, "target", "ferrodl-spark-bench.jar")
 SPARK_HOME = os.path.join(ROOT, ".build", "spark-dist", "pyspark")
 MAIN = "org.ferrodl.bench.spark.SparkPathBench"
+TORCH_SCRIPT = os.path.join(HERE, "torch_distributor_tta.py")
+DATA_DIR = os.path.join(ROOT, "spark-example", "src", "main", "resources", "mnist10k")
 # the module openings Spark's launcher passes on Java 17+ (the Makefile's SPARK_JAVA_OPTS)
 JAVA_OPENS = ["-XX:+IgnoreUnrecognizedVMOptions"] + [
     f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
@@ -94,7 +96,8 @@ def summarize(epochs, infos, breakdowns):
            for i in infos if i.get("info") == "accuracy"}
     start = next((i for i in infos if i.get("info") == "start"), {})
     return {"start": start, "throughput": per, "ratios": ratios, "accuracy": acc, "breakdown": breakdowns,
-            "time_to_accuracy": time_to_accuracy(infos)}
+            "time_to_accuracy": time_to_accuracy(infos),
+            "torch_distributor": [i for i in infos if i.get("info") == "torch-distributor"]}
 
 
 def time_to_accuracy(infos):
@@ -148,9 +151,30 @@ def run_cluster(args, out_dir):
             app, path, args.timeout,
             conf_extra=("spark.ferrodl.relay.allowWithoutSparkAuthentication=true",
                         "spark.executorEnv.RAYON_NUM_THREADS=1"))
+        if args.torch_python and args.tta and "cluster" in args.tta_modes.split(","):
+            text += run_torch(cluster, args, out_dir)
         return (0 if status == 0 else 1), text, wall
     finally:
         cluster.stop()
+
+
+TORCH_ERRORS = []  # a failed TorchDistributor submission (its row is optional: the part does not fail)
+
+
+def run_torch(cluster, args, out_dir):
+    """Spark's TorchDistributor (PyTorch DDP) on the same cluster, after the ferrodl application:
+    torch_distributor_tta.py's TTA / INFO lines (config torch-B), or nothing if it failed."""
+    path = os.path.join(out_dir, "cluster-torch.log")
+    app = [TORCH_SCRIPT, "--data-dir", DATA_DIR, "--batches", args.torch_batches, "--tta", str(args.tta)]
+    log(f"cluster {cluster.url}: TorchDistributor, spark-submit {' '.join(app[-4:])} (log {path})")
+    status, text, wall = cluster.submit(app, path, args.timeout, python=args.torch_python,
+                                        conf_extra=("spark.executorEnv.OMP_NUM_THREADS=1",))
+    if status != 0:
+        TORCH_ERRORS.append({"status": str(status), "wall_s": wall, "log": path,
+                             "error_tail": text.splitlines()[-40:]})
+        log(f"TorchDistributor FAILED (status {status}); see {path}")
+        return ""
+    return "\n" + text
 
 
 def versions():
@@ -180,6 +204,10 @@ def main():
     ap.add_argument("--tta", type=int, default=0,
                     help="time to 0.95 test accuracy: at most this many epochs per configuration (0: off)")
     ap.add_argument("--tta-modes", default="cluster", help="the modes that measure time to accuracy (goal 3: the cluster)")
+    ap.add_argument("--torch-python", default="",
+                    help="a python with torch, numpy, pandas and pyarrow: Spark's TorchDistributor rows in the "
+                         "cluster's time to accuracy ('': none)")
+    ap.add_argument("--torch-batches", default="32", help="TorchDistributor configurations torch-B")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per application")
     ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
     args = ap.parse_args()
@@ -202,6 +230,8 @@ def main():
                 failed = True
                 m["error_tail"] = text.splitlines()[-40:]
                 log(f"{mode}: FAILED (rc {rc}); tail:\n" + "\n".join(m["error_tail"]))
+            if mode == "cluster" and args.torch_python and args.tta:
+                m["torch_distributor_errors"] = list(TORCH_ERRORS)
             results["modes"][mode] = m
             for r in m["ratios"]:
                 log(f"{mode}: {r['spark']} / {r['local']} = {r['ratio_of_medians']:.3f} "
