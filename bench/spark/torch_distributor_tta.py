@@ -209,8 +209,8 @@ def main():
                 "torch": r["torch"], "torch_threads": r["torch_threads"], "world_size": r["world_size"],
                 "minibatches_per_process": r["minibatches_per_process"], "epochs": len(r["points"]),
                 "run_wall_seconds": t1 - t0,
-                # from the run() call to the first training step: the barrier job, Python workers,
-                # torchrun, the training process, import torch, gloo rendezvous, data, model
+                # from the run() call to the first training step; to the function's entry: the barrier
+                # job, the executors' Python workers, torchrun and its agent, the training process
                 "startup_seconds": start - t0,
                 "startup_to_function_seconds": r["t_enter"] - t0,
                 "import_torch_seconds": r["t_import"] - r["t_enter"],
