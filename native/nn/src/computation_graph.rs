@@ -8,7 +8,7 @@
 use crate::batch::Mask;
 use crate::config::{
     Activation, BackpropType, ComputationGraphConfiguration, GraphPlan, GraphSource,
-    LayerShapes, Shape,
+    Shape,
 };
 use crate::error::NnError;
 use crate::executor::{Executor, NodeDef, NodeDefKind, Src};
@@ -106,15 +106,18 @@ impl<T: Scalar> ComputationGraph<T> {
                 let kind = match vc.vertex.unfrozen() {
                     VertexConfig::LayerVertex(l) => NodeDefKind::Layer {
                         conf: &l.layer,
-                        shapes: LayerShapes::new(plan.in_shapes[v][0], plan.out_shapes[v]),
+                        shapes: plan.layer_shapes(v),
                         frozen: vc.is_frozen(),
                     },
-                    other => NodeDefKind::Vertex {
-                        conf: other,
-                        inputs: plan.in_shapes[v].clone(),
-                        output: plan.out_shapes[v],
-                        aux: conf.aux_input(v).ok().flatten(),
-                    },
+                    other => {
+                        let (inputs, output) = plan.node_shapes(v);
+                        NodeDefKind::Vertex {
+                            conf: other,
+                            inputs,
+                            output,
+                            aux: conf.aux_input(v).ok().flatten(),
+                        }
+                    }
                 };
                 NodeDef {
                     key: vc.name.clone(),

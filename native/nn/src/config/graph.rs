@@ -4,7 +4,7 @@
 //! Every rule about what a graph may look like lives here, so Java's `GraphBuilder.build()` asks
 //! the engine instead of repeating it. Messages name the vertex: `vertex "add" (ElementWiseVertex)`.
 
-use super::validate::{check_layer, infer_n_in};
+use super::validate::{check_layer, infer_n_in, region_input, region_layer};
 use super::{InputType, LayerConfig, Shape, FORMAT_VERSION};
 use crate::error::NnError;
 use crate::vertices::{RowFactor, VertexConfig};
@@ -78,6 +78,10 @@ pub struct GraphPlan {
     pub in_shapes: Vec<Vec<Shape>>,
     /// Per vertex: its output shape.
     pub out_shapes: Vec<Shape>,
+    /// Per vertex: its output is one time step of an `RnnToCnnPreProcessor`'s region (the
+    /// reference's `[N·T, C, H, W]`), so its shapes above are one step's; a layer vertex then runs
+    /// at every step (`LayerShapes::per_step`), and the executor's node carries `[N, len, T]`.
+    pub per_step: Vec<bool>,
     /// Per vertex: its rows as a fraction of the minibatch.
     pub row_factors: Vec<RowFactor>,
     /// Vertex index of each network output, in `networkOutputs` order.
@@ -156,32 +160,32 @@ impl ComputationGraphConfiguration {
     pub fn resolve(&mut self) -> Result<(), NnError> {
         let (sources, order) = self.structure()?;
         let input_shapes = self.input_shapes(&sources)?;
-        let mut out: Vec<Option<Shape>> = vec![None; self.vertices.len()];
+        let mut out: Vec<Option<(Shape, bool)>> = vec![None; self.vertices.len()];
         for &v in &order {
-            let ins: Option<Vec<Shape>> = sources[v]
+            let ins: Option<Vec<(Shape, bool)>> = sources[v]
                 .iter()
                 .map(|s| match *s {
-                    GraphSource::Input(k) => Some(input_shapes[k]),
+                    GraphSource::Input(k) => Some((input_shapes[k], false)),
                     GraphSource::Vertex(u) => out[u],
                 })
                 .collect();
             let Some(ins) = ins else { continue };
+            let (ins, steps): (Vec<Shape>, Vec<bool>) = ins.into_iter().unzip();
             let who = self.vertices[v].describe();
-            if let Ok(shape) = pre_processed(&self.vertices[v].vertex, ins[0], &who) {
+            if let Ok((shape, _)) = pre_processed(&self.vertices[v].vertex, ins[0], steps[0], &who) {
                 if let Some(layer) = layer_mut(&mut self.vertices[v].vertex) {
                     infer_n_in(layer, shape);
                 }
             }
             // Errors are reported by plan() below, with the full context.
-            out[v] = self.vertex_output(v, &ins, &input_shapes, None).ok();
+            out[v] = self.vertex_output(v, &ins, &steps, &input_shapes, None).ok();
         }
         let plan = self.plan()?;
         // Build every layer once (nothing is allocated) so rules a layer applies when it is
         // constructed fail here too: Java's build() and the engine's init() agree.
         for (v, vc) in self.vertices.iter().enumerate() {
             if let Some(layer) = vc.vertex.layer() {
-                let shapes = super::LayerShapes::new(plan.in_shapes[v][0], plan.out_shapes[v]);
-                layer.build::<f32>(shapes).map_err(|e| {
+                layer.build::<f32>(plan.layer_shapes(v)).map_err(|e| {
                     NnError::InvalidConfig(format!("{}: {}", vc.describe(), e.message()))
                 })?;
             }
@@ -212,16 +216,19 @@ impl ComputationGraphConfiguration {
         let mut in_shapes = vec![Vec::new(); n];
         let mut out_shapes = vec![Shape::Flat(0); n];
         let mut row_factors = vec![RowFactor::ONE; n];
+        let mut per_step = vec![false; n];
         for &v in &order {
             let vc = &self.vertices[v];
             let who = vc.describe();
             let mut ins = Vec::with_capacity(sources[v].len());
+            let mut steps = Vec::with_capacity(sources[v].len());
             let mut factor = None;
             for (j, s) in sources[v].iter().enumerate() {
-                let (shape, f) = match *s {
-                    GraphSource::Input(k) => (input_shapes[k], RowFactor::ONE),
-                    GraphSource::Vertex(u) => (out_shapes[u], row_factors[u]),
+                let (shape, f, step) = match *s {
+                    GraphSource::Input(k) => (input_shapes[k], RowFactor::ONE, false),
+                    GraphSource::Vertex(u) => (out_shapes[u], row_factors[u], per_step[u]),
                 };
+                steps.push(step);
                 match factor {
                     None => factor = Some(f),
                     Some(f0) if f0 != f => {
@@ -246,14 +253,19 @@ impl ComputationGraphConfiguration {
                 }
             };
             let (prev, from) = source_desc(0);
-            out_shapes[v] =
-                self.vertex_output(v, &ins, &input_shapes, Some((prev.as_deref(), &from)))?;
+            (out_shapes[v], per_step[v]) = self.vertex_output(
+                v,
+                &ins,
+                &steps,
+                &input_shapes,
+                Some((prev.as_deref(), &from)),
+            )?;
             row_factors[v] = factor.unwrap_or(RowFactor::ONE).times(
                 vc.vertex.row_factor(ins.len()).num,
                 vc.vertex.row_factor(ins.len()).den,
             );
             if vc.vertex.layer().is_some() {
-                ins[0] = pre_processed(&vc.vertex, ins[0], &who)?;
+                ins[0] = pre_processed(&vc.vertex, ins[0], steps[0], &who)?.0;
             }
             in_shapes[v] = ins;
         }
@@ -281,33 +293,72 @@ impl ComputationGraphConfiguration {
             input_shapes,
             in_shapes,
             out_shapes,
+            per_step,
             row_factors,
             outputs,
         })
     }
 
-    /// Output shape of vertex `v` for input shapes `ins`, with the vertex's own checks; `from` is
-    /// (the producing vertex's description, a phrase for where input 0 comes from).
+    /// Output shape of vertex `v` for input shapes `ins` (`steps[j]`: input `j` is one time
+    /// step of a per-step region), with the vertex's own checks, and whether the output is one
+    /// time step; `from` is (the producing vertex's description, a phrase for where input 0 comes
+    /// from).
     fn vertex_output(
         &self,
         v: usize,
         ins: &[Shape],
+        steps: &[bool],
         input_shapes: &[Shape],
         from: Option<(Option<&str>, &str)>,
-    ) -> Result<Shape, NnError> {
+    ) -> Result<(Shape, bool), NnError> {
         let vc = &self.vertices[v];
         let who = vc.describe();
+        let fail = |m: String| NnError::InvalidConfig(format!("{who}: {m}"));
         match vc.vertex.unfrozen() {
             VertexConfig::LayerVertex(l) => {
-                let input = pre_processed(&vc.vertex, ins[0], &who)?;
+                let (input, step) = pre_processed(&vc.vertex, ins[0], steps[0], &who)?;
                 let (prev, from) = from.unwrap_or((None, "its input"));
-                check_layer(&l.layer, &who, input, prev, from)
+                Ok((check_layer(&l.layer, &who, input, prev, from)?, step))
+            }
+            // The same region rule as a layer vertex's own preprocessor.
+            VertexConfig::PreprocessorVertex(p) => {
+                region_input(false, Some(&p.pre_processor), ins[0], steps[0]).map_err(fail)
             }
             other => {
+                let step = steps.iter().any(|&s| s);
+                if step {
+                    if let Some(j) = steps.iter().position(|&s| !s) {
+                        let k = steps.iter().position(|&s| s).unwrap_or(0);
+                        return Err(fail(format!(
+                            "input {k} (\"{}\") is one time step of an RnnToCnnPreProcessor's \
+                             region but input {j} (\"{}\") is not; close the region (a \
+                             CnnToRnnPreProcessor or a recurrent layer) before combining them",
+                            vc.inputs[k], vc.inputs[j]
+                        )));
+                    }
+                    // Values per step keep their place in the [N, len, T] arrays only for these
+                    // (a merge concatenates each step's channels); the others would need the
+                    // [N·T, ...] layout.
+                    let per_step_ok = matches!(
+                        other,
+                        VertexConfig::MergeVertex(_)
+                            | VertexConfig::ElementWiseVertex(_)
+                            | VertexConfig::ScaleVertex(_)
+                            | VertexConfig::ShiftVertex(_)
+                    );
+                    if !per_step_ok {
+                        return Err(fail(format!(
+                            "a {} cannot run inside the per-step region of an \
+                             RnnToCnnPreProcessor (its input is one time step, {}); close the \
+                             region first (a CnnToRnnPreProcessor or a recurrent layer)",
+                            other.type_name(),
+                            ins[0]
+                        )));
+                    }
+                }
                 let aux = self.aux_input(v)?.map(|k| input_shapes[k]);
-                other
-                    .output_shape(ins, aux)
-                    .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))
+                let out = other.output_shape(ins, aux).map_err(fail)?;
+                Ok((out, step))
             }
         }
     }
@@ -641,16 +692,47 @@ impl ComputationGraphConfiguration {
     }
 }
 
-/// The input shape a LayerVertex's layer sees: after its preprocessor, if any.
-fn pre_processed(vertex: &VertexConfig, input: Shape, who: &str) -> Result<Shape, NnError> {
+/// The input shape a LayerVertex's layer sees (after its preprocessor, if any) and whether it
+/// runs at every time step, by the rule a MultiLayerNetwork's layers follow; `per_step`: its
+/// input is one step of a region.
+fn pre_processed(
+    vertex: &VertexConfig,
+    input: Shape,
+    per_step: bool,
+    who: &str,
+) -> Result<(Shape, bool), NnError> {
     match vertex.unfrozen() {
-        VertexConfig::LayerVertex(l) => match &l.pre_processor {
-            Some(p) => p
-                .output_shape(input)
-                .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}"))),
-            None => Ok(input),
-        },
-        _ => Ok(input),
+        VertexConfig::LayerVertex(l) => {
+            region_layer(&l.layer, l.pre_processor.as_ref(), input, per_step)
+                .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))
+        }
+        _ => Ok((input, per_step)),
+    }
+}
+
+impl GraphPlan {
+    /// The shapes of layer vertex `v` (one step's, with `per_step`, inside a region).
+    pub fn layer_shapes(&self, v: usize) -> super::LayerShapes {
+        super::LayerShapes {
+            input: self.in_shapes[v][0],
+            output: self.out_shapes[v],
+            per_step: self.per_step[v],
+        }
+    }
+
+    /// The shapes the executor's node of non-layer vertex `v` has (inputs, output): those of one
+    /// step of a region as the `[N, len, T]` sequences the node carries.
+    pub fn node_shapes(&self, v: usize) -> (Vec<Shape>, Shape) {
+        let seq = |s: Shape, step: bool| if step { Shape::Seq { c: s.len(), len: 0 } } else { s };
+        let ins = self.in_shapes[v]
+            .iter()
+            .zip(&self.sources[v])
+            .map(|(&s, src)| match *src {
+                GraphSource::Vertex(u) => seq(s, self.per_step[u]),
+                GraphSource::Input(_) => s,
+            })
+            .collect();
+        (ins, seq(self.out_shapes[v], self.per_step[v]))
     }
 }
 

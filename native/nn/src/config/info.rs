@@ -4,7 +4,7 @@
 
 use super::validate::layer_num_params;
 use super::{
-    ComputationGraphConfiguration, InputType, LayerShapes, MultiLayerConfiguration, Shape,
+    ComputationGraphConfiguration, InputType, MultiLayerConfiguration, Shape,
 };
 use crate::error::NnError;
 use serde_json::{json, Value};
@@ -84,10 +84,8 @@ impl ComputationGraphConfiguration {
             .iter()
             .enumerate()
             .map(|(v, vc)| {
-                let params = vc.vertex.layer().map_or(0, |l| {
-                    let s = LayerShapes::new(plan.in_shapes[v][0], plan.out_shapes[v]);
-                    layer_num_params(l, &s)
-                });
+                let params =
+                    vc.vertex.layer().map_or(0, |l| layer_num_params(l, &plan.layer_shapes(v)));
                 json!({
                     "name": vc.name,
                     "inputTypes": plan.in_shapes[v].iter().map(|s| type_json(*s)).collect::<Vec<_>>(),

@@ -365,15 +365,8 @@ impl MultiLayerConfiguration {
                 Some(p) => format!("the output of {p}"),
                 None => "the network input".to_string(),
             };
-            let (input, step) = region_input(layer, self.pre_processor(i), shape, per_step)
+            let (input, step) = region_layer(layer, self.pre_processor(i), shape, per_step)
                 .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))?;
-            if step && layer.is_output() {
-                return err(format!(
-                    "{who}: an {} cannot run at every time step (it is inside the per-step region \
-                     of an RnnToCnnPreProcessor); use an RnnOutputLayer, which ends the region",
-                    layer.unfrozen().type_name()
-                ));
-            }
             let output = check_layer(layer, &who, input, prev.as_deref(), &from)?;
             out.push(LayerShapes {
                 input,
@@ -401,7 +394,7 @@ impl MultiLayerConfiguration {
             (0..self.layers.len()).map(|i| self.pre_processor(i).cloned()).collect();
         let mut per_step = false;
         for (i, layer) in self.layers.iter_mut().enumerate() {
-            match region_input(layer, pre[i].as_ref(), shape, per_step) {
+            match region_layer(layer, pre[i].as_ref(), shape, per_step) {
                 Ok(s) => (shape, per_step) = s,
                 Err(_) => break,
             }
@@ -427,11 +420,35 @@ impl MultiLayerConfiguration {
 }
 
 /// The input shape of `layer` after its preprocessor `pre`, and whether it runs at every time
-/// step. An `RnnToCnnPreProcessor` opens a per-step region (each step's `C·H·W` values as an
-/// image, the reference's `[N·T, C, H, W]`); `CnnToRnnPreProcessor`, `FeedForwardToRnnPreProcessor`
-/// or a layer that reads sequences (an implied preprocessor, as the reference infers) closes it.
-fn region_input(
+/// step (`per_step`: its input is one step of the region). The one rule for both network kinds:
+/// a `MultiLayerNetwork`'s layers and a graph's layer vertices. An output or loss layer cannot
+/// run per step (its loss would be per image); an `RnnOutputLayer` closes the region instead.
+pub(crate) fn region_layer(
     layer: &LayerConfig,
+    pre: Option<&crate::vertices::PreProcessorConfig>,
+    shape: Shape,
+    per_step: bool,
+) -> Result<(Shape, bool), String> {
+    let (input, step) = region_input(layer.rnn_format().is_some(), pre, shape, per_step)?;
+    if step && layer.is_output() {
+        return Err(format!(
+            "an {} cannot run at every time step (it is inside the per-step region of an \
+             RnnToCnnPreProcessor); use an RnnOutputLayer, which ends the region",
+            layer.unfrozen().type_name()
+        ));
+    }
+    Ok((input, step))
+}
+
+/// The shape after preprocessor `pre` (or none) of an input of shape `shape`, and whether what
+/// reads it runs at every time step. An `RnnToCnnPreProcessor` opens a per-step region (each
+/// step's `C·H·W` values as an image, the reference's `[N·T, C, H, W]`); `CnnToRnnPreProcessor`,
+/// `FeedForwardToRnnPreProcessor` or a reader of sequences (`reads_sequences`: a recurrent layer,
+/// an implied preprocessor as the reference infers) closes it. Inside a region the arrays stay
+/// `[N, C·H·W, T]` sequences (the executor runs region layers through `PerStep`), so opening and
+/// closing move no values. A graph's `PreprocessorVertex` uses this too.
+pub(crate) fn region_input(
+    reads_sequences: bool,
     pre: Option<&crate::vertices::PreProcessorConfig>,
     shape: Shape,
     per_step: bool,
@@ -477,7 +494,7 @@ fn region_input(
         }
         Some(P::FeedForwardToRnnPreProcessor { .. }) if per_step => Ok((seq(shape), false)),
         Some(p) => Ok((p.output_shape(shape)?, per_step)),
-        None if per_step && layer.rnn_format().is_some() => Ok((seq(shape), false)),
+        None if per_step && reads_sequences => Ok((seq(shape), false)),
         None => Ok((shape, per_step)),
     }
 }

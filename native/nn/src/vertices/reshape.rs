@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 /// The recurrent ones: a feed-forward layer on a sequence applies at every time step, so
 /// `RnnToFeedForwardPreProcessor` (before it) and `FeedForwardToRnnPreProcessor` (after it) leave
 /// the sequence as it is — the reference's `[N·T, C]` reshaping is what the per-step layer does
-/// internally. `CnnToRnnPreProcessor` / `RnnToCnnPreProcessor` (convolutions per time step) are
-/// refused until the engine has per-step convolutions.
+/// internally. `RnnToCnnPreProcessor` / `CnnToRnnPreProcessor` open and close a region whose
+/// layers run at every time step (`config::validate::region_input`, for both network kinds).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum PreProcessorConfig {
@@ -112,15 +112,11 @@ impl PreProcessorConfig {
                     )),
                 };
             }
-            // In a MultiLayerNetwork these open and close a per-step region
-            // (config::validate::region_input); a graph has no such region yet.
+            // These open and close a per-step region, which only the region rule
+            // (config::validate::region_input) can size.
             PreProcessorConfig::CnnToRnnPreProcessor { .. }
             | PreProcessorConfig::RnnToCnnPreProcessor { .. } => {
-                return Err(format!(
-                    "{name} is not supported in a ComputationGraph yet (convolutions applied per \
-                     time step run in a MultiLayerNetwork); reduce the images to vectors first, or \
-                     use Convolution1DLayer on the sequence"
-                ))
+                return Err(format!("{name} is sized by the per-step region rule"))
             }
             _ => {}
         }

@@ -20,12 +20,18 @@ import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
 import org.ferrodl.nn.conf.graph.rnn.LastTimeStepVertex;
 import org.ferrodl.nn.conf.inputs.InputType;
+import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.conf.layers.ConvolutionLayer;
 import org.ferrodl.nn.conf.layers.GlobalPoolingLayer;
 import org.ferrodl.nn.conf.layers.LSTM;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.conf.layers.PoolingType;
 import org.ferrodl.nn.conf.layers.recurrent.SimpleRnn;
 import org.ferrodl.nn.conf.layers.RnnOutputLayer;
+import org.ferrodl.nn.conf.layers.SubsamplingLayer;
+import org.ferrodl.nn.conf.preprocessor.RnnToCnnPreProcessor;
+import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.linalg.dataset.DataSet;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -187,4 +193,69 @@ class RecurrentGraphTest {
                         .setOutputs("out").backpropType(BackpropType.TruncatedBPTT).build()).getMessage();
         assertTrue(tbptt.contains("\"last\"") && tbptt.contains("truncated BPTT"), tbptt);
     }
+
+    /**
+     * The reference's per-frame CNN in a graph: a layer vertex with an RnnToCnnPreProcessor runs the
+     * convolution and pooling on every time step's image, the LSTM after them closes the region (its
+     * CnnToRnn is implied), every nIn comes from setInputTypes; the same numbers as the
+     * MultiLayerNetwork built from the same layers.
+     */
+    @Test
+    void convolutionsRunAtEveryTimeStepInAGraphAsInAMultiLayerNetwork() {
+        NeuralNetConfiguration.Builder base = new NeuralNetConfiguration.Builder().seed(5).updater(new Adam(0.05))
+                .activation(Activation.TANH);
+        ComputationGraphConfiguration c = base.graphBuilder()
+                .addInputs("in").setInputTypes(InputType.recurrent(16))
+                .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(2).build(), new RnnToCnnPreProcessor(4, 4, 1),
+                        "in")
+                .addLayer("pool", new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX).kernelSize(2, 2)
+                        .stride(2, 2).build(), "conv")
+                .addLayer("lstm", new LSTM.Builder().nOut(3).build(), "pool")
+                .addLayer("out", new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nOut(2)
+                        .build(), "lstm")
+                .setOutputs("out")
+                .build();
+        Map<String, InputType> types = c.getLayerActivationTypes();
+        assertEquals(InputType.convolutional(2, 2, 2), types.get("conv"), "one time step's image");
+        assertEquals(InputType.convolutional(1, 1, 2), types.get("pool"));
+        assertEquals(InputType.recurrent(3), types.get("lstm"));
+        MultiLayerConfiguration m = base.list()
+                .layer(new ConvolutionLayer.Builder(3, 3).nOut(2).build())
+                .layer(new SubsamplingLayer.Builder(SubsamplingLayer.PoolingType.MAX).kernelSize(2, 2).stride(2, 2)
+                        .build())
+                .layer(new LSTM.Builder().nOut(3).build())
+                .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nOut(2).build())
+                .inputPreProcessor(0, new RnnToCnnPreProcessor(4, 4, 1))
+                .setInputType(InputType.recurrent(16))
+                .build();
+        try (ComputationGraph g = new ComputationGraph(c); MultiLayerNetwork n = new MultiLayerNetwork(m)) {
+            g.init();
+            n.init();
+            assertEquals(n.numParams(), g.numParams(), "conv + lstm + output");
+            g.setParams(n.params());
+            INDArray f = Nd4j.rand(77, new long[] {4, 16, 6}).mul(2).sub(Nd4j.ones(4, 16, 6));
+            INDArray mask = Nd4j.ones(4, 6);
+            mask.putScalar(new long[] {1, 5}, 0.0);
+            mask.putScalar(new long[] {2, 4}, 0.0);
+            mask.putScalar(new long[] {2, 5}, 0.0);
+            INDArray out = g.output(false, new INDArray[] {f}, new INDArray[] {mask})[0];
+            assertArrayEquals(new long[] {4, 2, 6}, out.shape());
+            assertClose(n.output(f, false, mask, null), out, "graph == MultiLayerNetwork");
+            INDArray labels = Nd4j.zeros(4, 2, 6);
+            for (int i = 0; i < 4; i++) {
+                for (int t = 0; t < 6; t++) {
+                    labels.putScalar(new long[] {i, i % 2, t}, 1.0);
+                }
+            }
+            MultiDataSet d = new MultiDataSet(new INDArray[] {f}, new INDArray[] {labels},
+                    new INDArray[] {mask}, new INDArray[] {mask});
+            double before = g.score(d);
+            assertEquals(n.score(new DataSet(f, labels, mask, mask)), before, TOL, "same score");
+            for (int k = 0; k < 30; k++) {
+                g.fit(d);
+            }
+            assertTrue(g.score(d) < 0.5 * before, "per-step CNN + LSTM learns: " + before + " -> " + g.score(d));
+        }
+    }
+
 }

@@ -1,0 +1,309 @@
+//! Per-time-step regions in a `ComputationGraph`: a layer vertex whose preprocessor is an
+//! `RnnToCnnPreProcessor` (or a `PreprocessorVertex` of one) opens a region whose layers see one
+//! time step's image, the reference's `[N·T, C, H, W]`; a `CnnToRnnPreProcessor` or a recurrent
+//! layer closes it. The rule is the one a `MultiLayerNetwork` follows
+//! (`config::validate::region_layer`), so the same layers give the same numbers in both.
+//!
+//! Criterion: `ferrodl_testutil::check_gradient` with `GradCheckConfig::default()` (h = 1e-6,
+//! relative error <= 1e-6 unless the absolute difference <= 1e-8) over every parameter against
+//! `score()` (inference mode), parameters uniform in [-0.5, 0.5), inputs standard normal; graph
+//! and network agree to 1e-12 (f64).
+
+use ferrodl_nn::config::MultiLayerConfiguration;
+use ferrodl_nn::{ComputationGraph, ComputationGraphConfiguration, MultiLayerNetwork};
+use ferrodl_testutil::{check_gradient, normal_matrix, uniform_matrix, GradCheckConfig, Rng};
+use serde_json::{json, Value};
+
+fn sgd() -> Value {
+    json!({"type": "Sgd", "learningRate": 0.1})
+}
+
+fn rnn(kind: &str, n_in: usize, n_out: usize) -> Value {
+    json!({"type": kind, "nIn": n_in, "nOut": n_out, "activation": "TANH",
+           "updater": sgd(), "biasUpdater": sgd()})
+}
+
+fn rnn_output(n_in: usize, n_out: usize) -> Value {
+    json!({"type": "RnnOutputLayer", "nIn": n_in, "nOut": n_out, "activation": "SOFTMAX",
+           "lossFunction": "MCXENT", "updater": sgd(), "biasUpdater": sgd()})
+}
+
+fn conv(n_in: usize, n_out: usize) -> Value {
+    json!({"type": "ConvolutionLayer", "nIn": n_in, "nOut": n_out, "kernelSize": [3, 3],
+           "stride": [1, 1], "padding": [0, 0], "activation": "TANH",
+           "updater": sgd(), "biasUpdater": sgd()})
+}
+
+fn max_pool() -> Value {
+    json!({"type": "SubsamplingLayer", "poolingType": "MAX", "kernelSize": [2, 2], "stride": [2, 2]})
+}
+
+fn rnn_to_cnn(h: usize, w: usize, c: usize) -> Value {
+    json!({"type": "RnnToCnnPreProcessor", "inputHeight": h, "inputWidth": w, "numChannels": c})
+}
+
+fn cnn_to_rnn(h: usize, w: usize, c: usize) -> Value {
+    json!({"type": "CnnToRnnPreProcessor", "inputHeight": h, "inputWidth": w, "numChannels": c})
+}
+
+fn lv(layer: Value, pre: Option<Value>) -> Value {
+    json!({"type": "LayerVertex", "layer": layer, "preProcessor": pre})
+}
+
+fn vertex(name: &str, inputs: &[&str], v: Value) -> Value {
+    json!({"name": name, "inputs": inputs, "vertex": v})
+}
+
+fn graph_conf(vertices: Vec<Value>, input_size: usize) -> Value {
+    json!({"formatVersion": 1, "seed": 3, "networkInputs": ["seq"], "networkOutputs": ["out"],
+           "inputTypes": [{"type": "recurrent", "size": input_size}], "vertices": vertices})
+}
+
+fn build_graph(v: &Value) -> ComputationGraph<f64> {
+    let c = ComputationGraphConfiguration::from_json(&v.to_string()).unwrap();
+    ComputationGraph::<f64>::from_configuration(c).unwrap()
+}
+
+fn graph_err(v: &Value) -> String {
+    match ComputationGraphConfiguration::from_json(&v.to_string()) {
+        Ok(c) => match ComputationGraph::<f64>::from_configuration(c) {
+            Ok(_) => panic!("accepted: {v}"),
+            Err(e) => e.to_string(),
+        },
+        Err(e) => e.to_string(),
+    }
+}
+
+fn normal(rng: &mut Rng, n: usize) -> Vec<f64> {
+    normal_matrix(rng, 1, n)
+}
+
+/// One-hot labels `[N, C, T]` (NCW).
+fn one_hot(rng: &mut Rng, rows: usize, c: usize, t: usize) -> Vec<f64> {
+    let mut y = vec![0.0; rows * c * t];
+    for i in 0..rows {
+        for s in 0..t {
+            let k = (uniform_matrix(rng, 1, 1, 0.0, c as f64)[0] as usize).min(c - 1);
+            y[i * c * t + k * t + s] = 1.0;
+        }
+    }
+    y
+}
+
+/// Masks with the last steps of some examples padded (0).
+fn tail_mask(rows: usize, t: usize, lengths: &[usize]) -> Vec<f64> {
+    let mut m = vec![0.0; rows * t];
+    for i in 0..rows {
+        for s in 0..lengths[i % lengths.len()].min(t) {
+            m[i * t + s] = 1.0;
+        }
+    }
+    m
+}
+
+type Mask<'a> = Option<(&'a [f64], usize)>;
+
+/// An f64 gradient check of the whole graph, with a negative control (a 1e-4 relative error
+/// planted in the largest analytic entry is exactly one failure).
+fn graph_check(what: &str, g: &mut ComputationGraph<f64>, x: &[f64], y: &[f64], rows: usize, m: Mask<'_>) {
+    let p = g.params().to_vec();
+    let score = g.compute_gradient_and_score(&[x], &[y], rows, &[m], &[m]).unwrap();
+    assert!(score.is_finite(), "{what}: score {score}");
+    let analytic = g.gradient().to_vec();
+    assert!(analytic.iter().any(|v| v.abs() > 1e-6), "{what}: the gradient is all zero");
+    let mut q = p.clone();
+    let mut f = |q: &[f64]| {
+        g.set_params(q).unwrap();
+        g.score(&[x], &[y], rows, &[m], &[m]).unwrap()
+    };
+    let cfg = GradCheckConfig::default();
+    let report = check_gradient(&mut q, &analytic, &mut f, cfg);
+    assert!(report.passed(), "{what}: {report}");
+    let k = (0..analytic.len())
+        .max_by(|&a, &b| analytic[a].abs().total_cmp(&analytic[b].abs()))
+        .unwrap();
+    let mut wrong = analytic.clone();
+    wrong[k] *= 1.0 + 1e-4;
+    let bad = check_gradient(&mut q, &wrong, &mut f, cfg);
+    assert_eq!(bad.failures.len(), 1, "{what}: negative control: {bad}");
+    g.set_params(&p).unwrap();
+}
+
+fn assert_close(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!((x - y).abs() <= 1e-12, "{what}: entry {i}: {x} vs {y}");
+    }
+}
+
+/// `[N, 1·4·4, T]` -> (RnnToCnn) conv 3x3, 2 maps -> max pool 2x2 -> (CnnToRnn implied) ->
+/// LSTM(3) -> RnnOutputLayer(2): the reference's per-frame CNN feeding an RNN.
+fn cnn_lstm_graph(pre_vertex: bool) -> Value {
+    let mut vs = Vec::new();
+    let conv_in = if pre_vertex {
+        vs.push(vertex("frames", &["seq"], json!({"type": "PreprocessorVertex",
+            "preProcessor": rnn_to_cnn(4, 4, 1)})));
+        vs.push(vertex("conv", &["frames"], lv(conv(1, 2), None)));
+        "conv"
+    } else {
+        vs.push(vertex("conv", &["seq"], lv(conv(1, 2), Some(rnn_to_cnn(4, 4, 1)))));
+        "conv"
+    };
+    vs.push(vertex("pool", &[conv_in], lv(max_pool(), None)));
+    vs.push(vertex("lstm", &["pool"], lv(rnn("LSTM", 2, 3), None)));
+    vs.push(vertex("out", &["lstm"], lv(rnn_output(3, 2), None)));
+    graph_conf(vs, 16)
+}
+
+#[test]
+fn a_graph_runs_convolutions_at_every_time_step_exactly_as_the_multi_layer_network() {
+    let (rows, t) = (3, 5);
+    let mln = json!({"formatVersion": 1, "seed": 3, "inputType": {"type": "recurrent", "size": 16},
+        "inputPreProcessors": {"0": rnn_to_cnn(4, 4, 1)},
+        "layers": [conv(1, 2), max_pool(), rnn("LSTM", 2, 3), rnn_output(3, 2)]});
+    let mut n = MultiLayerNetwork::<f64>::from_configuration(
+        MultiLayerConfiguration::from_json(&mln.to_string()).unwrap(),
+    )
+    .unwrap();
+    let mut rng = Rng::new(21);
+    let p = uniform_matrix(&mut rng, 1, n.num_params(), -0.5, 0.5);
+    n.set_params(&p).unwrap();
+    let x = normal(&mut rng, rows * 16 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let m = tail_mask(rows, t, &[5, 3, 4]);
+    for pre_vertex in [false, true] {
+        let what = if pre_vertex { "PreprocessorVertex" } else { "LayerVertex preProcessor" };
+        let mut g = build_graph(&cnn_lstm_graph(pre_vertex));
+        // Same parameter blocks in the same order: the MLN's parameters fit the graph as they are.
+        let shapes = |t: Vec<(String, std::ops::Range<usize>, Vec<usize>)>| {
+            t.into_iter().map(|(_, r, s)| (r, s)).collect::<Vec<_>>()
+        };
+        assert_eq!(shapes(g.param_table()), shapes(n.param_table()), "{what}");
+        g.set_params(&p).unwrap();
+        let conv_v = g.vertex_index("conv").unwrap();
+        let (ins, out) = g.vertex_shapes(conv_v).unwrap();
+        assert_eq!(format!("{} -> {out}", ins[0]), "convolutional [C=1, H=4, W=4] -> convolutional [C=2, H=2, W=2]",
+            "{what}: a region layer's shapes are one step's");
+        for mask in [None, Some((&m[..], t))] {
+            let go = g.output(&[&x], rows, false, &[mask]).unwrap().remove(0);
+            let no = n.output_masked(&x, rows, mask, false).unwrap();
+            assert_close(&go, &no, &format!("{what}: output, masked={}", mask.is_some()));
+            let gs = g.compute_gradient_and_score(&[&x], &[&y], rows, &[mask], &[mask]).unwrap();
+            let ns = n.compute_gradient_and_score_masked(&x, &y, rows, mask, mask).unwrap();
+            assert!((gs - ns).abs() <= 1e-12, "{what}: score {gs} vs {ns}");
+            assert_close(g.gradient(), n.gradient(), &format!("{what}: gradient, masked={}", mask.is_some()));
+            graph_check(&format!("graph {what}, masked={}", mask.is_some()), &mut g, &x, &y, rows, mask);
+        }
+        // rnnTimeStep one step at a time equals the full output (the region runs on 1 step too).
+        let full = g.output(&[&x], rows, false, &[]).unwrap().remove(0);
+        g.rnn_clear_previous_state();
+        for s in 0..t {
+            let xs: Vec<f64> = (0..rows * 16).map(|r| x[r * t + s]).collect();
+            let o = g.rnn_time_step(&[&xs], rows).unwrap().remove(0);
+            for r in 0..rows * 2 {
+                assert!((o[r] - full[r * t + s]).abs() < 1e-12, "{what}: step {s}");
+            }
+        }
+        // One training iteration moves both the same way.
+        let mut n2 = MultiLayerNetwork::<f64>::from_configuration(
+            MultiLayerConfiguration::from_json(&mln.to_string()).unwrap(),
+        )
+        .unwrap();
+        n2.set_params(&p).unwrap();
+        g.fit(&[&x], &[&y], rows, &[Some((&m, t))], &[Some((&m, t))]).unwrap();
+        n2.fit_masked(&x, &y, rows, Some((&m, t)), Some((&m, t))).unwrap();
+        assert_close(g.params(), n2.params(), &format!("{what}: after fit"));
+    }
+}
+
+#[test]
+fn a_merge_inside_the_region_concatenates_each_steps_channels() {
+    // Two 2-map convolutions merged per step = one 4-map convolution with the stacked weights.
+    let (rows, t) = (2, 4);
+    let split = graph_conf(vec![
+        vertex("frames", &["seq"], json!({"type": "PreprocessorVertex", "preProcessor": rnn_to_cnn(4, 4, 1)})),
+        vertex("a", &["frames"], lv(conv(1, 2), None)),
+        vertex("b", &["frames"], lv(conv(1, 2), None)),
+        vertex("m", &["a", "b"], json!({"type": "MergeVertex"})),
+        vertex("pool", &["m"], lv(max_pool(), None)),
+        vertex("back", &["pool"], json!({"type": "PreprocessorVertex", "preProcessor": cnn_to_rnn(1, 1, 4)})),
+        vertex("lstm", &["back"], lv(rnn("LSTM", 4, 3), None)),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16);
+    let whole = graph_conf(vec![
+        vertex("conv", &["seq"], lv(conv(1, 4), Some(rnn_to_cnn(4, 4, 1)))),
+        vertex("pool", &["conv"], lv(max_pool(), None)),
+        vertex("lstm", &["pool"], lv(rnn("LSTM", 4, 3), Some(cnn_to_rnn(1, 1, 4)))),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16);
+    let (mut g, mut h) = (build_graph(&split), build_graph(&whole));
+    let mut rng = Rng::new(8);
+    let p = uniform_matrix(&mut rng, 1, g.num_params(), -0.5, 0.5);
+    g.set_params(&p).unwrap();
+    // split: a_W [2,1,3,3] (18), a_b (2), b_W (18), b_b (2), rest; whole: W [4,1,3,3], b (4), rest.
+    let mut q = Vec::new();
+    q.extend_from_slice(&p[0..18]);
+    q.extend_from_slice(&p[20..38]);
+    q.extend_from_slice(&p[18..20]);
+    q.extend_from_slice(&p[38..40]);
+    q.extend_from_slice(&p[40..]);
+    h.set_params(&q).unwrap();
+    let x = normal(&mut rng, rows * 16 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let m = tail_mask(rows, t, &[4, 2]);
+    let go = g.output(&[&x], rows, false, &[]).unwrap().remove(0);
+    let ho = h.output(&[&x], rows, false, &[]).unwrap().remove(0);
+    assert_close(&go, &ho, "merged halves == one convolution");
+    graph_check("merge in the region", &mut g, &x, &y, rows, None);
+    graph_check("merge in the region, masked", &mut g, &x, &y, rows, Some((&m, t)));
+}
+
+#[test]
+fn graph_regions_that_are_wrong_are_named() {
+    let out_layer = json!({"type": "OutputLayer", "nIn": 2, "nOut": 2, "activation": "SOFTMAX",
+        "lossFunction": "MCXENT"});
+    // A region never closed: the output layer would run per image.
+    let e = graph_err(&graph_conf(vec![
+        vertex("conv", &["seq"], lv(conv(1, 2), Some(rnn_to_cnn(4, 4, 1)))),
+        vertex("pool", &["conv"], lv(max_pool(), None)),
+        vertex("out", &["pool"], lv(out_layer, None)),
+    ], 16));
+    assert!(e.contains("vertex \"out\" (OutputLayer)") && e.contains("cannot run at every time step")
+        && e.contains("RnnOutputLayer"), "{e}");
+    // The step image does not match the sequence's size.
+    let e = graph_err(&cnn_lstm_graph(false).to_string().replace("\"size\":16", "\"size\":15").parse().unwrap());
+    assert!(e.contains("vertex \"conv\" (ConvolutionLayer)")
+        && e.contains("RnnToCnnPreProcessor(4x4x1) needs a recurrent input of") && e.contains("16"), "{e}");
+    let e = graph_err(&cnn_lstm_graph(true).to_string().replace("\"size\":16", "\"size\":15").parse().unwrap());
+    assert!(e.contains("vertex \"frames\" (PreprocessorVertex)") && e.contains("needs a recurrent input"), "{e}");
+    // CnnToRnn outside a region, and one whose image is not the step's.
+    let e = graph_err(&graph_conf(vec![
+        vertex("lstm", &["seq"], lv(rnn("LSTM", 16, 3), Some(cnn_to_rnn(4, 4, 1)))),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16));
+    assert!(e.contains("vertex \"lstm\" (LSTM)") && e.contains("must follow an RnnToCnnPreProcessor"), "{e}");
+    let e = graph_err(&graph_conf(vec![
+        vertex("conv", &["seq"], lv(conv(1, 2), Some(rnn_to_cnn(4, 4, 1)))),
+        vertex("lstm", &["conv"], lv(rnn("LSTM", 8, 3), Some(cnn_to_rnn(2, 2, 3)))),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16));
+    assert!(e.contains("vertex \"lstm\" (LSTM)") && e.contains("CnnToRnnPreProcessor expects"), "{e}");
+    // A step image merged with a whole sequence.
+    let e = graph_err(&graph_conf(vec![
+        vertex("frames", &["seq"], json!({"type": "PreprocessorVertex", "preProcessor": rnn_to_cnn(4, 4, 1)})),
+        vertex("m", &["frames", "seq"], json!({"type": "MergeVertex"})),
+        vertex("lstm", &["m"], lv(rnn("LSTM", 32, 3), None)),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16));
+    assert!(e.contains("vertex \"m\" (MergeVertex)") && e.contains("input 0 (\"frames\") is one time step")
+        && e.contains("input 1 (\"seq\") is not"), "{e}");
+    // A vertex that needs whole sequences (or the [N·T, ...] layout) inside the region.
+    let e = graph_err(&graph_conf(vec![
+        vertex("conv", &["seq"], lv(conv(1, 2), Some(rnn_to_cnn(4, 4, 1)))),
+        vertex("last", &["conv"], json!({"type": "LastTimeStepVertex"})),
+        vertex("out", &["last"], lv(json!({"type": "OutputLayer", "nIn": 8, "nOut": 2,
+            "activation": "SOFTMAX", "lossFunction": "MCXENT"}), None)),
+    ], 16));
+    assert!(e.contains("vertex \"last\" (LastTimeStepVertex)")
+        && e.contains("cannot run inside the per-step region"), "{e}");
+}
