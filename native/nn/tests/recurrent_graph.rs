@@ -307,3 +307,27 @@ fn graph_regions_that_are_wrong_are_named() {
     assert!(e.contains("vertex \"last\" (LastTimeStepVertex)")
         && e.contains("cannot run inside the per-step region"), "{e}");
 }
+
+#[test]
+fn a_convolution_on_a_sequence_without_rnn_to_cnn_is_refused_naming_the_layer() {
+    // The reference infers no RNN -> CNN preprocessor (the image shape cannot be known) and its
+    // ConvolutionLayer refuses a recurrent input type: so do both network kinds, saying what to add.
+    let mln = json!({"formatVersion": 1, "seed": 3, "inputType": {"type": "recurrent", "size": 16},
+        "layers": [conv(1, 2), rnn("LSTM", 2, 3), rnn_output(3, 2)]});
+    let e = MultiLayerConfiguration::from_json(&mln.to_string()).unwrap_err().to_string();
+    assert!(e.contains("layer 0 (ConvolutionLayer)") && e.contains("recurrent [C=16, any length]")
+        && e.contains("add an RnnToCnnPreProcessor(height, width, channels)") && e.contains("= 16"), "{e}");
+    let e = graph_err(&graph_conf(vec![
+        vertex("conv", &["seq"], lv(conv(1, 2), None)),
+        vertex("pool", &["conv"], lv(max_pool(), None)),
+        vertex("lstm", &["pool"], lv(rnn("LSTM", 2, 3), None)),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16));
+    assert!(e.contains("vertex \"conv\" (ConvolutionLayer)") && e.contains("RnnToCnnPreProcessor"), "{e}");
+    let e = graph_err(&graph_conf(vec![
+        vertex("pool", &["seq"], lv(max_pool(), None)),
+        vertex("lstm", &["pool"], lv(rnn("LSTM", 16, 3), None)),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16));
+    assert!(e.contains("vertex \"pool\" (SubsamplingLayer)") && e.contains("RnnToCnnPreProcessor"), "{e}");
+}

@@ -210,6 +210,17 @@ impl ShapeCx<'_> {
     pub fn image(&self, what: &str) -> Result<(usize, usize, usize), NnError> {
         match self.input {
             Shape::Image { c, h, w } => Ok((c, h, w)),
+            // The reference infers no RNN -> CNN preprocessor (it cannot know the image shape)
+            // and refuses the layer: say what to add.
+            input @ Shape::Seq { .. } => err(format!(
+                "{}: {what} needs a convolutional input but gets {input} ({}); to apply it at \
+                 every time step add an RnnToCnnPreProcessor(height, width, channels) with \
+                 channels*height*width = {} before it (ListBuilder.inputPreProcessor(i, ..) or \
+                 GraphBuilder.addLayer(name, layer, preProcessor, inputs))",
+                self.who,
+                self.from,
+                input.channels()
+            )),
             input => err(format!(
                 "{}: {what} needs a convolutional input but gets {input} ({}); call \
                  setInputType(InputType.convolutional(..)) or convolutionalFlat(..)",

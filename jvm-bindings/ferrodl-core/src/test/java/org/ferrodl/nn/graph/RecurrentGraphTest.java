@@ -258,4 +258,23 @@ class RecurrentGraphTest {
         }
     }
 
+    /** The reference infers no RNN -> CNN preprocessor: a convolution on a sequence is refused, by name. */
+    @Test
+    void aConvolutionOnASequenceWithoutRnnToCnnIsRefusedNamingTheLayer() {
+        String graph = assertThrows(DL4JInvalidConfigException.class,
+                () -> new NeuralNetConfiguration.Builder().graphBuilder()
+                        .addInputs("in").setInputTypes(InputType.recurrent(16))
+                        .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(2).build(), "in")
+                        .addLayer("lstm", new LSTM.Builder().nOut(3).build(), "conv")
+                        .addLayer("out", new RnnOutputLayer.Builder(LossFunction.MCXENT).nOut(2).build(), "lstm")
+                        .setOutputs("out").build()).getMessage();
+        assertTrue(graph.contains("\"conv\"") && graph.contains("RnnToCnnPreProcessor"), graph);
+        String list = assertThrows(DL4JInvalidConfigException.class,
+                () -> new NeuralNetConfiguration.Builder().list()
+                        .layer(new ConvolutionLayer.Builder(3, 3).nOut(2).build())
+                        .layer(new LSTM.Builder().nOut(3).build())
+                        .layer(new RnnOutputLayer.Builder(LossFunction.MCXENT).nOut(2).build())
+                        .setInputType(InputType.recurrent(16)).build()).getMessage();
+        assertTrue(list.contains("layer 0 (ConvolutionLayer)") && list.contains("RnnToCnnPreProcessor"), list);
+    }
 }
