@@ -24,6 +24,7 @@
 //!   (see `subnormal.rs`).
 
 mod lenet;
+mod lstm;
 mod mlp;
 mod pool_vs_rayon;
 mod profile;
@@ -418,6 +419,14 @@ fn main() {
                 );
             }
         }
+        Some("lstm") => {
+            // lstm graves|lstm [SEQ] [FITS]: the JVM bench's character model (see lstm.rs)
+            let kind = args.get(2).map_or("graves", String::as_str);
+            let seq: usize = args.get(3).map_or(1000, |s| s.parse().unwrap());
+            let fits: usize = args.get(4).map_or(5, |s| s.parse().unwrap());
+            lstm::run(kind, seq, fits, thread_cpu_ns);
+        }
+        Some("lstm-gemms") => lstm::gemms(args.get(2).map_or(20, |s| s.parse().unwrap()), thread_cpu_ns),
         Some("mlp") => {
             let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
             let secs: f64 = args.get(3).map_or(2.0, |s| s.parse().unwrap());
@@ -431,7 +440,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm-batch | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cpu BATCH [STEPS] | cnn BATCH [SECS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm-batch | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cpu BATCH [STEPS] | cnn BATCH [SECS] | lstm graves|lstm [SEQ] [FITS] | lstm-gemms [REPS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
             std::process::exit(2);
         }
     }

@@ -378,6 +378,49 @@ fn truncated_bptt_learns_and_back_length_limits_the_gradient() {
     assert!(last < 0.8 * first, "score {first} -> {last}");
 }
 
+/// LSTM and GravesLSTM run each block of rows on its own thread (`layers/lstm.rs`,
+/// `on_row_blocks`): with 20 rows (blocks of 16 and 4 rows on 2 threads) the output, the masked
+/// gradient and a truncated-BPTT fit with a back length shorter than the segment equal one
+/// thread's bit for bit, and the gradient on 2 threads passes the f64 check.
+#[test]
+fn lstm_rows_split_across_threads_equal_one_thread_and_pass_gradient_checks() {
+    let (rows, c_in, h, c_out, t) = (20, 3, 5, 3, 7);
+    for kind in ["LSTM", "GravesLSTM"] {
+        let layers = || {
+            vec![rnn(kind, c_in, h, "TANH"), rnn(kind, h, h, "TANH"), rnn_output(h, c_out, "SOFTMAX", "MCXENT")]
+        };
+        let mut rng = Rng::new(21);
+        let x = normal(&mut rng, rows * c_in * t);
+        let y = one_hot(&mut rng, rows, c_out, t);
+        let m = tail_mask(rows, t, &[7, 5, 2, 6, 7]);
+        let mut n = net(layers(), c_in, json!({}));
+        randomize(&mut n, &mut rng);
+        let p0 = n.params().to_vec();
+        let run = |threads: usize| {
+            ferrodl_tensor::set_num_threads(threads);
+            let mut n = net(layers(), c_in, json!({}));
+            n.set_params(&p0).unwrap();
+            let out = n.output_masked(&x, rows, Some((&m, t)), false).unwrap();
+            let score = n.compute_gradient_and_score_masked(&x, &y, rows, Some((&m, t)), Some((&m, t))).unwrap();
+            let grad = n.gradient().to_vec();
+            let tbptt = json!({"backpropType": "TruncatedBPTT", "tbpttFwdLength": 4, "tbpttBackLength": 2});
+            let mut tb = net(layers(), c_in, tbptt);
+            tb.set_params(&p0).unwrap();
+            tb.fit_masked(&x, &y, rows, Some((&m, t)), Some((&m, t))).unwrap();
+            (out, score, grad, tb.params().to_vec())
+        };
+        let (one, two) = (run(1), run(2));
+        assert!(one.2.iter().any(|g| g.abs() > 1e-6), "{kind}: zero gradient");
+        assert_eq!(one, two, "{kind}: 1 thread vs 2 threads");
+        grad_check(
+            &format!("{kind}, 20 rows on 2 threads, masks"),
+            &mut n,
+            &Case { x: &x, y: &y, rows, fmask: Some((&m, t)), lmask: Some((&m, t)) },
+        );
+        ferrodl_tensor::set_num_threads(0);
+    }
+}
+
 #[test]
 fn bad_recurrent_input_is_a_clear_error() {
     let layers = vec![rnn("LSTM", 4, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")];

@@ -9,10 +9,12 @@
 //! outputs 0 and zeroes the carried `h` and `c`, as the reference does.
 //!
 //! The input projection of all steps is one matrix product over the time-major input; each step
-//! then adds `h₋₁·RW` (one `N × nOut × 4nOut` product) and runs the cell element-wise
-//! (`lstm_cell.rs`, fused and vectorised). Backward runs the steps in reverse (at most
-//! `Batch::backprop_steps` of them), per step the cell and `dh₋₁ = dz·RWᵀ`; the `RW` gradient
-//! (`Σ h₋₁ᵀ·dz` over the steps), the `W` gradient and the input gradient are one product each.
+//! then adds `h₋₁·RW` and runs the cell element-wise (`lstm_cell.rs`, fused and vectorised).
+//! Backward runs the steps in reverse (at most `Batch::backprop_steps` of them), per step the
+//! cell and `dh₋₁ = dz·RWᵀ` (`RWᵀ` stored transposed once per backward pass); the `RW` gradient
+//! (`Σ h₋₁ᵀ·dz` over the steps), the peephole gradients, the `W` gradient and the input gradient
+//! are one pass each. The per-step work is cut by rows of the minibatch, one block per thread,
+//! each block running all its steps alone (`on_row_blocks`).
 
 use super::recurrent::{
     elementwise, ensure, infer_recurrent_n_in, ncw_to_tnc, product, recurrent_input, reserve_all,
@@ -24,7 +26,10 @@ use crate::config::{Activation, Distribution, LayerShapes, RnnFormat, Shape, Sha
 use crate::init::init_weights;
 use crate::layers::LayerKind;
 use crate::NnError;
-use ferrodl_tensor::{add_row_vector, column_sums, gemm, Op, Rng, Scalar};
+use ferrodl_tensor::{
+    add_row_vector, chunk_len, column_sums, gemm, num_threads, parallel_for_each, Op, Rng, Scalar,
+};
+use std::marker::PhantomData;
 
 /// The reference's state keys: the last output and the last cell state.
 const KEYS: &[&str] = &["prevAct", "prevMem"];
@@ -55,6 +60,8 @@ pub struct LstmLayer<T> {
     /// `RW` without the peephole columns, contiguous for the per-step product; GravesLSTM's
     /// peephole columns as `[p_f | p_o | p_g]` (3 × nOut) and their gradient.
     rw: Vec<T>,
+    /// `rw` transposed (`4H × H`), for the backward `dz·RWᵀ`.
+    rwt: Vec<T>,
     peep: Vec<T>,
     gpeep: Vec<T>,
     /// Backward scratch: `dL/dh` time-major, `dL/dz`, carried `dh`/`dc`, the `RW` gradient.
@@ -197,11 +204,11 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
         let tnc = tn.and_then(|x| x.checked_mul(c_in));
         let t1nh = t1.and_then(|t1| product(&[t1, n, h]));
         let np = Some(if self.peephole { 3 * h } else { 0 });
-        let LstmLayer { x, z, gates, c_raw, act_c, hs, cs, rw, peep, gpeep, dh_out, dz, dh, dc, drw, dx, .. } = self;
+        let LstmLayer { x, z, gates, c_raw, act_c, hs, cs, rw, rwt, peep, gpeep, dh_out, dz, dh, dc, drw, dx, .. } = self;
         reserve_all(
             &mut [
                 (x, tnc), (z, tng), (gates, tng), (c_raw, tnh), (act_c, tnh), (hs, t1nh),
-                (cs, t1nh), (rw, product(&[h, g4])), (peep, np), (gpeep, np), (dh_out, tnh), (dz, tng),
+                (cs, t1nh), (rw, product(&[h, g4])), (rwt, product(&[h, g4])), (peep, np), (gpeep, np), (dh_out, tnh), (dz, tng),
                 (dh, product(&[n, h])), (dc, product(&[n, h])), (drw, product(&[h, g4])), (dx, tnc),
             ],
             || format!("the recurrent workspace of {who} for {rows} examples of {steps} steps"),
@@ -272,22 +279,35 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
         self.load_rw(rw_full);
         let acts = Acts { act: self.act, gate: self.gate };
         let peep = &self.peep[..self.peep_len()];
-        for s in 0..t {
-            let (h_prev, h_next) = self.hs[s * nh..(s + 2) * nh].split_at_mut(nh);
-            let (c_prev, c_next) = self.cs[s * nh..(s + 2) * nh].split_at_mut(nh);
-            let zs = &mut self.z[s * n * g4..(s + 1) * n * g4];
-            gemm(Op::N, Op::N, n, g4, h, T::one(), h_prev, &self.rw[..h * g4], T::one(), zs);
-            let step = StepFwd {
-                z: zs,
-                gates: &mut self.gates[s * n * g4..(s + 1) * n * g4],
-                c_raw: &mut self.c_raw[s * nh..(s + 1) * nh],
-                act_c: &mut self.act_c[s * nh..(s + 1) * nh],
-                c_prev,
-                c_next,
-                h_next,
-            };
-            lstm_cell::forward(n, h, step, peep, |i| batch.mask.map_or(T::one(), |mk| mk.at(i, s)), acts);
-        }
+        let rw = &self.rw[..h * g4];
+        let (z, gates) = (Rows::new(&mut self.z[..t * n * g4]), Rows::new(&mut self.gates[..t * n * g4]));
+        let (c_raw, act_c) = (Rows::new(&mut self.c_raw[..t * nh]), Rows::new(&mut self.act_c[..t * nh]));
+        let (hs, cs) = (Rows::new(&mut self.hs[..(t + 1) * nh]), Rows::new(&mut self.cs[..(t + 1) * nh]));
+        let mask = batch.mask;
+        let run = |(r0, r1): (usize, usize)| {
+            let nb = r1 - r0;
+            for s in 0..t {
+                let (zb, cb) = (s * n * g4 + r0 * g4, s * nh + r0 * h);
+                let (hb, hb1) = (cb, cb + nh);
+                // SAFETY: rows r0..r1 of one step's blocks, which no other block of rows
+                // touches; h and c of step s (read) and s + 1 (written) are distinct ranges.
+                let (h_prev, step) = unsafe {
+                    let step = StepFwd {
+                        z: z.get(zb, nb * g4),
+                        gates: gates.get(zb, nb * g4),
+                        c_raw: c_raw.get(cb, nb * h),
+                        act_c: act_c.get(cb, nb * h),
+                        c_prev: cs.get(hb, nb * h),
+                        c_next: cs.get(hb1, nb * h),
+                        h_next: hs.get(hb1, nb * h),
+                    };
+                    (&*hs.get(hb, nb * h), step)
+                };
+                gemm(Op::N, Op::N, nb, g4, h, T::one(), h_prev, rw, T::one(), &mut *step.z);
+                lstm_cell::forward(nb, h, step, peep, |i| mask.map_or(T::one(), |mk| mk.at(r0 + i, s)), acts);
+            }
+        };
+        on_row_blocks(n, run);
         tnc_to_ncw(&self.hs[nh..(t + 1) * nh], n, h, t, output);
         if ctx.state != StateMode::Stateless {
             let keep = vec![
@@ -330,33 +350,56 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
         let cols = self.rw_cols();
         let stop = t - t.min(batch.backprop_steps);
         self.dz[..stop * n * g4].fill(T::zero());
-        for s in (stop..t).rev() {
-            let dzs = &mut self.dz[s * n * g4..(s + 1) * n * g4];
-            let step = StepBwd {
-                z: &self.z[s * n * g4..(s + 1) * n * g4],
-                gates: &self.gates[s * n * g4..(s + 1) * n * g4],
-                c_raw: &self.c_raw[s * nh..(s + 1) * nh],
-                act_c: &self.act_c[s * nh..(s + 1) * nh],
-                c_prev: &self.cs[s * nh..(s + 1) * nh],
-                dh_out: &self.dh_out[s * nh..(s + 1) * nh],
-                dh_next: &self.dh[..nh],
-                dc: &mut self.dc[..nh],
-                dz: dzs,
-            };
-            lstm_cell::backward(
-                n,
-                h,
-                step,
-                peep,
-                &mut self.gpeep[..np],
-                |i| batch.mask.map_or(T::one(), |mk| mk.at(i, s)),
-                acts,
-            );
-            // dh₋₁ = dz·RWᵀ, except before the first step run (nothing reads it there)
-            if s > stop {
-                let dzs = &self.dz[s * n * g4..(s + 1) * n * g4];
-                gemm(Op::N, Op::T, n, h, g4, T::one(), dzs, &self.rw[..h * g4], T::zero(), &mut self.dh[..nh]);
+        // RWᵀ as a row-major 4H × H matrix: dz·RWᵀ then reads it in place (the short-A GEMM
+        // path) instead of packing the transpose again at every step
+        ensure(&mut self.rwt, g4 * h);
+        transpose(&self.rw[..h * g4], h, g4, &mut self.rwt[..g4 * h]);
+        let rwt = &self.rwt[..g4 * h];
+        let (z, gates, c_raw, act_c) = (&self.z, &self.gates, &self.c_raw, &self.act_c);
+        let (cs, dh_out) = (&self.cs, &self.dh_out);
+        let (dz, dh, dc) = (Rows::new(&mut self.dz[..t * n * g4]), Rows::new(&mut self.dh[..nh]), Rows::new(&mut self.dc[..nh]));
+        let mask = batch.mask;
+        let run = |(r0, r1): (usize, usize)| {
+            let nb = r1 - r0;
+            let (zr, hr) = (r0 * g4..r0 * g4 + nb * g4, r0 * h..r0 * h + nb * h);
+            // SAFETY: rows r0..r1, which no other block of rows touches.
+            let (dh, dc) = unsafe { (dh.get(hr.start, nb * h), dc.get(hr.start, nb * h)) };
+            for s in (stop..t).rev() {
+                let (zo, ho) = (s * n * g4, s * nh);
+                let zs = (zo + zr.start)..(zo + zr.end);
+                let hs = (ho + hr.start)..(ho + hr.end);
+                // SAFETY: as above, rows r0..r1 of step s.
+                let dzs = unsafe { dz.get(zs.start, nb * g4) };
+                let step = StepBwd {
+                    z: &z[zs.clone()],
+                    gates: &gates[zs],
+                    c_raw: &c_raw[hs.clone()],
+                    act_c: &act_c[hs.clone()],
+                    c_prev: &cs[hs.clone()],
+                    dh_out: &dh_out[hs],
+                    dh_next: &*dh,
+                    dc: &mut *dc,
+                    dz: &mut *dzs,
+                };
+                lstm_cell::backward(nb, h, step, peep, |i| mask.map_or(T::one(), |mk| mk.at(r0 + i, s)), acts);
+                // dh₋₁ = dz·RWᵀ, except before the first step run (nothing reads it there)
+                if s > stop {
+                    gemm(Op::N, Op::N, nb, h, g4, T::one(), dzs, rwt, T::zero(), &mut *dh);
+                }
             }
+        };
+        on_row_blocks(n, run);
+        if self.peephole {
+            // Σ over the steps run (latest first) and rows of dz·(c₋₁ or c): the order the
+            // per-step sums had when the cell accumulated them, cut by units instead of rows
+            let (gf, rest) = self.gpeep[..np].split_at_mut(h);
+            let (go, gg) = rest.split_at_mut(h);
+            let c = chunk_len(h, 16);
+            let items: Vec<_> = gf.chunks_mut(c).zip(go.chunks_mut(c)).zip(gg.chunks_mut(c)).enumerate().collect();
+            let (dz, cs, c_raw) = (&self.dz, &self.cs, &self.c_raw);
+            parallel_for_each(items, |(k, ((gf, go), gg))| {
+                lstm_cell::peephole_grads(n, h, (stop..t).rev(), k * c, dz, cs, c_raw, [gf, go, gg]);
+            });
         }
         // dRW = Σ h₋₁ᵀ·dz over the steps run: hs blocks stop..t are those steps' h₋₁, so one product
         let k = (t - stop) * n;
@@ -390,6 +433,71 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
             let w = &params[..n_w];
             gemm(Op::N, Op::T, t * n, c_in, g4, T::one(), dz, w, T::zero(), &mut self.dx[..t * n * c_in]);
             tnc_to_ncw(&self.dx, n, c_in, t, gx);
+        }
+    }
+}
+
+/// Blocks of rows for [`on_row_blocks`]: one per thread, in multiples of 8 rows (the short-A
+/// GEMM's register tile), none smaller than 8 rows.
+fn row_blocks(n: usize, threads: usize) -> Vec<(usize, usize)> {
+    let parts = threads.min(n / 8).max(1);
+    let len = n.div_ceil(parts).div_ceil(8) * 8;
+    (0..n).step_by(len.max(1)).map(|r0| (r0, (r0 + len).min(n))).collect()
+}
+
+/// Runs the recurrence of each block of rows ([`row_blocks`]) on its own thread. The rows of a
+/// minibatch are independent (a row's `h` and `c` depend only on its own past), so each block
+/// runs all its steps without waiting for the others: the per-step products and cells of the
+/// whole minibatch ran one after the other on one thread (the cell) or were split per step
+/// (the products), a few microseconds each. Every element is computed as on one thread (a
+/// product's elements do not depend on how its rows are cut), so results are the same bits.
+/// One block (few rows or one thread): run here, its products split by the GEMM as usual.
+fn on_row_blocks(n: usize, f: impl Fn((usize, usize)) + Sync) {
+    let blocks = row_blocks(n, num_threads());
+    match blocks.len() {
+        0 => {}
+        1 => f(blocks[0]),
+        _ => parallel_for_each(blocks, f),
+    }
+}
+
+/// A scratch buffer that the blocks of [`on_row_blocks`] share, each reading and writing only
+/// its own rows of it.
+struct Rows<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _buf: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: `Rows` hands out only ranges its callers guarantee disjoint between threads.
+unsafe impl<T: Send> Sync for Rows<'_, T> {}
+unsafe impl<T: Send> Send for Rows<'_, T> {}
+
+impl<'a, T> Rows<'a, T> {
+    fn new(v: &'a mut [T]) -> Self {
+        Rows { ptr: v.as_mut_ptr(), len: v.len(), _buf: PhantomData }
+    }
+
+    /// # Safety
+    /// No other live reference may overlap `start..start + len` while the result is in use.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self, start: usize, len: usize) -> &'a mut [T] {
+        assert!(start <= self.len && len <= self.len - start, "rows out of range");
+        std::slice::from_raw_parts_mut(self.ptr.add(start), len)
+    }
+}
+
+/// `out` (`cols × rows`) = the transpose of `m` (`rows × cols`), both row-major; in tiles so
+/// that neither side is walked with a large stride for long.
+fn transpose<T: Copy>(m: &[T], rows: usize, cols: usize, out: &mut [T]) {
+    const B: usize = 16;
+    for r0 in (0..rows).step_by(B) {
+        for c0 in (0..cols).step_by(B) {
+            for c in c0..(c0 + B).min(cols) {
+                for r in r0..(r0 + B).min(rows) {
+                    out[c * rows + r] = m[r * cols + c];
+                }
+            }
         }
     }
 }
@@ -453,6 +561,7 @@ macro_rules! lstm_config {
                     hs: Vec::new(),
                     cs: Vec::new(),
                     rw: Vec::new(),
+                    rwt: Vec::new(),
                     peep: Vec::new(),
                     gpeep: Vec::new(),
                     dh_out: Vec::new(),

@@ -92,37 +92,71 @@ pub fn forward<T: Scalar>(
     }
 }
 
-/// Backward of one step; `gpeep` (3h, GravesLSTM only) accumulates the peephole gradients.
+/// Backward of one step (the peephole weights' gradients: [`peephole_grads`], from `dz`).
 pub fn backward<T: Scalar>(
     n: usize,
     h: usize,
     s: StepBwd<'_, T>,
     peep: &[T],
-    gpeep: &mut [T],
     mask: impl Fn(usize) -> T,
     acts: Acts,
 ) {
     if acts.fast::<T>() {
         // SAFETY: T is f32 (checked by TypeId).
         let s = unsafe { cast_bwd(s) };
-        let (peep, gpeep) = unsafe { (cast(peep), cast_mut(gpeep)) };
+        let peep = unsafe { cast(peep) };
         let mask = |i| f32_of(mask(i));
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU has AVX2 and FMA (checked above).
-            unsafe { backward_avx2(n, h, s, peep, gpeep, &mask) };
+            unsafe { backward_avx2(n, h, s, peep, &mask) };
             return;
         }
-        backward_fast(n, h, s, peep, gpeep, &mask);
+        backward_fast(n, h, s, peep, &mask);
         return;
     }
     let (act, gate) = (acts.act, acts.gate);
     let da = |z, a| act.derivative(z, a);
     let dg = |z, a| gate.derivative(z, a);
     if peep.is_empty() {
-        backward_rows::<T, false>(n, h, s, peep, gpeep, mask, da, dg);
+        backward_rows::<T, false>(n, h, s, peep, mask, da, dg);
     } else {
-        backward_rows::<T, true>(n, h, s, peep, gpeep, mask, da, dg);
+        backward_rows::<T, true>(n, h, s, peep, mask, da, dg);
+    }
+}
+
+/// GravesLSTM's peephole gradients of units `j0..j0 + gf.len()`, accumulated into
+/// `[gf, go, gg]` over `steps` (in that order) and the `n` rows of each: `Σ dz_f·c₋₁`,
+/// `Σ dz_o·c`, `Σ dz_g·c₋₁`. `dz` is `[T, n, 4h]`, `cs` the carried cell states `[T + 1, n, h]`
+/// (step s's `c₋₁` is block s) and `c_raw` the cell states before masking `[T, n, h]`.
+#[allow(clippy::too_many_arguments)]
+pub fn peephole_grads<T: Scalar>(
+    n: usize,
+    h: usize,
+    steps: impl Iterator<Item = usize>,
+    j0: usize,
+    dz: &[T],
+    cs: &[T],
+    c_raw: &[T],
+    [gf, go, gg]: [&mut [T]; 3],
+) {
+    let (w, g4) = (gf.len(), 4 * h);
+    let j = j0..j0 + w;
+    for s in steps {
+        for i in 0..n {
+            let r = s * n + i;
+            let (_, dzf, dzo, dzg) = blocks(&dz[r * g4..(r + 1) * g4], h);
+            let (cp, c) = (&cs[r * h..(r + 1) * h], &c_raw[r * h..(r + 1) * h]);
+            for ((g, &d), &c) in gf.iter_mut().zip(&dzf[j.clone()]).zip(&cp[j.clone()]) {
+                *g = *g + d * c;
+            }
+            for ((g, &d), &c) in go.iter_mut().zip(&dzo[j.clone()]).zip(&c[j.clone()]) {
+                *g = *g + d * c;
+            }
+            for ((g, &d), &c) in gg.iter_mut().zip(&dzg[j.clone()]).zip(&cp[j.clone()]) {
+                *g = *g + d * c;
+            }
+        }
     }
 }
 
@@ -141,16 +175,15 @@ fn backward_fast(
     h: usize,
     s: StepBwd<'_, f32>,
     peep: &[f32],
-    gpeep: &mut [f32],
     mask: &dyn Fn(usize) -> f32,
 ) {
     // from the outputs: tanh' = 1 - a², sigmoid' = a(1 - a)
     let da = |_: f32, a: f32| 1.0 - a * a;
     let dg = |_: f32, a: f32| a * (1.0 - a);
     if peep.is_empty() {
-        backward_rows::<f32, false>(n, h, s, peep, gpeep, mask, da, dg);
+        backward_rows::<f32, false>(n, h, s, peep, mask, da, dg);
     } else {
-        backward_rows::<f32, true>(n, h, s, peep, gpeep, mask, da, dg);
+        backward_rows::<f32, true>(n, h, s, peep, mask, da, dg);
     }
 }
 
@@ -171,15 +204,14 @@ unsafe fn backward_avx2(
     h: usize,
     s: StepBwd<'_, f32>,
     peep: &[f32],
-    gpeep: &mut [f32],
     mask: &dyn Fn(usize) -> f32,
 ) {
     let da = |_: f32, a: f32| 1.0 - a * a;
     let dg = |_: f32, a: f32| a * (1.0 - a);
     if peep.is_empty() {
-        backward_rows::<f32, false>(n, h, s, peep, gpeep, mask, da, dg);
+        backward_rows::<f32, false>(n, h, s, peep, mask, da, dg);
     } else {
-        backward_rows::<f32, true>(n, h, s, peep, gpeep, mask, da, dg);
+        backward_rows::<f32, true>(n, h, s, peep, mask, da, dg);
     }
 }
 
@@ -294,15 +326,12 @@ fn backward_rows<T: Scalar, const PEEP: bool>(
     h: usize,
     s: StepBwd<'_, T>,
     peep: &[T],
-    gpeep: &mut [T],
     mask: impl Fn(usize) -> T,
     da: impl Fn(T, T) -> T,
     dg: impl Fn(T, T) -> T,
 ) {
     let g4 = 4 * h;
     let (pf, po, pg) = peep_parts::<T, PEEP>(peep, h);
-    let (gff, rest) = gpeep.split_at_mut(if PEEP { h } else { 0 });
-    let (goo, ggg) = rest.split_at_mut(if PEEP { h } else { 0 });
     let zero = [T::zero(); LANES];
     for i in 0..n {
         let m = mask(i);
@@ -321,8 +350,6 @@ fn backward_rows<T: Scalar, const PEEP: bool>(
             let (c, a_c, c_prev) = (load(cr, j0, w), load(ac, j0, w), load(cp, j0, w));
             let (h_out, h_next, mut dcv) = (load(dho, j0, w), load(dhn, j0, w), load(dc, j0, w));
             let (yf, yo, yg) = if PEEP { (load(pf, j0, w), load(po, j0, w), load(pg, j0, w)) } else { (zero, zero, zero) };
-            let (mut sf, mut so, mut sg) =
-                if PEEP { (load(gff, j0, w), load(goo, j0, w), load(ggg, j0, w)) } else { (zero, zero, zero) };
             let (mut d_a, mut d_f, mut d_o, mut d_g) = (zero, zero, zero, zero);
             for l in 0..LANES {
                 let dh = (h_out[l] + h_next[l]) * m;
@@ -337,9 +364,6 @@ fn backward_rows<T: Scalar, const PEEP: bool>(
                 let mut dcp = dcr * f[l];
                 if PEEP {
                     dcp = dcp + d_f[l] * yf[l] + d_g[l] * yg[l];
-                    sf[l] = sf[l] + d_f[l] * c_prev[l];
-                    so[l] = so[l] + d_o[l] * c[l];
-                    sg[l] = sg[l] + d_g[l] * c_prev[l];
                 }
                 dcv[l] = dcp;
             }
@@ -348,11 +372,6 @@ fn backward_rows<T: Scalar, const PEEP: bool>(
             store(dzo, j0, w, &d_o);
             store(dzg, j0, w, &d_g);
             store(dc, j0, w, &dcv);
-            if PEEP {
-                store(gff, j0, w, &sf);
-                store(goo, j0, w, &so);
-                store(ggg, j0, w, &sg);
-            }
             j0 += LANES;
         }
     }
@@ -553,8 +572,17 @@ mod tests {
                             c_prev: &cpv, c_next: &mut cn, h_next: &mut hn }, &pv, |i| mask(i) as $t, acts);
                         let (mut dc, mut dz, mut gp) = (cv(&dc0), vec![0.0 as $t; n * g4], vec![0.0 as $t; pv.len()]);
                         backward::<$t>(n, h, StepBwd { z: &z, gates: &gates, c_raw: &cr, act_c: &ac, c_prev: &cpv,
-                            dh_out: &cv(&dho), dh_next: &cv(&dhn), dc: &mut dc, dz: &mut dz }, &pv, &mut gp,
+                            dh_out: &cv(&dho), dh_next: &cv(&dhn), dc: &mut dc, dz: &mut dz }, &pv,
                             |i| mask(i) as $t, acts);
+                        if !pv.is_empty() {
+                            // units 1..h in one call, unit 0 in another (a block of units)
+                            let (gf, rest) = gp.split_at_mut(h);
+                            let (go, gg) = rest.split_at_mut(h);
+                            for (j0, j1) in [(1, h), (0, 1)] {
+                                peephole_grads(n, h, 0..1, j0, &dz, &cpv, &cr,
+                                    [&mut gf[j0..j1], &mut go[j0..j1], &mut gg[j0..j1]]);
+                            }
+                        }
                         for v in [&z, &gates, &cr, &ac, &cn, &hn, &dc, &dz, &gp] {
                             out.extend(v.iter().map(|&x| x as f64));
                         }
