@@ -389,12 +389,25 @@ impl<T: Scalar> ComputationGraph<T> {
         self.exec.check_input_values(inputs, rows)
     }
 
-    /// Shapes and values of the labels and their masks.
+    /// Shapes and values of the labels and their masks (after the forward pass, which fixes the
+    /// steps of a recurrent output).
     pub fn check_labels(
         &self,
         labels: &[&[T]],
         rows: usize,
         masks: &[MaskArg<'_, T>],
+    ) -> Result<(), NnError> {
+        let widths: Vec<usize> = (0..self.num_outputs()).map(|k| self.exec.output_width(k)).collect();
+        self.check_labels_for(labels, rows, masks, &widths)
+    }
+
+    /// [`check_labels`](Self::check_labels) against `widths`: values per example of each output.
+    fn check_labels_for(
+        &self,
+        labels: &[&[T]],
+        rows: usize,
+        masks: &[MaskArg<'_, T>],
+        widths: &[usize],
     ) -> Result<(), NnError> {
         let n = self.num_outputs();
         if labels.len() != n {
@@ -414,8 +427,7 @@ impl<T: Scalar> ComputationGraph<T> {
         for (k, y) in labels.iter().enumerate() {
             let name = &self.conf.network_outputs[k];
             if let Some(c) = self.exec.output_seq_channels(k) {
-                // After the forward pass, which fixes the output's steps.
-                let w = self.exec.output_width(k);
+                let w = widths[k];
                 let t = w / c.max(1);
                 if y.len() != rows * w {
                     return Err(NnError::Shape(format!(
@@ -583,17 +595,19 @@ impl<T: Scalar> ComputationGraph<T> {
         fwd: usize,
         back: usize,
     ) -> Result<f64, NnError> {
-        self.forward_checked(
-            inputs,
-            Some((labels, label_masks)),
-            rows,
-            feature_masks,
-            false,
-            StateMode::Stateless,
-        )?;
+        // Validated without a forward pass over all T steps (as a MultiLayerNetwork's): the
+        // inputs and masks, then the labels against the widths the nodes give for those steps;
+        // each segment's forward checks the rest.
+        self.check_inputs(inputs, rows, feature_masks)?;
+        let mut steps_in = Vec::with_capacity(inputs.len());
+        for (k, x) in inputs.iter().enumerate() {
+            steps_in.push(self.exec.input_steps(k, x.len(), rows).map_err(NnError::Shape)?);
+        }
+        let widths = self.exec.output_widths_for(rows, &steps_in)?;
+        self.check_labels_for(labels, rows, label_masks, &widths)?;
         let t = (0..inputs.len())
             .filter(|&k| self.plan.input_shapes[k].is_seq())
-            .map(|k| self.exec.steps_of_input(k))
+            .map(|k| steps_in[k])
             .max()
             .unwrap_or(1);
         let none = vec![None; inputs.len()];

@@ -221,7 +221,65 @@ fn grow<T: Scalar>(v: &mut Vec<T>, n: usize) {
     }
 }
 
+impl<T: Scalar> Node<T> {
+    /// Rows and time steps of this node's output for an input of `in_rows` rows of `in_steps`
+    /// steps; a vertex is prepared for that input (`aux`: its named network input's steps and
+    /// mask). The one rule for the forward pass and for validating before it.
+    fn out_rows_steps(
+        &mut self,
+        in_rows: usize,
+        in_steps: usize,
+        aux: Option<crate::vertices::Aux<'_, T>>,
+    ) -> Result<(usize, usize), NnError> {
+        let who = &self.who;
+        match &mut self.op {
+            Op::Layer(l) => Ok((
+                in_rows,
+                l.layer
+                    .output_steps(in_steps)
+                    .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))?,
+            )),
+            Op::Vertex(v) => {
+                v.check_rows(in_rows)
+                    .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))?;
+                v.prepare(in_rows, in_steps, aux);
+                let out_steps = match self.shape {
+                    _ if v.output_steps(in_steps).is_some() => v.output_steps(in_steps).unwrap_or(1),
+                    Shape::Seq { len, .. } if len != in_steps && !v.any_length() => {
+                        return Err(NnError::InvalidInput(format!(
+                            "{who}: takes sequences of the configured length {len} only, not \
+                             {in_steps} steps"
+                        )))
+                    }
+                    Shape::Seq { .. } => in_steps,
+                    _ => 1,
+                };
+                Ok((v.output_rows(in_rows), out_steps))
+            }
+        }
+    }
+}
+
 impl<T: Scalar> Executor<T> {
+    /// Values per example of every output for inputs of `rows` examples and `steps_in` time
+    /// steps each: what a forward pass would give (the same rule per node), without running one.
+    /// Truncated BPTT checks the labels with it before its first segment.
+    pub fn output_widths_for(&mut self, rows: usize, steps_in: &[usize]) -> Result<Vec<usize>, NnError> {
+        let n = self.nodes.len();
+        let (mut rows_of, mut steps) = (vec![0; n], vec![1; n]);
+        for j in 0..n {
+            let (in_rows, in_steps) = match self.nodes[j].sources[0] {
+                Src::Input(k) => (rows, steps_in[k]),
+                Src::Node(m) => (rows_of[m], steps[m]),
+            };
+            let node = &mut self.nodes[j];
+            // No mask: only the steps matter here (the forward pass prepares the vertex again).
+            let aux = node.aux.map(|k| crate::vertices::Aux { steps: steps_in[k], mask: None });
+            (rows_of[j], steps[j]) = node.out_rows_steps(in_rows, in_steps, aux)?;
+        }
+        Ok(self.heads.iter().map(|h| self.nodes[h.node].shape.width(steps[h.node])).collect())
+    }
+
     /// Builds the nodes (in the given order, which must be topological), lays out and
     /// initialises the parameters from `seed` node by node, and plans masks and buffers.
     /// `outputs` are the nodes (output or loss layers) that get a loss head, in order.
@@ -701,38 +759,12 @@ impl<T: Scalar> Executor<T> {
             } = self;
             let (before, rest) = acts.split_at_mut(j);
             let node = &mut nodes[j];
+            let aux = node.aux.map(|k| crate::vertices::Aux {
+                steps: steps_in[k],
+                mask: masks.get(k).copied().flatten(),
+            });
+            let (out_rows, out_steps) = node.out_rows_steps(in_rows, in_steps, aux)?;
             let who = &node.who;
-            let (out_rows, out_steps) = match &mut node.op {
-                Op::Layer(l) => (
-                    in_rows,
-                    l.layer
-                        .output_steps(in_steps)
-                        .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))?,
-                ),
-                Op::Vertex(v) => {
-                    v.check_rows(in_rows)
-                        .map_err(|m| NnError::InvalidInput(format!("{who}: {m}")))?;
-                    let aux = node.aux.map(|k| crate::vertices::Aux {
-                        steps: steps_in[k],
-                        mask: masks.get(k).copied().flatten(),
-                    });
-                    v.prepare(in_rows, in_steps, aux);
-                    let out_steps = match node.shape {
-                        _ if v.output_steps(in_steps).is_some() => {
-                            v.output_steps(in_steps).unwrap_or(1)
-                        }
-                        Shape::Seq { len, .. } if len != in_steps && !v.any_length() => {
-                            return Err(NnError::InvalidInput(format!(
-                                "{who}: takes sequences of the configured length {len} only, \
-                                 not {in_steps} steps"
-                            )))
-                        }
-                        Shape::Seq { .. } => in_steps,
-                        _ => 1,
-                    };
-                    (v.output_rows(in_rows), out_steps)
-                }
-            };
             let out = &mut rest[0];
             let width = node.shape.width(out_steps);
             let need = out_rows.checked_mul(width).ok_or_else(|| {
@@ -1176,11 +1208,6 @@ impl<T: Scalar> Executor<T> {
     /// recurrent layer (`usize::MAX`: all).
     pub fn set_backprop_steps(&mut self, steps: usize) {
         self.backprop_steps = steps;
-    }
-
-    /// Time steps of network input `k` in the last forward pass.
-    pub fn steps_of_input(&self, k: usize) -> usize {
-        self.steps_in.get(k).copied().unwrap_or(1)
     }
 
     // ---- training steps after backward ------------------------------------------------------

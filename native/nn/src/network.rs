@@ -568,15 +568,9 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         self.check_features(features, rows)?;
         let t = self.exec.input_steps(0, features.len(), rows).map_err(NnError::Shape)?;
         self.check_features_mask_steps(features_mask, rows, t)?;
-        let mut steps = t;
-        for j in 0..self.num_layers() {
-            let layer = self.exec.layer(j).expect("a layer node per layer");
-            steps = layer.output_steps(steps).map_err(|m| {
-                NnError::InvalidInput(format!("{}: {m}", self.conf.layers[j].describe(j)))
-            })?;
-        }
+        let width = self.exec.output_widths_for(rows, &[t])?[0];
         match self.exec.output_seq_channels(0) {
-            Some(c) => self.check_sequence_labels(labels, rows, labels_mask, c, c * steps)?,
+            Some(c) => self.check_sequence_labels(labels, rows, labels_mask, c, width)?,
             None => self.check_labels(labels, rows, labels_mask)?,
         }
         let conf = &mut self.conf;

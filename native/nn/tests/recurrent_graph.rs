@@ -309,6 +309,49 @@ fn graph_regions_that_are_wrong_are_named() {
 }
 
 #[test]
+fn a_graph_truncated_bptt_refuses_bad_labels_and_masks_before_any_segment() {
+    let mut v = graph_conf(vec![
+        vertex("lstm", &["seq"], lv(rnn("LSTM", 3, 4), None)),
+        vertex("out", &["lstm"], lv(rnn_output(4, 2), None)),
+    ], 3);
+    v["backpropType"] = json!("TruncatedBPTT");
+    v["tbpttFwdLength"] = json!(3);
+    v["tbpttBackLength"] = json!(3);
+    let mut g = build_graph(&v);
+    let (rows, t) = (2, 8);
+    let mut rng = Rng::new(6);
+    let x = normal(&mut rng, rows * 3 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let before = g.params().to_vec();
+    let e = g.fit(&[&x], &[&y[..rows * 2 * (t - 1)]], rows, &[], &[]).unwrap_err().to_string();
+    assert!(e.contains("labels for output \"out\" have 28 values") && e.contains("8 time steps"), "{e}");
+    let m = vec![1.0; rows * (t - 1)];
+    let e = g.fit(&[&x], &[&y], rows, &[Some((&m, t - 1))], &[]).unwrap_err().to_string();
+    assert!(e.contains("feature mask of network input \"seq\""), "{e}");
+    let e = g.fit(&[&x], &[&y], rows, &[], &[Some((&m, t - 1))]).unwrap_err().to_string();
+    assert!(e.contains("labels mask of output \"out\""), "{e}");
+    let mut bad = x.clone();
+    bad[5] = f64::NAN;
+    assert!(g.fit(&[&bad], &[&y], rows, &[], &[]).unwrap_err().to_string().contains("NaN"));
+    assert_eq!(g.params(), &before[..], "nothing trained");
+    assert_eq!(g.iteration_count(), 0);
+    g.fit(&[&x], &[&y], rows, &[], &[]).unwrap();
+    assert_eq!(g.iteration_count(), 3);
+    // Through a per-step region too: one segment of the whole length = standard BPTT.
+    let (rows, t) = (2, 4);
+    let x = normal(&mut rng, rows * 16 * t);
+    let y = one_hot(&mut rng, rows, 2, t);
+    let mut a = build_graph(&cnn_lstm_graph(false));
+    let mut tb = cnn_lstm_graph(false);
+    tb["backpropType"] = json!("TruncatedBPTT");
+    tb["tbpttFwdLength"] = json!(t);
+    tb["tbpttBackLength"] = json!(t);
+    let mut b = build_graph(&tb);
+    assert_eq!(a.fit(&[&x], &[&y], rows, &[], &[]).unwrap(), b.fit(&[&x], &[&y], rows, &[], &[]).unwrap());
+    assert_eq!(a.params(), b.params());
+}
+
+#[test]
 fn a_convolution_on_a_sequence_without_rnn_to_cnn_is_refused_naming_the_layer() {
     // The reference infers no RNN -> CNN preprocessor (the image shape cannot be known) and its
     // ConvolutionLayer refuses a recurrent input type: so do both network kinds, saying what to add.
