@@ -231,7 +231,7 @@ class RecurrentNetworkConfigTest {
         assertEquals(7L, ((LSTM) c.getLayers().get(0)).getNIn());
         Bidirectional bi = (Bidirectional) c.getLayers().get(1);
         assertEquals(6L, bi.getNIn());
-        assertEquals(10L, bi.getNOut());
+        assertEquals(5L, bi.getNOut(), "the wrapped nOut, as the reference; CONCAT gives the next layer 10");
         assertEquals(10L, ((GravesLSTM) ((MaskZeroLayer) c.getLayers().get(2)).getUnderlying()).getNIn());
         assertEquals(4L, ((DenseLayer) ((TimeDistributed) c.getLayers().get(3)).getUnderlying()).getNIn());
         assertEquals(3L, ((LSTM) ((LastTimeStep) c.getLayers().get(4)).getUnderlying()).getNIn());

@@ -541,8 +541,14 @@ class RecurrentNetworkTest {
                     .layer(new RnnOutputLayer.Builder(LossFunction.MSE).activation(Activation.IDENTITY).nIn(4).nOut(2)
                             .build())
                     .build();
+            // As the reference: nIn,nOut of the wrapped layer; the output type says 2·nOut for CONCAT.
+            assertEquals(InputType.recurrent(mode == Bidirectional.Mode.CONCAT ? 6 : 3),
+                    bc.getLayerActivationTypes().get(0), mode + ": output type");
+            assertEquals(3L, ((Bidirectional) bc.getConf(0).getLayer()).getNOut(), mode + ": nOut");
             try (MultiLayerNetwork n = new MultiLayerNetwork(bc)) {
                 n.init();
+                String row = n.summary().lines().filter(l -> l.contains("(Bidirectional)")).findFirst().orElse("");
+                assertTrue(row.contains(" 2 -> 3 "), mode + ": summary row " + row);
                 INDArray f = series(2, 2, 5, 3);
                 INDArray mask = Nd4j.create(new float[] {1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, 2, 5);
                 INDArray out = n.output(f, false, mask, null);

@@ -215,7 +215,8 @@ class RecurrentLayerConfigTest {
         assertEquals(0.0, bi.getDropOut(), "the wrapped layer applies the input dropout");
         assertEquals(3L, bi.getNIn());
         assertEquals(4L, bi.getNOut());
-        assertEquals(8L, new Bidirectional(lstm).getNOut(), "CONCAT doubles the outputs");
+        assertEquals(4L, new Bidirectional(lstm).getNOut(), "the wrapped nOut, as the reference (CONCAT doubles the "
+                + "output type, not nOut)");
         assertEquals(Bidirectional.Mode.CONCAT, new Bidirectional(lstm).getMode());
         assertEquals(lstm, bi.getBwd());
         assertNotSame(bi.getFwd(), bi.getBwd());

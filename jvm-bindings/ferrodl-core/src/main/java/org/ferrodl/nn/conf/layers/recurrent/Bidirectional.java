@@ -124,11 +124,16 @@ public class Bidirectional extends Layer {
         return in instanceof FeedForwardLayer ? ((FeedForwardLayer) in).getNIn() : null;
     }
 
-    /** @return the number of outputs per time step: {@code 2·nOut} in CONCAT mode, else {@code nOut}; null when unset */
+    /**
+     * The wrapped layer's {@code nOut}, as the reference reports it (its {@code summary()} column too):
+     * in CONCAT mode each time step has twice as many outputs, which the output type says
+     * ({@code getLayerActivationTypes()}: {@code recurrent(2·nOut)}).
+     *
+     * @return the wrapped layer's {@code nOut}, or null when unset
+     */
     public Long getNOut() {
         Layer in = LayerWrappers.innermost(fwd);
-        Long n = in instanceof FeedForwardLayer ? ((FeedForwardLayer) in).getNOut() : null;
-        return n == null ? null : mode == Mode.CONCAT ? 2 * n : n;
+        return in instanceof FeedForwardLayer ? ((FeedForwardLayer) in).getNOut() : null;
     }
 
     @Override
