@@ -2,10 +2,15 @@
 //! Spark job (ferrodl-averaging): the driver's relay and a worker task's connection.
 //! Thread safety: calls on one handle are serialized; the relay's threads run independently.
 
-use crate::arrays::{new_float_array, new_long_array, read_optional_floats};
+use crate::arrays::{new_float_array, new_long_array};
 use crate::boundary::{guard, invalid};
+use crate::errors::FerroResult;
+use crate::native_graph::graphs;
+use crate::native_network::networks;
 use ferrodl_averaging::{AveragingDriver, AveragingWorker};
-use jni::objects::{JClass, JFloatArray, JString};
+use ferrodl_nn::{ComputationGraph, MultiLayerNetwork, NnError};
+use ferrodl_tensor::memory;
+use jni::objects::{JClass, JString};
 use jni::sys::{jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 use std::ptr;
@@ -17,21 +22,65 @@ fn drivers() -> &'static Registry<AveragingDriver> {
     DRIVERS.get_or_init(|| Registry::new(0x41, "averaging relay"))
 }
 
-fn workers() -> &'static Registry<AveragingWorker> {
-    static WORKERS: OnceLock<Registry<AveragingWorker>> = OnceLock::new();
+/// A worker task's connection and the buffer its averaged updater state is written to.
+struct Worker {
+    conn: AveragingWorker,
+    updater: Vec<f32>,
+}
+
+fn workers() -> &'static Registry<Worker> {
+    static WORKERS: OnceLock<Registry<Worker>> = OnceLock::new();
     WORKERS.get_or_init(|| Registry::new(0x42, "averaging worker"))
+}
+
+/// The engine arrays a worker sends from and averages into: a network's or a graph's.
+trait Engine {
+    fn params(&self) -> &[f32];
+    fn params_mut(&mut self) -> &mut [f32];
+    fn updater_state(&self) -> &[f32];
+    fn set_updater_state(&mut self, s: &[f32]) -> Result<(), NnError>;
+}
+
+macro_rules! engine {
+    ($t:ty) => {
+        impl Engine for $t {
+            fn params(&self) -> &[f32] {
+                <$t>::params(self)
+            }
+            fn params_mut(&mut self) -> &mut [f32] {
+                <$t>::params_mut(self)
+            }
+            fn updater_state(&self) -> &[f32] {
+                <$t>::updater_state(self)
+            }
+            fn set_updater_state(&mut self, s: &[f32]) -> Result<(), NnError> {
+                <$t>::set_updater_state(self, s)
+            }
+        }
+    };
+}
+engine!(MultiLayerNetwork);
+engine!(ComputationGraph);
+
+/// Runs `f` on the network or graph behind `handle` (its registry is named by the handle's kind byte).
+fn with_engine<R>(handle: jlong, f: impl FnOnce(&mut dyn Engine) -> FerroResult<R>) -> FerroResult<R> {
+    if (handle as u64 >> 56) as u8 == 0x47 {
+        graphs().with(handle, |g| f(g))
+    } else {
+        networks().with(handle, |n| f(n))
+    }
 }
 
 use crate::handles::Registry;
 
-fn read_json(env: &mut JNIEnv<'_>, s: &JString<'_>, what: &str) -> crate::errors::FerroResult<String> {
+fn read_json(env: &mut JNIEnv<'_>, s: &JString<'_>, what: &str) -> FerroResult<String> {
     if s.as_raw().is_null() {
         return invalid(format!("{what} is null"));
     }
     Ok(env.get_string(s)?.into())
 }
 
-fn doubles(env: &mut JNIEnv<'_>, values: &[f64]) -> crate::errors::FerroResult<jdoubleArray> {
+fn doubles(env: &mut JNIEnv<'_>, values: &[f64]) -> FerroResult<jdoubleArray> {
     let array = env.new_double_array(values.len() as i32)?;
     env.set_double_array_region(&array, 0, values)?;
     Ok(array.into_raw())
@@ -146,44 +195,66 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_connect<'local>(
 ) -> jlong {
     guard(&mut env, |env| {
         let json = read_json(env, &config_json, "averaging worker configuration JSON")?;
-        Ok(workers().insert(AveragingWorker::connect(&json)?))
+        Ok(workers().insert(Worker { conn: AveragingWorker::connect(&json)?, updater: Vec::new() }))
     })
 }
 
-/// Sends this worker's message of one round; `params == null`: it fitted nothing this round.
+/// Sends this worker's message of one round straight from the engine's arrays of `network` (a
+/// network or graph handle): its parameters, and its updater state when `updater`; only the header
+/// when `!contributes` (it fitted nothing this round). No Java copy of either array is made.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_sendRound<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     handle: jlong,
+    network: jlong,
     round: jint,
     iterations: jint,
     minibatches: jint,
     examples: jlong,
     score: jdouble,
-    params: JFloatArray<'local>,
-    updater_state: JFloatArray<'local>,
+    contributes: jboolean,
+    updater: jboolean,
 ) {
-    guard(&mut env, |env| {
+    guard(&mut env, |_| {
         if round < 0 || iterations < 0 || minibatches < 0 || examples < 0 {
             return invalid(format!(
                 "round {round}, iterations {iterations}, minibatches {minibatches} and examples {examples} must be >= 0"
             ));
         }
-        let params = read_optional_floats(env, &params, "params")?;
-        let updater = read_optional_floats(env, &updater_state, "updater state")?;
-        workers().with(handle, move |w| {
-            Ok(w.send_round(
-                round as u32,
-                iterations as u32,
-                minibatches as u32,
-                examples as u64,
-                score,
-                params,
-                updater,
-            )?)
+        workers().with(handle, |w| {
+            with_engine(network, |net| {
+                let params = (contributes == JNI_TRUE).then(|| net.params());
+                let state = (updater == JNI_TRUE).then(|| net.updater_state());
+                Ok(w.conn.send_round(
+                    round as u32,
+                    iterations as u32,
+                    minibatches as u32,
+                    examples as u64,
+                    score,
+                    params,
+                    state,
+                )?)
+            })
         })
+    })
+}
+
+/// Waits up to `timeoutMs` until every other worker of the fit is connected: true then.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_awaitPeers<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    timeout_ms: jlong,
+) -> jboolean {
+    guard(&mut env, |_| {
+        if timeout_ms < 0 {
+            return invalid(format!("timeout {timeout_ms} ms must be >= 0"));
+        }
+        let done = workers().with(handle, |w| Ok(w.conn.await_peers(Duration::from_millis(timeout_ms as u64))?))?;
+        Ok(if done { JNI_TRUE } else { JNI_FALSE })
     })
 }
 
@@ -201,7 +272,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_awaitRound<'local>(
             return invalid(format!("round {round} and timeout {timeout_ms} ms must be >= 0"));
         }
         let done = workers().with(handle, |w| {
-            Ok(w.await_round(round as u32, Duration::from_millis(timeout_ms as u64))?)
+            Ok(w.conn.await_round(round as u32, Duration::from_millis(timeout_ms as u64))?)
         })?;
         Ok(if done { JNI_TRUE } else { JNI_FALSE })
     })
@@ -216,7 +287,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_missing<'local>(
     round: jint,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let m: Vec<i64> = workers().with(handle, |w| Ok(w.missing(round.max(0) as u32)))?
+        let m: Vec<i64> = workers().with(handle, |w| Ok(w.conn.missing(round.max(0) as u32)))?
             .into_iter()
             .map(i64::from)
             .collect();
@@ -224,27 +295,37 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_missing<'local>(
     })
 }
 
-/// The last completed round's averaged parameters (or updater state), null when nobody fitted
-/// in it (or, for the updater, when not every contributor sent its state).
+/// Writes the last completed round's average into the engine's arrays of `network` (which still
+/// hold what this worker sent): the parameters, and the updater state when `updater` and every
+/// contributor sent it. Returns 0 when nobody fitted in the round (nothing written), 1 when the
+/// parameters were written, 3 when the updater state was written too.
 #[no_mangle]
-pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_average<'local>(
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_applyAverage<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     handle: jlong,
+    network: jlong,
     updater: jboolean,
-) -> jfloatArray {
-    guard(&mut env, |env| {
-        // one copy into the Java array, no intermediate Vec
+) -> jint {
+    guard(&mut env, |_| {
         workers().with(handle, |w| {
-            let values = match w.average() {
-                Some(a) if updater == JNI_TRUE => a.updater.as_deref(),
-                Some(a) => Some(&a.params[..]),
-                None => None,
-            };
-            match values {
-                Some(v) => Ok(new_float_array(env, v)?.into_raw()),
-                None => Ok(ptr::null_mut()),
-            }
+            with_engine(network, |net| {
+                if !w.conn.average_params_into(net.params_mut())? {
+                    return Ok(0);
+                }
+                if updater != JNI_TRUE {
+                    return Ok(1);
+                }
+                let own = net.updater_state();
+                if w.updater.capacity() < own.len() {
+                    w.updater = memory::try_with_capacity(own.len(), || "the averaged updater state".to_string())?;
+                }
+                if !w.conn.average_updater_into(own, &mut w.updater)? {
+                    return Ok(1);
+                }
+                net.set_updater_state(&w.updater)?;
+                Ok(3)
+            })
         })
     })
 }
@@ -258,7 +339,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_averageSummary<'loca
 ) -> jdoubleArray {
     guard(&mut env, |env| {
         let v = workers().with(handle, |w| {
-            let a = w.average();
+            let a = w.conn.summary();
             Ok([
                 a.map_or(0.0, |a| f64::from(a.contributors)),
                 a.map_or(0.0, |a| f64::from(a.max_iterations)),
@@ -278,7 +359,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_finish<'local>(
     handle: jlong,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let s = workers().with(handle, |w| Ok(w.finish()?))?;
+        let s = workers().with(handle, |w| Ok(w.conn.finish()?))?;
         Ok(new_long_array(env, &s.map(|v| v as i64))?.into_raw())
     })
 }

@@ -24,7 +24,7 @@ use jni::JNIEnv;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 
-fn graphs() -> &'static Registry<ComputationGraph> {
+pub(crate) fn graphs() -> &'static Registry<ComputationGraph> {
     static GRAPHS: OnceLock<Registry<ComputationGraph>> = OnceLock::new();
     GRAPHS.get_or_init(|| Registry::new(0x47, "graph"))
 }

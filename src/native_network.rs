@@ -20,7 +20,7 @@ use jni::JNIEnv;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 
-fn networks() -> &'static Registry<MultiLayerNetwork> {
+pub(crate) fn networks() -> &'static Registry<MultiLayerNetwork> {
     static NETWORKS: OnceLock<Registry<MultiLayerNetwork>> = OnceLock::new();
     NETWORKS.get_or_init(|| Registry::new(0x4e, "network"))
 }

@@ -22,5 +22,5 @@ pub mod master;
 pub mod worker;
 
 pub use master::{AveragingDriver, AveragingMaster, FinalState};
-pub use message::{average, Average, RoundMessage};
-pub use worker::{AveragingWorker, AveragingWorkerConfig};
+pub use message::{average, mean_into, Average, RoundMessage};
+pub use worker::{AveragingWorker, AveragingWorkerConfig, Summary};

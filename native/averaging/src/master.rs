@@ -51,7 +51,7 @@ impl MasterState for AveragingMaster {
     fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String> {
         let header = RoundMessage::decode_header(payload).map_err(|e| e.to_string())?;
         // the final state needs the last round's arrays only: earlier rounds cost no copy here
-        let m = if header.round + 1 >= self.rounds {
+        let m = if header.round + 1 >= self.rounds && !header.is_hello() {
             RoundMessage::decode(payload).map_err(|e| e.to_string())?
         } else {
             header
@@ -69,6 +69,9 @@ impl MasterState for AveragingMaster {
             // Spark retried the whole (barrier) stage: every worker starts the fit again.
             *self = AveragingMaster::new(self.workers, self.rounds);
             self.stage = m.stage;
+        }
+        if m.is_hello() {
+            return Ok(()); // for the other workers only
         }
         let round = m.round;
         let entry = self.pending.entry(round).or_default();
@@ -194,6 +197,21 @@ mod tests {
         let f = m.final_state().unwrap();
         assert_eq!((f.rounds_done, f.iterations), (2, 5));
         assert_eq!(f.average.unwrap().params, vec![5.0]);
+    }
+
+    #[test]
+    fn hellos_count_for_nothing() {
+        let mut m = AveragingMaster::new(2, 1);
+        for p in 0..2 {
+            let r = RoundReport { partition: p, ..RoundReport::default() };
+            m.apply(WorkerId { partition: p, attempt: 0 }, &RoundMessage::encode_hello(&r)).unwrap();
+        }
+        let f = m.final_state().unwrap();
+        assert_eq!((f.rounds_done, f.iterations), (0, 0));
+        assert!(f.average.is_none());
+        send(&mut m, 0, 0, 0, Some(&[1.0]), 1);
+        send(&mut m, 0, 0, 1, Some(&[3.0]), 1);
+        assert_eq!(m.final_state().unwrap().average.unwrap().params, vec![2.0]);
     }
 
     #[test]

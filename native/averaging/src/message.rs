@@ -5,7 +5,7 @@
 //! | field | bytes |
 //! |---|---|
 //! | version `u8` = 1 | 1 |
-//! | flags `u8` (`0x01` contributes parameters, `0x02` carries updater state) | 1 |
+//! | flags `u8` (`0x01` contributes parameters, `0x02` carries updater state, `0x04` hello) | 1 |
 //! | stage attempt `u32` (a retried Spark stage starts the rounds again) | 4 |
 //! | round `u32` | 4 |
 //! | partition `u32` (the worker) | 4 |
@@ -22,6 +22,9 @@ const VERSION: u8 = 1;
 pub const FLAG_CONTRIBUTES: u8 = 0x01;
 /// Its updater state is included.
 pub const FLAG_UPDATER: u8 = 0x02;
+/// "I am connected" (header only, round 0): how the workers of a fit learn that every worker's
+/// connection is up before any round message is sent (see `AveragingWorker::await_peers`).
+pub const FLAG_HELLO: u8 = 0x04;
 pub const HEADER_LEN: usize = 46;
 
 /// A decoded message (its arrays empty when only the header was decoded).
@@ -88,6 +91,17 @@ impl RoundMessage {
         out
     }
 
+    /// A hello of this worker (`report`'s stage and partition).
+    pub fn encode_hello(report: &RoundReport) -> Vec<u8> {
+        let mut out = Self::encode(&RoundReport { round: 0, iterations: 0, minibatches: 0, examples: 0, score: 0.0, ..*report }, None, None);
+        out[1] = FLAG_HELLO;
+        out
+    }
+
+    pub fn is_hello(&self) -> bool {
+        self.flags & FLAG_HELLO != 0
+    }
+
     /// The header alone (arrays left empty): what the driver needs of every round but the last.
     pub fn decode_header(bytes: &[u8]) -> Result<RoundMessage, SharingError> {
         Self::decode_with(bytes, false)
@@ -109,7 +123,7 @@ impl RoundMessage {
         let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
         let flags = bytes[1];
-        if flags & !(FLAG_CONTRIBUTES | FLAG_UPDATER) != 0 {
+        if flags & !(FLAG_CONTRIBUTES | FLAG_UPDATER | FLAG_HELLO) != 0 || (flags & FLAG_HELLO != 0 && flags != FLAG_HELLO) {
             return Err(bad(format!("unknown flags {flags:#04x}")));
         }
         let n_params = u32_at(38) as usize;
@@ -172,26 +186,50 @@ pub struct Average {
 
 /// Element-wise mean over the contributors (in the given order): sum in f64, divide, round to f32.
 fn mean_of(arrays: &[&[f32]]) -> Vec<f32> {
-    let count = arrays.len() as f64;
-    let len = arrays[0].len();
-    let mut out = vec![0f32; len];
-    match arrays {
-        [a, b] => {
-            for ((o, x), y) in out.iter_mut().zip(&a[..len]).zip(&b[..len]) {
-                *o = ((f64::from(*x) + f64::from(*y)) / count) as f32;
-            }
-        }
-        _ => {
-            for (i, o) in out.iter_mut().enumerate() {
-                let mut s = 0f64;
-                for a in arrays {
-                    s += f64::from(a[i]);
-                }
-                *o = (s / count) as f32;
-            }
-        }
-    }
+    let mut out = vec![0f32; arrays[0].len()];
+    let sources: Vec<Option<&[f32]>> = arrays.iter().map(|a| Some(*a)).collect();
+    mean_into(&mut out, &sources);
     out
+}
+
+/// `out[i] = (Σ sources[k][i] in order, in f64) / sources.len()`, rounded to f32 — the one
+/// arithmetic of the average, on the workers and on the driver. A `None` source is `out`'s own
+/// value (a worker's own share, averaged in place into the engine's array: read before it is
+/// overwritten). Every source has `out.len()` values. Works in blocks so that each source's pass
+/// vectorises and the f64 sums stay in cache.
+pub fn mean_into(out: &mut [f32], sources: &[Option<&[f32]>]) {
+    const BLOCK: usize = 2048;
+    let count = sources.len() as f64;
+    let mut acc = [0f64; BLOCK];
+    let mut start = 0;
+    while start < out.len() {
+        let end = (start + BLOCK).min(out.len());
+        let o = &mut out[start..end];
+        let acc = &mut acc[..end - start];
+        for (k, s) in sources.iter().enumerate() {
+            let src: &[f32] = match s {
+                Some(a) => &a[start..end],
+                None => o,
+            };
+            // two sources: x + y; otherwise 0 + x + y + ... (the order the driver's sum always had)
+            if k == 0 && sources.len() == 2 {
+                for (a, x) in acc.iter_mut().zip(src) {
+                    *a = f64::from(*x);
+                }
+            } else {
+                if k == 0 {
+                    acc.fill(0.0);
+                }
+                for (a, x) in acc.iter_mut().zip(src) {
+                    *a += f64::from(*x);
+                }
+            }
+        }
+        for (x, a) in o.iter_mut().zip(acc.iter()) {
+            *x = (*a / count) as f32;
+        }
+        start = end;
+    }
 }
 
 /// Averages one round: the contributors' arrays summed in partition order in f64, divided by
@@ -250,7 +288,10 @@ mod tests {
         let sgd = RoundMessage::decode(&RoundMessage::encode(&r, Some(&[1.0]), Some(&[]))).unwrap();
         assert_eq!((sgd.flags, sgd.n_updater), (FLAG_CONTRIBUTES, 0));
         let empty = RoundMessage::decode(&RoundMessage::encode(&r, None, Some(&[0.5]))).unwrap();
-        assert!(!empty.contributes());
+        assert!(!empty.contributes() && !empty.is_hello());
+        let hello = RoundMessage::decode(&RoundMessage::encode_hello(&r)).unwrap();
+        assert!(hello.is_hello() && !hello.contributes());
+        assert_eq!((hello.stage, hello.partition, hello.round), (2, 5, 0));
         assert_eq!((empty.n_params, empty.n_updater), (0, 0));
     }
 
@@ -286,6 +327,30 @@ mod tests {
         let one = average(&[&a]).unwrap().unwrap();
         assert_eq!(one.params, vec![1.0, 0.1]);
         assert!(average(&[&idle]).unwrap().is_none());
+    }
+
+    /// In place (a worker's own share read from the engine's array) gives the same bits as the
+    /// driver's average of copies, for two and three contributors and across block boundaries.
+    #[test]
+    fn mean_into_in_place_equals_the_mean_of_copies() {
+        let n = 5000;
+        let arrays: Vec<Vec<f32>> =
+            (0..3).map(|k| (0..n).map(|i| ((i * 7 + k * 13) % 101) as f32 * 0.37 - 11.0 + k as f32 * 1e-7).collect()).collect();
+        for w in [2usize, 3] {
+            let refs: Vec<&[f32]> = arrays[..w].iter().map(|a| &a[..]).collect();
+            let expect = mean_of(&refs);
+            for own in 0..w {
+                let mut out = arrays[own].clone();
+                let sources: Vec<Option<&[f32]>> =
+                    (0..w).map(|k| if k == own { None } else { Some(&arrays[k][..]) }).collect();
+                mean_into(&mut out, &sources);
+                assert_eq!(out, expect, "{w} workers, own share at position {own}");
+            }
+        }
+        // three sources in order: (0 + a + b + c) / 3 in f64
+        let mut out = vec![0f32; 1];
+        mean_into(&mut out, &[Some(&[1e8][..]), Some(&[1.0][..]), Some(&[-1e8][..])]);
+        assert_eq!(out[0], ((1e8f64 + 1.0 - 1e8) / 3.0) as f32);
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! A worker task's side: one relay connection for the whole fit; after each round it sends its
 //! message, waits for every other worker's message of that round and takes the average.
 
-use crate::message::{average, Average, RoundMessage, RoundReport};
+use crate::message::{mean_into, RoundMessage, RoundReport};
 use ferrodl_relay::{ClientConfig, RelayClient, WorkerId};
 use ferrodl_sharing::worker::parse_hex;
 use ferrodl_sharing::SharingError;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,8 @@ pub struct AveragingWorkerConfig {
 struct Inbox {
     /// round -> partition -> message (this worker's own included).
     rounds: BTreeMap<u32, BTreeMap<u32, RoundMessage>>,
+    /// The partitions whose hello arrived (their connection is up).
+    hellos: BTreeSet<u32>,
     error: Option<String>,
 }
 
@@ -49,12 +51,36 @@ impl Shared {
     }
 }
 
+/// What a worker knows of its last completed round: every worker's message, its own as a header
+/// only (its arrays are the caller's: the engine's own, read when averaging).
+struct Done {
+    /// partition -> message, ascending (the order of the f64 sum).
+    messages: BTreeMap<u32, RoundMessage>,
+    summary: Option<Summary>,
+}
+
+/// The counters of a round's average (its arrays are written by [`AveragingWorker::average_params_into`]
+/// and [`AveragingWorker::average_updater_into`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary {
+    pub contributors: u32,
+    /// The most iterations one worker made this round (the iteration counter grows by it).
+    pub max_iterations: u32,
+    /// Mean of the contributors' last minibatch scores.
+    pub score: f64,
+    /// Every contributor sent updater state of the same length: it is averaged too.
+    pub with_updater: bool,
+}
+
 /// One worker's connection of an averaging fit.
 pub struct AveragingWorker {
     client: Option<RelayClient>,
     shared: Arc<Shared>,
     config: AveragingWorkerConfig,
-    last: Option<Average>,
+    done: Option<Done>,
+    hello_sent: bool,
+    /// Peers' hellos heard when this worker last said hello.
+    hellos_answered: usize,
 }
 
 impl AveragingWorker {
@@ -71,8 +97,13 @@ impl AveragingWorker {
         let reader = Arc::clone(&shared);
         let stage = config.stage;
         let on_message = Box::new(move |payload: &[u8]| {
+            // decoded here, on the connection's reader thread, beside the task's own work
+            let decoded = RoundMessage::decode(payload);
             let mut inbox = reader.lock();
-            match RoundMessage::decode(payload) {
+            match decoded {
+                Ok(m) if m.stage == stage && m.is_hello() => {
+                    inbox.hellos.insert(m.partition);
+                }
                 Ok(m) if m.stage == stage => {
                     inbox.rounds.entry(m.round).or_default().insert(m.partition, m);
                 }
@@ -94,10 +125,61 @@ impl AveragingWorker {
             encrypt: config.encrypt,
         };
         let (client, _snapshot) = RelayClient::connect(&config.relay_address, client_config, on_message)?;
-        Ok(AveragingWorker { client: Some(client), shared, config, last: None })
+        Ok(AveragingWorker { client: Some(client), shared, config, done: None, hello_sent: false, hellos_answered: 0 })
     }
 
-    /// Sends this worker's message of `round` (`params == None`: nothing fitted this round).
+    /// Waits up to `timeout` until every other worker's connection is up: `Ok(true)` then, and this
+    /// worker's round messages will reach all of them (the relay forwards a message only to the
+    /// connections it has when the message arrives, and replays nothing); `Ok(false)`: not yet
+    /// (the caller checks for cancellation and calls again). Each worker says hello when it
+    /// connects and again whenever it hears a new peer's hello, so the first to connect also hears
+    /// of the last, which in turn hears the first's second hello. This replaces Spark's
+    /// `BarrierTaskContext.barrier()`, which polls its result once a second (up to 1 s per fit).
+    pub fn await_peers(&mut self, timeout: Duration) -> Result<bool, SharingError> {
+        let deadline = Instant::now() + timeout;
+        let hello = RoundMessage::encode_hello(&RoundReport {
+            stage: self.config.stage,
+            partition: self.config.partition,
+            ..RoundReport::default()
+        });
+        let others = self.config.workers as usize - 1;
+        loop {
+            let heard = {
+                let mut inbox = self.shared.lock();
+                if let Some(e) = inbox.error.take() {
+                    return Err(SharingError::Message(e));
+                }
+                inbox.hellos.remove(&self.config.partition);
+                inbox.hellos.len()
+            };
+            if heard > self.hellos_answered || !self.hello_sent {
+                // a new peer is up (or this is the first hello): (re)say hello so that it hears of us
+                self.client().send(hello.clone())?;
+                self.hello_sent = true;
+                self.hellos_answered = heard;
+            }
+            if heard >= others {
+                return Ok(true);
+            }
+            if let Some(e) = self.client.as_ref().and_then(RelayClient::failure) {
+                return Err(SharingError::Relay(e));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            let inbox = self.shared.lock();
+            if inbox.hellos.len() == heard {
+                let slice = (deadline - now).min(Duration::from_millis(50));
+                drop(self.shared.arrived.wait_timeout(inbox, slice).unwrap_or_else(|e| e.into_inner()));
+            }
+        }
+    }
+
+    /// Sends this worker's message of `round` (`params == None`: nothing fitted this round),
+    /// encoded straight from the caller's arrays (the engine's own: no copy is kept). Until the
+    /// round is averaged the caller must leave those arrays as they were sent: the average reads
+    /// this worker's share from them.
     #[allow(clippy::too_many_arguments)]
     pub fn send_round(
         &mut self,
@@ -106,8 +188,8 @@ impl AveragingWorker {
         minibatches: u32,
         examples: u64,
         score: f64,
-        params: Option<Vec<f32>>,
-        updater: Option<Vec<f32>>,
+        params: Option<&[f32]>,
+        updater: Option<&[f32]>,
     ) -> Result<(), SharingError> {
         let report = RoundReport {
             stage: self.config.stage,
@@ -118,15 +200,9 @@ impl AveragingWorker {
             examples,
             score,
         };
-        let bytes = RoundMessage::encode(&report, params.as_deref(), updater.as_deref());
-        // this worker's own message, built from its arrays rather than decoded from the bytes
-        let mut own = RoundMessage::decode_header(&bytes)?;
-        if own.n_params > 0 {
-            own.params = params.unwrap_or_default();
-            if own.n_updater > 0 {
-                own.updater = updater.unwrap_or_default();
-            }
-        }
+        let bytes = RoundMessage::encode(&report, params, updater);
+        // this worker's own message: its header (the arrays stay with the caller)
+        let own = RoundMessage::decode_header(&bytes)?;
         self.shared.lock().rounds.entry(round).or_default().insert(own.partition, own);
         // sent with one worker too: the driver computes the final state from the messages
         self.client().send(bytes)?;
@@ -134,7 +210,7 @@ impl AveragingWorker {
     }
 
     /// Waits up to `timeout` for every worker's message of `round`. `Ok(true)`: the round is
-    /// complete and [`AveragingWorker::average`] holds its average (None when nobody fitted);
+    /// complete and [`AveragingWorker::summary`] describes its average (None when nobody fitted);
     /// `Ok(false)`: not yet (the caller checks for cancellation and calls again).
     pub fn await_round(&mut self, round: u32, timeout: Duration) -> Result<bool, SharingError> {
         let deadline = Instant::now() + timeout;
@@ -145,10 +221,10 @@ impl AveragingWorker {
             }
             let have = inbox.rounds.get(&round).map_or(0, BTreeMap::len);
             if have as u32 >= self.config.workers {
-                let msgs = inbox.rounds.remove(&round).expect("present");
+                let messages = inbox.rounds.remove(&round).expect("present");
                 drop(inbox);
-                let refs: Vec<&RoundMessage> = msgs.values().collect();
-                self.last = average(&refs)?;
+                let summary = summarize(&messages)?;
+                self.done = Some(Done { messages, summary });
                 return Ok(true);
             }
             if let Some(e) = self.client.as_ref().and_then(RelayClient::failure) {
@@ -164,16 +240,59 @@ impl AveragingWorker {
         }
     }
 
+    /// The counters of the last completed round's average (None: no worker fitted in it).
+    pub fn summary(&self) -> Option<Summary> {
+        self.done.as_ref().and_then(|d| d.summary)
+    }
+
+    /// Writes the last completed round's average of the parameters into `params`, which holds
+    /// this worker's parameters as sent (its share is read from it before it is overwritten).
+    /// `Ok(false)`: nobody fitted in that round (`params` is left alone).
+    pub fn average_params_into(&self, params: &mut [f32]) -> Result<bool, SharingError> {
+        self.average_into(params, None, false)
+    }
+
+    /// The same for the updater state: `own` is this worker's state as sent, `out` receives the
+    /// average (resized). `Ok(false)`: no average of the updater state this round.
+    pub fn average_updater_into(&self, own: &[f32], out: &mut Vec<f32>) -> Result<bool, SharingError> {
+        out.clear();
+        out.resize(own.len(), 0.0);
+        self.average_into(out, Some(own), true)
+    }
+
+    fn average_into(&self, out: &mut [f32], own: Option<&[f32]>, updater: bool) -> Result<bool, SharingError> {
+        let Some(done) = &self.done else {
+            return Err(SharingError::Message("no averaging round is complete yet".into()));
+        };
+        let Some(summary) = done.summary else {
+            return Ok(false);
+        };
+        if updater && !summary.with_updater {
+            return Ok(false);
+        }
+        let me = self.config.partition;
+        let mut sources: Vec<Option<&[f32]>> = Vec::with_capacity(done.messages.len());
+        for m in done.messages.values().filter(|m| m.contributes()) {
+            let (n, arrays) = if updater { (m.n_updater, &m.updater) } else { (m.n_params, &m.params) };
+            if n != out.len() {
+                return Err(SharingError::Message(format!(
+                    "round {}: partition {} sent {n} {} but this worker has {}",
+                    m.round,
+                    m.partition,
+                    if updater { "updater values" } else { "parameters" },
+                    out.len()
+                )));
+            }
+            sources.push(if m.partition == me { own } else { Some(&arrays[..]) });
+        }
+        mean_into(out, &sources);
+        Ok(true)
+    }
     /// Partitions whose message of `round` has not arrived (for an error message).
     pub fn missing(&self, round: u32) -> Vec<u32> {
         let inbox = self.shared.lock();
         let have = inbox.rounds.get(&round);
         (0..self.config.workers).filter(|p| !have.is_some_and(|h| h.contains_key(p))).collect()
-    }
-
-    /// The average of the last completed round (None: no worker fitted in it).
-    pub fn average(&self) -> Option<&Average> {
-        self.last.as_ref()
     }
 
     /// Waits until the relay applied every message of this worker, then closes; returns
@@ -190,6 +309,28 @@ impl AveragingWorker {
     fn client(&self) -> &RelayClient {
         self.client.as_ref().expect("connected until finish")
     }
+}
+
+/// The counters of a complete round (None: nobody fitted), checking that the contributors agree on
+/// their lengths (as [`crate::message::average`] does on the driver).
+fn summarize(messages: &BTreeMap<u32, RoundMessage>) -> Result<Option<Summary>, SharingError> {
+    let contributors: Vec<&RoundMessage> = messages.values().filter(|m| m.contributes()).collect();
+    let Some(first) = contributors.first() else {
+        return Ok(None);
+    };
+    if let Some(m) = contributors.iter().find(|m| m.n_params != first.n_params) {
+        return Err(SharingError::Message(format!(
+            "workers sent parameters of different lengths in round {}: partition {} has {}, partition {} has {}",
+            first.round, first.partition, first.n_params, m.partition, m.n_params
+        )));
+    }
+    let count = contributors.len();
+    Ok(Some(Summary {
+        contributors: count as u32,
+        max_iterations: contributors.iter().map(|m| m.iterations).max().unwrap_or(0),
+        score: contributors.iter().map(|m| m.score).sum::<f64>() / count as f64,
+        with_updater: contributors.iter().all(|m| m.n_updater > 0 && m.n_updater == first.n_updater),
+    }))
 }
 
 #[cfg(test)]
@@ -220,37 +361,42 @@ mod tests {
         let workers = 3;
         let mut d = driver(workers);
         let port = d.port();
-        // As the Spark barrier job does: every worker is connected before any sends (the relay does
-        // not replay earlier messages to a late connection; without this the test hung ~1 in 10 runs).
-        let connected = std::sync::Arc::new(std::sync::Barrier::new(workers as usize));
+        // Every worker waits for the others' hellos before it sends (the relay does not replay earlier
+        // messages to a late connection); they connect out of order and far apart, and worker 0
+        // sends its round 0 at once, so a worker that missed a message would hang here.
         let handles: Vec<_> = (0..workers)
             .map(|p| {
-                let connected = std::sync::Arc::clone(&connected);
                 thread::spawn(move || {
+                    thread::sleep(Duration::from_millis([0, 150, 60][p as usize]));
                     let mut w = AveragingWorker::connect(&worker_json(port, p, workers)).unwrap();
-                    connected.wait();
+                    while !w.await_peers(Duration::from_millis(20)).unwrap() {}
                     let mut params = vec![p as f32 + 0.5; 1000];
                     let mut seen = Vec::new();
+                    let mut upd_avg = Vec::new();
                     for round in 0..4u32 {
                         let idle = p == 2 && round == 1;
                         for (i, v) in params.iter_mut().enumerate() {
                             *v += 0.001 * (i as f32) * (p + 1) as f32;
                         }
                         let upd: Vec<f32> = params.iter().map(|v| v * 0.5).collect();
-                        w.send_round(round, 2, 2, 8, f64::from(p), (!idle).then(|| params.clone()), Some(upd))
+                        w.send_round(round, 2, 2, 8, f64::from(p), (!idle).then_some(&params[..]), Some(&upd))
                             .unwrap();
                         while !w.await_round(round, Duration::from_millis(100)).unwrap() {}
-                        let avg = w.average().unwrap().clone();
-                        assert_eq!(avg.contributors, if round == 1 { 2 } else { 3 });
-                        params = avg.params.clone();
-                        seen.push(avg);
+                        let summary = w.summary().unwrap();
+                        assert_eq!(summary.contributors, if round == 1 { 2 } else { 3 });
+                        assert!(summary.with_updater);
+                        // an idle worker adopts the average as well: it starts from its own (stale) arrays
+                        assert!(w.average_params_into(&mut params).unwrap());
+                        assert!(w.average_updater_into(&upd, &mut upd_avg).unwrap());
+                        seen.push((summary, params.clone(), upd_avg.clone()));
                     }
                     w.finish().unwrap();
                     seen
                 })
             })
             .collect();
-        let results: Vec<Vec<Average>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        type Seen = (Summary, Vec<f32>, Vec<f32>);
+        let results: Vec<Vec<Seen>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         assert_eq!(results[0], results[1]);
         assert_eq!(results[1], results[2]);
         // round 0 by hand: the mean of the three workers' first arrays
@@ -260,11 +406,15 @@ mod tests {
                 (s / 3.0) as f32
             })
             .collect();
-        assert_eq!(results[0][0].params, expect);
+        assert_eq!(results[0][0].1, expect);
         d.shutdown().unwrap();
         let f = d.final_state().unwrap();
         assert_eq!((f.rounds_done, f.iterations), (4, 8));
-        assert_eq!(f.average.as_ref().unwrap(), &results[0][3]);
+        // the driver's average of the last round (message::average on decoded copies) has the same bits
+        let last = f.average.as_ref().unwrap();
+        assert_eq!(last.params, results[0][3].1);
+        assert_eq!(last.updater.as_ref().unwrap(), &results[0][3].2);
+        assert_eq!((last.contributors, last.max_iterations, last.score), (3, 2, results[0][3].0.score));
         assert!(d.stats_json().contains("\"sealed\":true"));
     }
 
@@ -272,7 +422,9 @@ mod tests {
     fn a_worker_waiting_for_a_silent_peer_times_out_and_names_it() {
         let mut d = driver(2);
         let mut w = AveragingWorker::connect(&worker_json(d.port(), 0, 2)).unwrap();
-        w.send_round(0, 1, 1, 4, 0.0, Some(vec![1.0]), None).unwrap();
+        // its peer never connects: no hello
+        assert!(!w.await_peers(Duration::from_millis(100)).unwrap());
+        w.send_round(0, 1, 1, 4, 0.0, Some(&[1.0]), None).unwrap();
         assert!(!w.await_round(0, Duration::from_millis(100)).unwrap());
         assert_eq!(w.missing(0), vec![1]);
         drop(w);

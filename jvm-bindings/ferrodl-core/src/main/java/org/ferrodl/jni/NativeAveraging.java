@@ -65,13 +65,25 @@ public final class NativeAveraging {
     public static native long connect(String configJson);
 
     /**
-     * Sends this worker's message of one round.
+     * Waits until every other worker of the fit is connected (each says hello through the relay),
+     * so that this worker's round messages reach all of them.
      *
-     * @param params its parameters, or null when it fitted no minibatch this round
-     * @param updaterState its updater state, or null
+     * @return true once they are; false when {@code timeoutMs} passed first (call again)
      */
-    public static native void sendRound(long h, int round, int iterations, int minibatches, long examples,
-                                        double score, float[] params, float[] updaterState);
+    public static native boolean awaitPeers(long h, long timeoutMs);
+
+    /**
+     * Sends this worker's message of one round straight from the engine's arrays (no Java copy).
+     * The network must not change until {@link #applyAverage} of this round: the average reads
+     * this worker's share from it.
+     *
+     * @param network the handle of a {@code NativeNetwork} or {@code NativeGraph} (its owner's
+     *     {@code nativeHandle()})
+     * @param contributes false when it fitted no minibatch this round: only the header is sent
+     * @param updaterState whether its updater state is sent too
+     */
+    public static native void sendRound(long h, long network, int round, int iterations, int minibatches,
+                                        long examples, double score, boolean contributes, boolean updaterState);
 
     /** @return true once every worker's message of {@code round} arrived (waits up to {@code timeoutMs}) */
     public static native boolean awaitRound(long h, int round, long timeoutMs);
@@ -80,11 +92,14 @@ public final class NativeAveraging {
     public static native long[] missing(long h, int round);
 
     /**
-     * @param updater false: the parameters; true: the updater state
-     * @return the last completed round's average, or null (nobody fitted; for the updater state:
-     *     not every contributor sent it)
+     * Writes the last completed round's average into the engine's arrays of {@code network} (the
+     * one {@link #sendRound} sent from, unchanged since).
+     *
+     * @param updater whether to average the updater state too (when every contributor sent it)
+     * @return 0 when nobody fitted in the round (nothing written), 1 when the parameters were
+     *     written, 3 when the updater state was written too
      */
-    public static native float[] average(long h, boolean updater);
+    public static native int applyAverage(long h, long network, boolean updater);
 
     /** @return {@code [contributors, most iterations one worker made, mean last score]} of the last round */
     public static native double[] averageSummary(long h);

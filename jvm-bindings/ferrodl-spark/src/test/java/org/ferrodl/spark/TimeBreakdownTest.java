@@ -49,7 +49,7 @@ public class TimeBreakdownTest {
         assertEquals(16, b.getWorkerIterations());
         Map<String, Double> per = perIteration(b);
         assertTrue(per.containsKey("fit: forward, backward, updater (+ JNI, hooks)"), per.toString());
-        assertTrue(per.containsKey("exchange: send, wait for the other workers, average"), per.toString());
+        assertTrue(per.containsKey("exchange: wait for every worker's message of the round"), per.toString());
         assertTrue(per.containsKey("Spark scheduling, shuffle and task start"), per.toString());
         checkSane(b);
         // one Spark job per split (the rounds cannot always run in one job): its own phases

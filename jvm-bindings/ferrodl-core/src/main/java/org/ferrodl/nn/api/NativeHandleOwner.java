@@ -97,6 +97,18 @@ public abstract class NativeHandleOwner implements AutoCloseable {
         return h;
     }
 
+    /**
+     * The live native handle, for the library's own native modules (Spark's parameter averaging
+     * sends from and averages into the engine's arrays through it, without Java copies); users never
+     * need it.
+     *
+     * @return the handle
+     * @throws NativeStateException before {@code init()} or after {@link #close()}
+     */
+    public final long nativeHandle() {
+        return handle();
+    }
+
     /** @return true once {@link #close()} was called */
     public boolean isClosed() {
         return closed;

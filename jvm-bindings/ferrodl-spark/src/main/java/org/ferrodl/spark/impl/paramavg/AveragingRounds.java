@@ -29,6 +29,7 @@ import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.parameterserver.training.RelayTrust;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Tuple2;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
@@ -111,7 +112,8 @@ final class AveragingRounds {
     /** The result of a fit: the network's new score (NaN when no worker fitted). */
     static <N extends NativeHandleOwner & Model, B, T> double train(
             SparkNetwork<N, B> sparkNetwork, JavaPairRDD<Placed, T> positioned, Function<T, B> loader,
-            BalancedSplitter splitter, int workers, boolean keep, ParameterAveragingTrainingMaster master,
+            BalancedSplitter splitter, int workers, boolean keep, boolean sourceCached,
+            ParameterAveragingTrainingMaster master,
             List<TrainingHook> hooks, SparkTrainingStats stats, double prepareMillis, long fitStart) {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         N network = sparkNetwork.getNetwork();
@@ -141,12 +143,20 @@ final class AveragingRounds {
             AveragingRoundsWorker<N, B, T> worker = new AveragingRoundsWorker<>(kind, spec, loader, splitter, workers,
                     master.getBatchSizePerWorker(), master.getPrefetchNumBatches(), master.isSaveUpdater(),
                     stats != null, hooks, master.workerListeners(sparkNetwork));
-            JavaPairRDD<Placed, T> dealt = positioned.partitionBy(new WorkerPartitioner(splitter, workers, keep));
+            // kept partitions are already dealt (partition p = worker p), and in one JVM (local[N]) a cached
+            // RDD with one partition per worker is dealt by reading its blocks in place (DealtRDD): no
+            // shuffle per fit, which serializes, writes and reads back every minibatch object. On a
+            // cluster every task would fetch every partition (workers x the data): the shuffle moves less.
+            WorkerPartitioner dealer = new WorkerPartitioner(splitter, workers, keep);
+            RDD<Tuple2<Placed, T>> dealt = keep && positioned.getNumPartitions() == workers ? positioned.rdd()
+                    : sourceCached && sc.isLocal() && positioned.getNumPartitions() == workers
+                    ? new DealtRDD<>(positioned.rdd(), dealer)
+                    : positioned.partitionBy(dealer).rdd();
             JobDescriptions.part(sc, "splits 1-" + splitter.numSplits() + "/" + splitter.numSplits()
                     + " (averaging rounds of " + workers + " workers in one job)");
             double setupMillis = (System.nanoTime() - setupStart) / 1e6;
             long jobStartWall = System.currentTimeMillis();
-            RDD<AveragingRoundsWorker.Result> results = dealt.rdd().barrier().mapPartitions(worker, false, tag());
+            RDD<AveragingRoundsWorker.Result> results = dealt.barrier().mapPartitions(worker, false, tag());
             AveragingRoundsWorker.Result[] reports = (AveragingRoundsWorker.Result[]) results.collect();
             long jobEndWall = System.currentTimeMillis();
             long applyStart = System.nanoTime();
@@ -186,8 +196,10 @@ final class AveragingRounds {
                                   double prepareMillis, double setupMillis, long jobStartWall, long jobEndWall,
                                   double applyMillis, double fitMillis) {
         double start = 0;
+        double share = 0;
         double restore = 0;
         double connect = 0;
+        double barrier = 0;
         double data = 0;
         double fit = 0;
         double extract = 0;
@@ -199,8 +211,10 @@ final class AveragingRounds {
         for (AveragingRoundsWorker.Result r : reports) {
             r.stats().forEach(stats::addWorker);
             start += Math.max(0, r.startWallMillis() - jobStartWall);
+            share += r.shareMillis();
             restore += r.restoreMillis();
             connect += r.connectMillis();
+            barrier += r.barrierMillis();
             data += r.dataMillis();
             fit += r.fitMillis();
             extract += r.extractMillis();
@@ -223,13 +237,15 @@ final class AveragingRounds {
                 .driver("data: index, position, persist", prepareMillis)
                 .driver("relay start + snapshot broadcast (once per fit)", setupMillis)
                 .worker("Spark scheduling, shuffle and task start", start)
+                .worker("read the task's share (shuffle read, once per task)", share)
                 .worker("restore the network from the snapshot (once per task)", restore)
-                .worker("connect to the relay + wait for every task (barrier)", connect)
+                .worker("connect to the relay (once per task)", connect)
+                .worker("wait for every task to connect (hello through the relay, once per task)", barrier)
                 .worker("wait for minibatches (load, deserialize, assemble)", data)
                 .worker("fit: forward, backward, updater (+ JNI, hooks)", fit)
-                .worker("extract params and updater state", extract)
-                .worker("exchange: send, wait for the other workers, average", exchange)
-                .worker("set the averaged params and updater state", apply)
+                .worker("send: encode params + updater state from the engine, queue", extract)
+                .worker("exchange: wait for every worker's message of the round", exchange)
+                .worker("average into the engine's params + updater state", apply)
                 .driver("task end to job end (results to the driver)", Math.max(0, jobEndWall - lastEnd))
                 .driver("final average applied to the network", applyMillis));
     }

@@ -60,7 +60,8 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
 
     /** A task's report: counters and where its time went (ms), per phase summed over its rounds. */
     record Result(int partition, String executor, long startWallMillis, long endWallMillis, long minibatches,
-                  long examples, double restoreMillis, double connectMillis, double dataMillis, double fitMillis,
+                  long examples, double shareMillis, double restoreMillis, double connectMillis, double barrierMillis,
+                  double dataMillis, double fitMillis,
                   double extractMillis, double exchangeMillis, double applyMillis, double[] roundMillis,
                   long[] wire, List<WorkerStats> stats) implements Serializable {
     }
@@ -97,6 +98,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
     @Override
     public scala.collection.Iterator<Result> apply(scala.collection.Iterator<Tuple2<Placed, T>> share) {
         long startWall = System.currentTimeMillis();
+        long shareStart = System.nanoTime();
         BarrierTaskContext ctx = BarrierTaskContext.get();
         int partition = ctx.partitionId();
         TaskThreads.configure(1);
@@ -114,11 +116,13 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
             rounds.get(splitter.splitOf(t._1().position())).add(t._2());
         }
         items = null;
+        double shareRead = ms(shareStart);
 
         Spec<N> s = spec.value();
         long t = System.nanoTime();
         double restore;
         double connect;
+        double barrier;
         double data = 0;
         double fit = 0;
         double extract = 0;
@@ -140,10 +144,13 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
             t = System.nanoTime();
             long worker = NativeAveraging.connect(workerJson(s, partition, ctx));
             try {
-                // every worker is connected before any round message is sent (the relay forwards a
-                // message only to the connections it has when the message arrives)
-                ctx.barrier();
                 connect = ms(t);
+                t = System.nanoTime();
+                // every worker is connected before any round message is sent (the relay forwards a
+                // message only to the connections it has when the message arrives); through the relay
+                // rather than ctx.barrier(), which checks for its answer once a second
+                awaitPeers(worker, s.roundTimeoutMs(), ctx);
+                barrier = ms(t);
                 for (int round = 0; round < rounds.size(); round++) {
                     long roundStartWall = System.currentTimeMillis();
                     long roundStart = System.nanoTime();
@@ -154,7 +161,10 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                     long examples = 0;
                     double lastScore = Double.NaN;
                     Iterator<B> batches = new BatchAssembler<>(loading(rounds.get(round)), batchSizePerWorker, kind);
-                    PrefetchingIterator<B> prefetch = prefetchNumBatches > 0 && !rounds.get(round).isEmpty()
+                    // minibatch objects already in memory need no loading ahead (a prefetch thread per
+                    // round only adds a hand-off per minibatch); references to load do
+                    PrefetchingIterator<B> prefetch = prefetchNumBatches > 0 && loader != null
+                            && !rounds.get(round).isEmpty()
                             ? new PrefetchingIterator<>(batches, prefetchNumBatches, "ferrodl-prefetch-p" + partition)
                             : null;
                     if (prefetch != null) {
@@ -186,27 +196,20 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                             prefetch.close();
                         }
                     }
+                    // sent straight from the engine's arrays and averaged back into them (no Java copies)
                     t = System.nanoTime();
-                    // the engine's copies as they are (no further Java copy: they are only read)
-                    float[] params = minibatches > 0 ? NDArray.internalData(net.params()) : null;
-                    float[] updater = minibatches > 0 && saveUpdater ? NDArray.internalData(kind.updaterState(net)) : null;
+                    NativeAveraging.sendRound(worker, net.nativeHandle(), round, kind.iterationCount(net) - startIteration,
+                            minibatches, examples, lastScore, minibatches > 0, minibatches > 0 && saveUpdater);
                     double roundExtract = ms(t);
                     t = System.nanoTime();
-                    NativeAveraging.sendRound(worker, round, kind.iterationCount(net) - startIteration, minibatches,
-                            examples, lastScore, params, updater);
-                    params = null;
-                    updater = null;
                     awaitRound(worker, round, s.roundTimeoutMs(), ctx);
                     double roundExchange = ms(t);
                     t = System.nanoTime();
-                    float[] avg = NativeAveraging.average(worker, false);
-                    if (avg != null) {
-                        // the driver's per-split design: the average, its updater state, counters + the most iterations
-                        net.setParams(new NDArray(avg, 1, avg.length));
-                        avg = null;
-                        float[] avgUpdater = saveUpdater ? NativeAveraging.average(worker, true) : freshUpdater;
-                        if (avgUpdater != null) {
-                            kind.setUpdaterState(net, new NDArray(avgUpdater, 1, avgUpdater.length));
+                    if (NativeAveraging.applyAverage(worker, net.nativeHandle(), saveUpdater) != 0) {
+                        // the driver's per-split design: the average, its updater state (or a fresh one
+                        // without saveUpdater), counters + the most iterations
+                        if (!saveUpdater) {
+                            kind.setUpdaterState(net, new NDArray(freshUpdater, 1, freshUpdater.length));
                         }
                         double[] summary = NativeAveraging.averageSummary(worker);
                         kind.setCounters(net, startIteration + (int) summary[1], epoch);
@@ -223,7 +226,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                     if (stats != null && minibatches > 0) {
                         long[] nativeBytes = NativeInfo.nativeMemoryBytes();
                         stats.add(new WorkerStats(round, partition, executor, minibatches, (int) examples,
-                                roundStartWall, Math.round(round == 0 ? restore + connect : 0), Math.round(roundData),
+                                roundStartWall, Math.round(round == 0 ? restore + connect + barrier : 0), Math.round(roundData),
                                 Math.round(roundFit), Math.round(roundExtract + roundExchange + roundApply), lastScore,
                                 nativeBytes[0], nativeBytes[1]));
                     }
@@ -232,10 +235,26 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                 }
                 long[] wire = NativeAveraging.finish(worker);
                 return scala.collection.Iterator$.MODULE$.single(new Result(partition, executor, startWall,
-                        System.currentTimeMillis(), allMinibatches, allExamples, restore, connect, data, fit, extract,
+                        System.currentTimeMillis(), allMinibatches, allExamples, shareRead, restore, connect, barrier, data, fit,
+                        extract,
                         exchange, apply, roundMillis, wire, stats == null ? Collections.emptyList() : stats));
             } finally {
                 NativeAveraging.destroyWorker(worker);
+            }
+        }
+    }
+
+    /** Waits until every worker is connected, giving up when Spark kills the task or after the timeout. */
+    private static void awaitPeers(long worker, long timeoutMs, BarrierTaskContext ctx) {
+        long start = System.nanoTime();
+        while (!NativeAveraging.awaitPeers(worker, WAIT_SLICE_MS)) {
+            if (ctx.isInterrupted() || Thread.currentThread().isInterrupted()) {
+                throw new TaskKilledException("parameter averaging: cancelled while waiting for the other workers");
+            }
+            if ((System.nanoTime() - start) / 1_000_000 > timeoutMs) {
+                throw new IllegalStateException("parameter averaging: worker " + ctx.partitionId() + " waited "
+                        + timeoutMs + " ms for the other workers to connect to the driver's relay (stalled or "
+                        + "lost executors? the timeout is " + AveragingRounds.ROUND_TIMEOUT_MS + ")");
             }
         }
     }

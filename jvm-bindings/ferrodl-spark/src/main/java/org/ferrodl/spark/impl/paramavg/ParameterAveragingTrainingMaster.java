@@ -372,7 +372,10 @@ public class ParameterAveragingTrainingMaster
         if (oneJobRefused == null) {
             // every round in one Spark job, the workers averaging through the driver's relay (§9.2)
             try {
-                score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep, this,
+                // the objects are read from the cached RDD itself (not from a copy persisted per fit)
+                boolean sourceCached = !items.getStorageLevel().equals(StorageLevel.NONE())
+                        && (level == null || level.equals(StorageLevel.NONE()));
+                score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep, sourceCached, this,
                         List.copyOf(trainingHooks), stats, (System.nanoTime() - fitStart) / 1e6, fitStart);
             } finally {
                 positioned.unpersist(false);

@@ -1,0 +1,127 @@
+package org.ferrodl.spark.impl.paramavg;
+
+import org.apache.spark.Dependency;
+import org.apache.spark.NarrowDependency;
+import org.apache.spark.Partition;
+import org.apache.spark.Partitioner;
+import org.apache.spark.TaskContext;
+import org.apache.spark.rdd.RDD;
+import scala.Tuple2;
+import scala.collection.AbstractIterator;
+import scala.collection.Iterator;
+import scala.collection.immutable.List;
+import scala.collection.immutable.Nil$;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+/**
+ * Deals the objects of a cached RDD to the workers of a parameter-averaging fit without a shuffle:
+ * partition {@code w} reads every partition of its parent (a narrow dependency on all of them, as
+ * Spark's own coalescing does) and keeps the objects the partitioner gives worker {@code w}. A
+ * shuffle serializes, writes and reads back every minibatch object of the fit (one Spark stage more
+ * per fit); this reads the cached blocks in place. Used only in one JVM (local[N]: on a cluster every
+ * task would fetch every partition), when the parent is cached (or every task would compute all of
+ * it) and has one partition per worker (what a barrier stage requires of every RDD in it).
+ *
+ * @param <T> the object type (references, or minibatches)
+ */
+final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
+    private static final long serialVersionUID = 1L;
+    private final RDD<Tuple2<Placed, T>> parent;
+    /** The parent's partitions as the driver knows them (some RDDs cannot list them on an executor). */
+    private final Partition[] parents;
+    private final Partitioner dealer;
+
+    DealtRDD(RDD<Tuple2<Placed, T>> parent, Partitioner dealer) {
+        super(parent.context(), dependencies(parent), tag());
+        if (dealer.numPartitions() != parent.getNumPartitions()) {
+            throw new IllegalArgumentException("a DealtRDD needs one parent partition per worker: "
+                    + parent.getNumPartitions() + " partitions, " + dealer.numPartitions() + " workers");
+        }
+        this.parent = parent;
+        this.parents = parent.partitions();
+        this.dealer = dealer;
+    }
+
+    @Override
+    public Partition[] getPartitions() {
+        Partition[] out = new Partition[dealer.numPartitions()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = new Index(i);
+        }
+        return out;
+    }
+
+    @Override
+    public Iterator<Tuple2<Placed, T>> compute(Partition split, TaskContext context) {
+        int worker = split.index();
+        return new AbstractIterator<>() {
+            private int next;
+            private Iterator<Tuple2<Placed, T>> current;
+            private Tuple2<Placed, T> ahead;
+
+            @Override
+            public boolean hasNext() {
+                while (ahead == null) {
+                    if (current != null && current.hasNext()) {
+                        Tuple2<Placed, T> t = current.next();
+                        if (dealer.getPartition(t._1()) == worker) {
+                            ahead = t;
+                        }
+                    } else if (next < parents.length) {
+                        current = parent.iterator(parents[next++], context);
+                    } else {
+                        return false;
+                    }
+                }
+                return true;
+            }
+
+            @Override
+            public Tuple2<Placed, T> next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                Tuple2<Placed, T> t = ahead;
+                ahead = null;
+                return t;
+            }
+        };
+    }
+
+    /** A partition of this RDD: a worker. */
+    private record Index(int index) implements Partition {
+    }
+
+    /** Every child partition depends on every parent partition. */
+    private static final class AllParents<T> extends NarrowDependency<T> {
+        private static final long serialVersionUID = 1L;
+        private final int parents;
+
+        AllParents(RDD<T> rdd) {
+            super(rdd);
+            this.parents = rdd.getNumPartitions();
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public List<Object> getParents(int partitionId) {
+            List<Object> all = (List<Object>) (List<?>) Nil$.MODULE$;
+            for (int p = parents - 1; p >= 0; p--) {
+                all = all.$colon$colon(p);
+            }
+            return all;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> List<Dependency<?>> dependencies(RDD<Tuple2<Placed, T>> parent) {
+        List<Dependency<?>> none = (List<Dependency<?>>) (List<?>) Nil$.MODULE$;
+        return none.$colon$colon(new AllParents<>(parent));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> ClassTag<Tuple2<Placed, T>> tag() {
+        return (ClassTag<Tuple2<Placed, T>>) (ClassTag<?>) ClassTag$.MODULE$.apply(Tuple2.class);
+    }
+}
