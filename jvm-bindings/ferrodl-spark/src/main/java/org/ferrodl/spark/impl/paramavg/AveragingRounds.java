@@ -136,6 +136,7 @@ final class AveragingRounds {
         long relay = NativeAveraging.startRelay(relaySettings(bindHost, secretHex, maxMessageBytes, timeoutMs,
                 trust.encrypt()), workers, splitter.numSplits());
         Broadcast<AveragingRoundsWorker.Spec<N>> spec = null;
+        DealtRDD<T> dealtInPlace = null;
         try {
             String address = advertisedHost + ":" + NativeAveraging.port(relay);
             spec = sc.broadcast(new AveragingRoundsWorker.Spec<>(snapshot, address, secretHex, trust.encrypt(),
@@ -148,10 +149,11 @@ final class AveragingRounds {
             // shuffle per fit, which serializes, writes and reads back every minibatch object. On a
             // cluster every task would fetch every partition (workers x the data): the shuffle moves less.
             WorkerPartitioner dealer = new WorkerPartitioner(splitter, workers, keep);
+            if (!keep && sourceCached && sc.isLocal() && positioned.getNumPartitions() == workers) {
+                dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer);
+            }
             RDD<Tuple2<Placed, T>> dealt = keep && positioned.getNumPartitions() == workers ? positioned.rdd()
-                    : sourceCached && sc.isLocal() && positioned.getNumPartitions() == workers
-                    ? new DealtRDD<>(positioned.rdd(), dealer)
-                    : positioned.partitionBy(dealer).rdd();
+                    : dealtInPlace != null ? dealtInPlace : positioned.partitionBy(dealer).rdd();
             JobDescriptions.part(sc, "splits 1-" + splitter.numSplits() + "/" + splitter.numSplits()
                     + " (averaging rounds of " + workers + " workers in one job)");
             double setupMillis = (System.nanoTime() - setupStart) / 1e6;
@@ -185,6 +187,9 @@ final class AveragingRounds {
                     workers, NativeAveraging.statsJson(relay));
             return score;
         } finally {
+            if (dealtInPlace != null) {
+                dealtInPlace.release();
+            }
             NativeAveraging.destroyRelay(relay);
             if (spec != null) {
                 spec.destroy();
