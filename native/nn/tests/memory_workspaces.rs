@@ -10,12 +10,16 @@ use serde_json::json;
 #[global_allocator]
 static ALLOC: CountingAllocator = CountingAllocator;
 
-/// The budget is process-wide: the tests here take turns.
-static BUDGET: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
+/// One test running both cases on one thread: the budget and the allocation counter are
+/// process-wide, and a second test's thread frees its thread-local scratch when it exits, which
+/// may fall between two readings of the counter here (seen once: 12.7 MB less than expected).
 #[test]
+fn workspaces_over_the_budget_are_refused_naming_the_layer_then_fit() {
+    a_convolution_workspace_over_the_budget_is_refused_naming_the_layer_then_fits();
+    a_recurrent_workspace_over_the_budget_is_refused_naming_the_layer_then_fits();
+}
+
 fn a_convolution_workspace_over_the_budget_is_refused_naming_the_layer_then_fits() {
-    let _turn = BUDGET.lock().unwrap_or_else(|e| e.into_inner());
     // 1×256×256 input, one 16×16 filter: per example K = 256 column rows × P = 241² positions,
     // 14,868,736 column values (59.5 MB of f32) against 232 KB of activations.
     let conf = json!({"formatVersion": 1, "seed": 1,
@@ -65,9 +69,7 @@ fn a_convolution_workspace_over_the_budget_is_refused_naming_the_layer_then_fits
     memory::set_budget(0);
 }
 
-#[test]
 fn a_recurrent_workspace_over_the_budget_is_refused_naming_the_layer_then_fits() {
-    let _turn = BUDGET.lock().unwrap_or_else(|e| e.into_inner());
     // LSTM 4 -> 256 on 2 examples of 1,000 steps: its time-major pre-activations, gates and their
     // gradient are 3 × 1,000 × 2 × 1,024 values; with the cell states and the h/c history about
     // 28 MB of workspace against ~2 MB of activations.
