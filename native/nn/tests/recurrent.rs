@@ -13,7 +13,9 @@
 
 use ferrodl_nn::config::MultiLayerConfiguration;
 use ferrodl_nn::{MultiLayerNetwork, NnError};
-use ferrodl_testutil::{check_gradient, normal_matrix, uniform_matrix, GradCheckConfig, Rng};
+use ferrodl_testutil::{
+    check_gradient, normal_matrix, one_hot_sequences, tail_mask, uniform_matrix, GradCheckConfig, Rng,
+};
 use serde_json::{json, Value};
 
 fn sgd() -> Value {
@@ -50,29 +52,6 @@ fn randomize(n: &mut MultiLayerNetwork<f64>, rng: &mut Rng) {
 
 fn normal(rng: &mut Rng, n: usize) -> Vec<f64> {
     normal_matrix(rng, 1, n)
-}
-
-/// One-hot labels `[N, C, T]` (NCW).
-fn one_hot(rng: &mut Rng, rows: usize, c: usize, t: usize) -> Vec<f64> {
-    let mut y = vec![0.0; rows * c * t];
-    for i in 0..rows {
-        for s in 0..t {
-            let k = (uniform_matrix(rng, 1, 1, 0.0, c as f64)[0] as usize).min(c - 1);
-            y[i * c * t + k * t + s] = 1.0;
-        }
-    }
-    y
-}
-
-/// Masks with the last steps of some examples padded (0).
-fn tail_mask(rows: usize, t: usize, lengths: &[usize]) -> Vec<f64> {
-    let mut m = vec![0.0; rows * t];
-    for i in 0..rows {
-        for s in 0..lengths[i % lengths.len()].min(t) {
-            m[i * t + s] = 1.0;
-        }
-    }
-    m
 }
 
 struct Case<'a> {
@@ -128,7 +107,7 @@ fn recurrent_layers_pass_gradient_checks_with_and_without_masks() {
         let mut n = net(layers, c_in, json!({}));
         randomize(&mut n, &mut rng);
         let x = normal(&mut rng, rows * c_in * t);
-        let y = one_hot(&mut rng, rows, c_out, t);
+        let y = one_hot_sequences(&mut rng, rows, c_out, t);
         grad_check(
             &format!("{kind}, no mask"),
             &mut n,
@@ -270,7 +249,7 @@ fn a_masked_padded_batch_equals_its_sequences_one_by_one() {
         let mut n = net(layers, c_in, json!({}));
         randomize(&mut n, &mut rng);
         let x = normal(&mut rng, rows * c_in * t);
-        let y = one_hot(&mut rng, rows, c_out, t);
+        let y = one_hot_sequences(&mut rng, rows, c_out, t);
         let m = tail_mask(rows, t, &lengths);
         let out = n.output_masked(&x, rows, Some((&m, t)), false).unwrap();
         let per = n
@@ -311,7 +290,7 @@ fn one_segment_of_truncated_bptt_is_standard_bptt_and_segments_count_as_iteratio
     let layers = || vec![rnn("LSTM", c_in, 4, "TANH"), rnn_output(4, 2, "SOFTMAX", "MCXENT")];
     let mut rng = Rng::new(4);
     let x = normal(&mut rng, rows * c_in * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let mut standard = net(layers(), c_in, json!({}));
     let mut long = net(
         layers(),
@@ -353,7 +332,7 @@ fn truncated_bptt_learns_and_back_length_limits_the_gradient() {
     let layers = || vec![rnn("SimpleRnn", c_in, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")];
     let mut rng = Rng::new(9);
     let x = normal(&mut rng, rows * c_in * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let tb = |back: usize| {
         let mut n = net(
             layers(),
@@ -391,7 +370,7 @@ fn lstm_rows_split_across_threads_equal_one_thread_and_pass_gradient_checks() {
         };
         let mut rng = Rng::new(21);
         let x = normal(&mut rng, rows * c_in * t);
-        let y = one_hot(&mut rng, rows, c_out, t);
+        let y = one_hot_sequences(&mut rng, rows, c_out, t);
         let m = tail_mask(rows, t, &[7, 5, 2, 6, 7]);
         let mut n = net(layers(), c_in, json!({}));
         randomize(&mut n, &mut rng);
@@ -519,7 +498,7 @@ fn a_recurrent_graph_with_merged_branches_passes_gradient_checks_and_steps() {
     let p = uniform_matrix(&mut rng, 1, g.num_params(), -0.5, 0.5);
     g.set_params(&p).unwrap();
     let x = normal(&mut rng, rows * 3 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &[5, 3, 2]);
     for masked in [false, true] {
         let fm = [masked.then_some((&m[..], t))];
@@ -880,7 +859,7 @@ fn the_nwc_layout_is_the_ncw_network_on_transposed_arrays() {
     };
     let mut rng = Rng::new(31);
     let x = normal(&mut rng, rows * c_in * t);
-    let y = one_hot(&mut rng, rows, c_out, t);
+    let y = one_hot_sequences(&mut rng, rows, c_out, t);
     let fm = tail_mask(rows, t, &[6, 4, 5]);
     // a per-output labels mask ([N, C, T] like the labels)
     let lm: Vec<f64> = (0..rows * c_out * t).map(|k| if k % 5 == 0 { 0.0 } else { 1.0 }).collect();
@@ -941,7 +920,7 @@ fn a_graph_takes_and_gives_nwc_arrays_where_its_input_type_and_output_layer_say_
     ncw.set_params(&p).unwrap();
     nwc.set_params(&p).unwrap();
     let x = normal(&mut rng, rows * 3 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &[5, 3, 2]);
     let (xw, yw) = (to_nwc(&x, rows, 3), to_nwc(&y, rows, 2));
     let fm = [Some((&m[..], t))];
@@ -993,7 +972,7 @@ fn convolutions_run_at_every_time_step_between_rnn_to_cnn_and_cnn_to_rnn() {
     randomize(&mut a, &mut rng);
     b.set_params(a.params()).unwrap();
     let x = normal(&mut rng, rows * 16 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &[5, 3, 4]);
     assert_eq!(a.output(&x, rows, false).unwrap(), b.output(&x, rows, false).unwrap(), "implied == explicit");
     for fm in [None, Some((&m[..], t))] {
@@ -1050,7 +1029,7 @@ fn truncated_bptt_refuses_bad_labels_and_masks_before_any_segment() {
     let (rows, t) = (2, 8);
     let mut rng = Rng::new(6);
     let x = normal(&mut rng, rows * 3 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let before = n.params().to_vec();
     let e = n.fit(&x, &y[..rows * 2 * (t - 1)], rows, None).unwrap_err().to_string();
     assert!(e.contains("labels have 28 values") && e.contains("8 time steps"), "{e}");
@@ -1107,7 +1086,7 @@ fn simple_rnn_with_layer_norm_by_hand_and_gradient_checks() {
     // f64 gradient checks with and without masks (gains included).
     let (rows, t) = (3, 5);
     let x = normal(&mut rng, rows * c_in * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &[5, 3, 4]);
     grad_check("SimpleRnn hasLayerNorm", &mut n, &Case { x: &x, y: &y, rows, fmask: None, lmask: None });
     grad_check(

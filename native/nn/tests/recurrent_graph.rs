@@ -11,7 +11,9 @@
 
 use ferrodl_nn::config::MultiLayerConfiguration;
 use ferrodl_nn::{ComputationGraph, ComputationGraphConfiguration, MultiLayerNetwork};
-use ferrodl_testutil::{check_gradient, normal_matrix, uniform_matrix, GradCheckConfig, Rng};
+use ferrodl_testutil::{
+    check_gradient, normal_matrix, one_hot_sequences, tail_mask, uniform_matrix, GradCheckConfig, Rng,
+};
 use serde_json::{json, Value};
 
 fn sgd() -> Value {
@@ -76,29 +78,6 @@ fn graph_err(v: &Value) -> String {
 
 fn normal(rng: &mut Rng, n: usize) -> Vec<f64> {
     normal_matrix(rng, 1, n)
-}
-
-/// One-hot labels `[N, C, T]` (NCW).
-fn one_hot(rng: &mut Rng, rows: usize, c: usize, t: usize) -> Vec<f64> {
-    let mut y = vec![0.0; rows * c * t];
-    for i in 0..rows {
-        for s in 0..t {
-            let k = (uniform_matrix(rng, 1, 1, 0.0, c as f64)[0] as usize).min(c - 1);
-            y[i * c * t + k * t + s] = 1.0;
-        }
-    }
-    y
-}
-
-/// Masks with the last steps of some examples padded (0).
-fn tail_mask(rows: usize, t: usize, lengths: &[usize]) -> Vec<f64> {
-    let mut m = vec![0.0; rows * t];
-    for i in 0..rows {
-        for s in 0..lengths[i % lengths.len()].min(t) {
-            m[i * t + s] = 1.0;
-        }
-    }
-    m
 }
 
 type Mask<'a> = Option<(&'a [f64], usize)>;
@@ -169,7 +148,7 @@ fn a_graph_runs_convolutions_at_every_time_step_exactly_as_the_multi_layer_netwo
     let p = uniform_matrix(&mut rng, 1, n.num_params(), -0.5, 0.5);
     n.set_params(&p).unwrap();
     let x = normal(&mut rng, rows * 16 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &[5, 3, 4]);
     for pre_vertex in [false, true] {
         let what = if pre_vertex { "PreprocessorVertex" } else { "LayerVertex preProcessor" };
@@ -249,7 +228,7 @@ fn a_merge_inside_the_region_concatenates_each_steps_channels() {
     q.extend_from_slice(&p[40..]);
     h.set_params(&q).unwrap();
     let x = normal(&mut rng, rows * 16 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &[4, 2]);
     let go = g.output(&[&x], rows, false, &[]).unwrap().remove(0);
     let ho = h.output(&[&x], rows, false, &[]).unwrap().remove(0);
@@ -321,7 +300,7 @@ fn a_graph_truncated_bptt_refuses_bad_labels_and_masks_before_any_segment() {
     let (rows, t) = (2, 8);
     let mut rng = Rng::new(6);
     let x = normal(&mut rng, rows * 3 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let before = g.params().to_vec();
     let e = g.fit(&[&x], &[&y[..rows * 2 * (t - 1)]], rows, &[], &[]).unwrap_err().to_string();
     assert!(e.contains("labels for output \"out\" have 28 values") && e.contains("8 time steps"), "{e}");
@@ -340,7 +319,7 @@ fn a_graph_truncated_bptt_refuses_bad_labels_and_masks_before_any_segment() {
     // Through a per-step region too: one segment of the whole length = standard BPTT.
     let (rows, t) = (2, 4);
     let x = normal(&mut rng, rows * 16 * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let mut a = build_graph(&cnn_lstm_graph(false));
     let mut tb = cnn_lstm_graph(false);
     tb["backpropType"] = json!("TruncatedBPTT");

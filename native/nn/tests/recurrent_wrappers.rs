@@ -12,7 +12,9 @@
 
 use ferrodl_nn::config::MultiLayerConfiguration;
 use ferrodl_nn::{MultiLayerNetwork, NnError};
-use ferrodl_testutil::{check_gradient, normal_matrix, uniform_matrix, GradCheckConfig, Rng};
+use ferrodl_testutil::{
+    check_gradient, normal_matrix, one_hot_sequences, tail_mask, uniform_matrix, GradCheckConfig, Rng,
+};
 use serde_json::{json, Value};
 
 fn sgd() -> Value {
@@ -83,29 +85,6 @@ fn randomize(n: &mut MultiLayerNetwork<f64>, rng: &mut Rng) {
 
 fn normal(rng: &mut Rng, n: usize) -> Vec<f64> {
     normal_matrix(rng, 1, n)
-}
-
-/// One-hot labels `[N, C, T]` (NCW).
-fn one_hot(rng: &mut Rng, rows: usize, c: usize, t: usize) -> Vec<f64> {
-    let mut y = vec![0.0; rows * c * t];
-    for i in 0..rows {
-        for s in 0..t {
-            let k = (uniform_matrix(rng, 1, 1, 0.0, c as f64)[0] as usize).min(c - 1);
-            y[i * c * t + k * t + s] = 1.0;
-        }
-    }
-    y
-}
-
-/// `[N, T]` masks with the steps from each example's length on padded (0).
-fn tail_mask(rows: usize, t: usize, lengths: &[usize]) -> Vec<f64> {
-    let mut m = vec![0.0; rows * t];
-    for i in 0..rows {
-        for s in 0..lengths[i % lengths.len()].min(t) {
-            m[i * t + s] = 1.0;
-        }
-    }
-    m
 }
 
 /// Steps `0..len` of example `i` of an NCW array of `c` channels and `t` steps.
@@ -185,7 +164,7 @@ fn bidirectional_passes_gradient_checks_in_every_mode_with_and_without_masks() {
         let mut n = net(&layers, c_in);
         randomize(&mut n, &mut rng);
         let x = normal(&mut rng, rows * c_in * t);
-        let y = one_hot(&mut rng, rows, c_out, t);
+        let y = one_hot_sequences(&mut rng, rows, c_out, t);
         grad_check(
             &format!("Bidirectional {mode} ({a}, {b}), no mask"),
             &mut n,
@@ -312,7 +291,7 @@ fn bidirectional_cannot_step_or_train_with_truncated_bptt() {
     let mut n = net(&layers, c_in);
     let mut rng = Rng::new(2);
     let x = normal(&mut rng, rows * c_in * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let e = n.rnn_time_step(&x, rows).unwrap_err().to_string();
     assert!(
         e.contains("layer 0 (Bidirectional)") && e.contains("rnnTimeStep is not possible"),
@@ -462,7 +441,7 @@ fn time_distributed_passes_gradient_checks_with_and_without_masks() {
     let mut n = net(&layers, c_in);
     randomize(&mut n, &mut rng);
     let x = normal(&mut rng, rows * c_in * t);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     grad_check("TimeDistributed, no mask", &mut n, &Case { x: &x, y: &y, rows, fmask: None, lmask: None });
     let m = tail_mask(rows, t, &[5, 2, 4]);
     grad_check(
@@ -621,7 +600,7 @@ fn mask_zero_passes_gradient_checks() {
         // Unpadded input: after the dense layer no step is all zeros, the derived mask is all
         // ones (the zero-padded case follows).
         let x = normal(&mut rng, rows * c_in * t);
-        let y = one_hot(&mut rng, rows, 2, t);
+        let y = one_hot_sequences(&mut rng, rows, 2, t);
         let m = tail_mask(rows, t, &lengths);
         grad_check(what, &mut n, &Case { x: &x, y: &y, rows, fmask: None, lmask: Some((&m, t)) });
     }
@@ -633,7 +612,7 @@ fn mask_zero_passes_gradient_checks() {
     );
     randomize(&mut n, &mut rng);
     let x = padded(&normal(&mut rng, rows * c_in * t), c_in, t, &lengths, 0.0);
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &lengths);
     grad_check(
         "MaskZeroLayer(LSTM), zero-padded input",
@@ -723,7 +702,7 @@ fn embedding_sequence_passes_gradient_checks_with_and_without_masks() {
     ] {
         let mut n = build(&conf(&layers, None, json!({})));
         randomize(&mut n, &mut rng);
-        let y = one_hot(&mut rng, rows, c_out, t);
+        let y = one_hot_sequences(&mut rng, rows, c_out, t);
         grad_check(&format!("{what}, no mask"), &mut n, &Case { x: &x, y: &y, rows, fmask: None, lmask: None });
         // Masked steps output 0 and take no gradient; labels unmasked, so the zeros are scored.
         let holes = [1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0];
@@ -806,7 +785,7 @@ fn the_wrappers_work_as_graph_vertices() {
     let p = uniform_matrix(&mut rng, 1, g.params().len(), -0.5, 0.5);
     g.set_params(&p).unwrap();
     let x: Vec<f64> = (0..rows * t).map(|k| ((k * 5 + 1) % 6) as f64).collect();
-    let y = one_hot(&mut rng, rows, 2, t);
+    let y = one_hot_sequences(&mut rng, rows, 2, t);
     let m = tail_mask(rows, t, &[4, 2, 3]);
     for (what, fm) in [("no mask", None), ("feature mask", Some((&m[..], t)))] {
         let fms = [fm];

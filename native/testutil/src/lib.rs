@@ -153,6 +153,30 @@ pub fn one_hot(rng: &mut Rng, rows: usize, classes: usize) -> Vec<f64> {
     out
 }
 
+/// One-hot sequence labels `[rows, classes, steps]` (NCW), one random class per example and step.
+pub fn one_hot_sequences(rng: &mut Rng, rows: usize, classes: usize, steps: usize) -> Vec<f64> {
+    let mut y = vec![0.0; rows * classes * steps];
+    for i in 0..rows {
+        for s in 0..steps {
+            let k = (uniform_matrix(rng, 1, 1, 0.0, classes as f64)[0] as usize).min(classes - 1);
+            y[i * classes * steps + k * steps + s] = 1.0;
+        }
+    }
+    y
+}
+
+/// `[rows, steps]` masks: example `i` keeps its first `lengths[i % lengths.len()]` steps (1), the
+/// rest is padding (0).
+pub fn tail_mask(rows: usize, steps: usize, lengths: &[usize]) -> Vec<f64> {
+    let mut m = vec![0.0; rows * steps];
+    for i in 0..rows {
+        for s in 0..lengths[i % lengths.len()].min(steps) {
+            m[i * steps + s] = 1.0;
+        }
+    }
+    m
+}
+
 /// 0/1 mask of `rows × cols` where each entry is 1 with probability `p_one`; the first entry of
 /// every row is forced to 1 so no example is entirely masked out.
 pub fn binary_mask(rng: &mut Rng, rows: usize, cols: usize, p_one: f64) -> Vec<f64> {
