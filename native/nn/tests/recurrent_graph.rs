@@ -12,7 +12,8 @@
 use ferrodl_nn::config::MultiLayerConfiguration;
 use ferrodl_nn::{ComputationGraph, ComputationGraphConfiguration, MultiLayerNetwork};
 use ferrodl_testutil::{
-    check_gradient, normal_matrix, one_hot_sequences, tail_mask, uniform_matrix, GradCheckConfig, Rng,
+    assert_gradient_with_negative_control, normal_matrix, one_hot_sequences, tail_mask, uniform_matrix,
+    Rng,
 };
 use serde_json::{json, Value};
 
@@ -95,16 +96,7 @@ fn graph_check(what: &str, g: &mut ComputationGraph<f64>, x: &[f64], y: &[f64], 
         g.set_params(q).unwrap();
         g.score(&[x], &[y], rows, &[m], &[m]).unwrap()
     };
-    let cfg = GradCheckConfig::default();
-    let report = check_gradient(&mut q, &analytic, &mut f, cfg);
-    assert!(report.passed(), "{what}: {report}");
-    let k = (0..analytic.len())
-        .max_by(|&a, &b| analytic[a].abs().total_cmp(&analytic[b].abs()))
-        .unwrap();
-    let mut wrong = analytic.clone();
-    wrong[k] *= 1.0 + 1e-4;
-    let bad = check_gradient(&mut q, &wrong, &mut f, cfg);
-    assert_eq!(bad.failures.len(), 1, "{what}: negative control: {bad}");
+    assert_gradient_with_negative_control(what, &mut q, &analytic, &mut f);
     g.set_params(&p).unwrap();
 }
 

@@ -13,7 +13,8 @@
 use ferrodl_nn::config::MultiLayerConfiguration;
 use ferrodl_nn::{MultiLayerNetwork, NnError};
 use ferrodl_testutil::{
-    check_gradient, normal_matrix, one_hot_sequences, tail_mask, uniform_matrix, GradCheckConfig, Rng,
+    assert_gradient_with_negative_control, check_gradient, normal_matrix, one_hot_sequences, tail_mask,
+    uniform_matrix, GradCheckConfig, Rng,
 };
 use serde_json::{json, Value};
 
@@ -125,16 +126,7 @@ fn grad_check(what: &str, n: &mut MultiLayerNetwork<f64>, c: &Case<'_>) {
         n.set_params(q).unwrap();
         n.score_masked(c.x, c.y, c.rows, c.fmask, c.lmask).unwrap()
     };
-    let cfg = GradCheckConfig::default();
-    let report = check_gradient(&mut p, &analytic, &mut f, cfg);
-    assert!(report.passed(), "{what}: {report}");
-    let k = (0..analytic.len())
-        .max_by(|&a, &b| analytic[a].abs().total_cmp(&analytic[b].abs()))
-        .unwrap();
-    let mut wrong = analytic.clone();
-    wrong[k] *= 1.0 + 1e-4;
-    let bad = check_gradient(&mut p, &wrong, &mut f, cfg);
-    assert_eq!(bad.failures.len(), 1, "{what}: negative control: {bad}");
+    assert_gradient_with_negative_control(what, &mut p, &analytic, &mut f);
     n.set_params(&base).unwrap();
 }
 

@@ -134,6 +134,27 @@ pub fn check_gradient(
     report
 }
 
+/// [`check_gradient`] with the default configuration, then its negative control: a 1e-4 relative
+/// error planted in the largest analytic entry must be the one failure. Panics naming `what`;
+/// `params` is left as given.
+pub fn assert_gradient_with_negative_control(
+    what: &str,
+    params: &mut [f64],
+    analytic: &[f64],
+    mut score: impl FnMut(&[f64]) -> f64,
+) {
+    let cfg = GradCheckConfig::default();
+    let report = check_gradient(params, analytic, &mut score, cfg);
+    assert!(report.passed(), "{what}: {report}");
+    let k = (0..analytic.len())
+        .max_by(|&a, &b| analytic[a].abs().total_cmp(&analytic[b].abs()))
+        .unwrap();
+    let mut wrong = analytic.to_vec();
+    wrong[k] *= 1.0 + 1e-4;
+    let bad = check_gradient(params, &wrong, &mut score, cfg);
+    assert_eq!(bad.failures.len(), 1, "{what}: negative control: {bad}");
+}
+
 /// `rows × cols` matrix of uniform values in `[lo, hi)`, row-major.
 pub fn uniform_matrix(rng: &mut Rng, rows: usize, cols: usize, lo: f64, hi: f64) -> Vec<f64> {
     (0..rows * cols).map(|_| rng.uniform(lo, hi)).collect()
