@@ -115,6 +115,7 @@ impl<T: Scalar> ComputationGraph<T> {
                             conf: other,
                             inputs,
                             output,
+                            step_inputs: plan.step_shapes(v, other),
                             aux: conf.aux_input(v).ok().flatten(),
                         }
                     }

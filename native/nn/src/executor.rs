@@ -22,7 +22,7 @@ use crate::layers::recurrent::{ncw_to_nwc, nwc_to_ncw};
 use crate::layers::{build_layer, Ctx, Layer, StateMode};
 use crate::loss::LabelsMask;
 use crate::regularization::{self, ParamBlock};
-use crate::vertices::{Vertex, VertexConfig};
+use crate::vertices::{PerStepVertex, Vertex, VertexConfig};
 use ferrodl_optim::{AnyUpdater, Optimizer};
 use ferrodl_tensor::{memory, Rng, Scalar};
 use std::ops::Range;
@@ -60,6 +60,8 @@ pub(crate) enum NodeDefKind<'a> {
         conf: &'a VertexConfig,
         inputs: Vec<Shape>,
         output: Shape,
+        /// Inside a per-step region: the per-step shapes of its inputs (it runs on `N·T` rows).
+        step_inputs: Option<Vec<Shape>>,
         /// The network input the vertex reads by name (its steps and mask).
         aux: Option<usize>,
     },
@@ -376,11 +378,20 @@ impl<T: Scalar> Executor<T> {
                     conf,
                     inputs,
                     output,
+                    step_inputs,
                     aux,
                 } => {
                     aux_of = aux;
                     vertex_mask = conf.mask_rule();
-                    (output, Op::Vertex(conf.build::<T>(&inputs)))
+                    let vertex = match step_inputs {
+                        Some(steps) => {
+                            let c_in = steps.iter().map(|s| s.len()).collect();
+                            let inner = conf.build::<T>(&steps);
+                            Box::new(PerStepVertex::new(inner, c_in, output.channels()))
+                        }
+                        None => conf.build::<T>(&inputs),
+                    };
+                    (output, Op::Vertex(vertex))
                 }
             };
             nodes.push(Node {

@@ -1003,6 +1003,64 @@ fn convolutions_run_at_every_time_step_between_rnn_to_cnn_and_cnn_to_rnn() {
     assert!(e.contains("layer 2 (OutputLayer)") && e.contains("RnnOutputLayer"), "{e}");
 }
 
+#[test]
+fn a_preprocessors_rnn_data_format_is_the_layout_of_its_sequence_side() {
+    // The same per-frame CNN + LSTM as above, its input declared NWC: an RnnToCnnPreProcessor
+    // that says NWC reads [N, T, 16] and gives what the NCW network gives on [N, 16, T].
+    let (rows, t) = (3, 4);
+    let layers = json!([conv(1, 2), max_pool(), rnn("LSTM", 2, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")]);
+    let mut nwc_pre = rnn_to_cnn(4, 4, 1);
+    nwc_pre["rnnDataFormat"] = json!("NWC");
+    let conf = |input: Value, pre: &Value, layers: &Value| json!({"formatVersion": 1, "seed": 3,
+        "inputType": input, "inputPreProcessors": {"0": pre}, "layers": layers});
+    let ncw_in = json!({"type": "recurrent", "size": 16});
+    let nwc_in = json!({"type": "recurrent", "size": 16, "format": "NWC"});
+    let build = |v: &Value| {
+        let c = MultiLayerConfiguration::from_json(&v.to_string())?;
+        MultiLayerNetwork::<f64>::from_configuration(c)
+    };
+    let mut a = build(&conf(ncw_in.clone(), &rnn_to_cnn(4, 4, 1), &layers)).unwrap();
+    let mut b = build(&conf(nwc_in.clone(), &nwc_pre, &layers)).unwrap();
+    let mut rng = Rng::new(31);
+    randomize(&mut a, &mut rng);
+    b.set_params(a.params()).unwrap();
+    let x = normal(&mut rng, rows * 16 * t);
+    let mut x_nwc = vec![0.0; x.len()];
+    for i in 0..rows {
+        for k in 0..16 {
+            for s in 0..t {
+                x_nwc[(i * t + s) * 16 + k] = x[(i * 16 + k) * t + s];
+            }
+        }
+    }
+    let (oa, ob) = (a.output(&x, rows, false).unwrap(), b.output(&x_nwc, rows, false).unwrap());
+    assert_eq!(oa, ob, "NWC input read by an NWC RnnToCnn == NCW");
+    let refused = |v: Value| match build(&v) {
+        Ok(_) => panic!("accepted: {v}"),
+        Err(e) => e.to_string(),
+    };
+    // An NCW preprocessor on an NWC input (the reference would swap steps and channels).
+    let e = refused(conf(nwc_in, &rnn_to_cnn(4, 4, 1), &layers));
+    assert!(e.contains("layer 0 (ConvolutionLayer)") && e.contains("RnnToCnnPreProcessor has rnnDataFormat NCW")
+        && e.contains("the network input, which is NWC") && e.contains("give the preprocessor rnnDataFormat NWC"), "{e}");
+    // ... on an NWC recurrent layer's output.
+    let mut lstm_nwc = rnn("LSTM", 16, 16, "TANH");
+    lstm_nwc["rnnDataFormat"] = json!("NWC");
+    let after_lstm = |pre: &Value| json!({"formatVersion": 1, "seed": 3, "inputType": ncw_in,
+        "inputPreProcessors": {"1": pre}, "layers": [lstm_nwc, conv(1, 2), max_pool(),
+            rnn("LSTM", 2, 3, "TANH"), rnn_output(3, 2, "SOFTMAX", "MCXENT")]});
+    let e = refused(after_lstm(&rnn_to_cnn(4, 4, 1)));
+    assert!(e.contains("layer 1 (ConvolutionLayer)") && e.contains("layer 0 (LSTM), which is NWC"), "{e}");
+    build(&after_lstm(&nwc_pre)).unwrap();
+    // A CnnToRnnPreProcessor writing NWC for an LSTM that reads NCW.
+    let back = json!({"type": "CnnToRnnPreProcessor", "inputHeight": 1, "inputWidth": 1, "numChannels": 2,
+        "rnnDataFormat": "NWC"});
+    let e = refused(json!({"formatVersion": 1, "seed": 3, "inputType": ncw_in,
+        "inputPreProcessors": {"0": rnn_to_cnn(4, 4, 1), "2": back}, "layers": layers}));
+    assert!(e.contains("layer 2 (LSTM)") && e.contains("CnnToRnnPreProcessor has rnnDataFormat NWC")
+        && e.contains("its output is read by the layer itself, which is NCW"), "{e}");
+}
+
 fn config_err(v: Value) -> String {
     match MultiLayerConfiguration::from_json(&v.to_string()) {
         Ok(c) => match MultiLayerNetwork::<f64>::from_configuration(c) {

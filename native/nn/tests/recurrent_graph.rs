@@ -229,6 +229,106 @@ fn a_merge_inside_the_region_concatenates_each_steps_channels() {
     graph_check("merge in the region, masked", &mut g, &x, &y, rows, Some((&m, t)));
 }
 
+/// `[N, C, T]` -> `N·T` rows of `C` (row `n·T + t` is step `t` of example `n`): the reference's
+/// `[N·T, ...]` minibatch inside a per-step region.
+fn steps_as_rows(x: &[f64], n: usize, c: usize, t: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n * c * t];
+    for i in 0..n {
+        for k in 0..c {
+            for s in 0..t {
+                out[(i * t + s) * c + k] = x[(i * c + k) * t + s];
+            }
+        }
+    }
+    out
+}
+
+/// Vertex `v` on the 2x2x2 per-step outputs of two 3x3 convolutions ("a", "b") of each step's
+/// 4x4 image, read by an RnnOutputLayer(2) (`out_len` values per step): as a per-step region of
+/// a recurrent graph, and as the reference runs it, a plain CNN graph on `N·T` images.
+fn vertex_both_ways(v: &Value, inputs: &[&str], out_len: usize) -> (Value, Value) {
+    vertices_both_ways(v, inputs, &[], out_len)
+}
+
+/// As [`vertex_both_ways`], with `after` (vertices "u0", "u1", ..., each reading the one
+/// before) between the vertex and the output layer.
+fn vertices_both_ways(v: &Value, inputs: &[&str], after: &[Value], out_len: usize) -> (Value, Value) {
+    let out = |kind: &str| json!({"type": kind, "nIn": out_len, "nOut": 2, "activation": "SOFTMAX",
+        "lossFunction": "MCXENT", "updater": sgd(), "biasUpdater": sgd()});
+    let convs = |from: &str| {
+        let mut vs = vec![vertex("a", &[from], lv(conv(1, 2), None))];
+        if inputs.contains(&"b") {
+            vs.push(vertex("b", &[from], lv(conv(1, 2), None)));
+        }
+        vs
+    };
+    let mut vs = vec![vertex("frames", &["seq"],
+        json!({"type": "PreprocessorVertex", "preProcessor": rnn_to_cnn(4, 4, 1)}))];
+    vs.extend(convs("frames"));
+    let chain = |vs: &mut Vec<Value>, last_layer: &str| {
+        vs.push(vertex("v", inputs, v.clone()));
+        let names: Vec<String> = (0..after.len()).map(|k| format!("u{k}")).collect();
+        let mut last = "v".to_string();
+        for (name, u) in names.iter().zip(after) {
+            vs.push(vertex(name, &[&last], u.clone()));
+            last = name.clone();
+        }
+        vs.push(vertex("out", &[&last], lv(out(last_layer), None)));
+    };
+    chain(&mut vs, "RnnOutputLayer");
+    let region = graph_conf(vs, 16);
+    let mut vs = convs("seq");
+    chain(&mut vs, "OutputLayer");
+    let mut images = graph_conf(vs, 16);
+    images["inputTypes"] = json!([{"type": "convolutional", "height": 4, "width": 4, "channels": 1}]);
+    (region, images)
+}
+
+#[test]
+fn every_vertex_inside_the_region_runs_on_each_step_as_the_reference_runs_it_on_n_times_t_images() {
+    // A dense layer on both halves of a stacked minibatch, then the second half: rows stack
+    // and unstack as whole examples, each step a row of the layer's [N·T] minibatch.
+    let dense = lv(json!({"type": "DenseLayer", "nIn": 8, "nOut": 8, "activation": "TANH",
+        "updater": sgd(), "biasUpdater": sgd()}), None);
+    let unstack = json!({"type": "UnstackVertex", "from": 1, "stackSize": 2});
+    // (vertex, its inputs, vertices after it, values per step the output layer reads)
+    let cases: Vec<(Value, Vec<&str>, Vec<Value>, usize)> = vec![
+        (json!({"type": "SubsetVertex", "from": 1, "to": 1}), vec!["a"], vec![], 4),
+        (json!({"type": "L2NormalizeVertex"}), vec!["a"], vec![], 8),
+        (json!({"type": "L2NormalizeVertex", "dimension": [1]}), vec!["a"], vec![], 8),
+        (json!({"type": "L2Vertex"}), vec!["a", "b"], vec![], 1),
+        (json!({"type": "ElementWiseVertex", "op": "Product"}), vec!["a", "b"], vec![], 8),
+        (json!({"type": "ElementWiseVertex", "op": "Max"}), vec!["a", "b"], vec![], 8),
+        (json!({"type": "ScaleVertex", "scaleFactor": 0.5}), vec!["a"], vec![], 8),
+        (json!({"type": "ShiftVertex", "shiftFactor": 0.3}), vec!["a"], vec![], 8),
+        (json!({"type": "MergeVertex"}), vec!["a", "b"], vec![], 16),
+        (json!({"type": "ReshapeVertex", "newShape": [-1, 8]}), vec!["a"], vec![], 8),
+        (json!({"type": "ReshapeVertex", "newShape": [-1, 2, 1, 4]}), vec!["a"], vec![], 8),
+        (json!({"type": "StackVertex"}), vec!["a", "b"], vec![dense.clone(), unstack.clone()], 8),
+        (json!({"type": "StackVertex"}), vec!["a", "b"], vec![unstack.clone()], 8),
+    ];
+    let (rows, t) = (4, 3);
+    for (v, inputs, after, out_len) in &cases {
+        let what = format!("{v} then {after:?}");
+        let (region, images) = vertices_both_ways(v, inputs, after, *out_len);
+        let (mut g, mut f) = (build_graph(&region), build_graph(&images));
+        let mut rng = Rng::new(21);
+        let p = uniform_matrix(&mut rng, 1, g.num_params(), -0.5, 0.5);
+        g.set_params(&p).unwrap();
+        f.set_params(&p).unwrap();
+        let x = normal(&mut rng, rows * 16 * t);
+        let go = g.output(&[&x], rows, false, &[]).unwrap().remove(0);
+        let fo = f.output(&[&steps_as_rows(&x, rows, 16, t)], rows * t, false, &[]).unwrap().remove(0);
+        assert_eq!(go.len(), rows * 2 * t, "{what}: output size");
+        assert_close(&steps_as_rows(&go, rows, 2, t), &fo, &what);
+        // Gradients through it, with and without a feature/labels mask (kept by the vertex).
+        let y = one_hot_sequences(&mut rng, rows, 2, t);
+        graph_check(&what, &mut g, &x, &y, rows, None);
+        let m = tail_mask(rows, t, &[3, 1, 2]);
+        graph_check(&format!("{what}, masked"), &mut g, &x, &y, rows, Some((&m, t)));
+    }
+}
+
 #[test]
 fn graph_regions_that_are_wrong_are_named() {
     let out_layer = json!({"type": "OutputLayer", "nIn": 2, "nOut": 2, "activation": "SOFTMAX",
@@ -277,6 +377,34 @@ fn graph_regions_that_are_wrong_are_named() {
     ], 16));
     assert!(e.contains("vertex \"last\" (LastTimeStepVertex)")
         && e.contains("cannot run inside the per-step region"), "{e}");
+    // A preprocessor's rnnDataFormat against the layout of its sequence side.
+    let mut nwc_frames = rnn_to_cnn(4, 4, 1);
+    nwc_frames["rnnDataFormat"] = json!("NWC");
+    let e = graph_err(&graph_conf(vec![
+        vertex("lstm0", &["seq"], lv(rnn("LSTM", 16, 16), None)),
+        vertex("frames", &["lstm0"], json!({"type": "PreprocessorVertex", "preProcessor": nwc_frames})),
+        vertex("conv", &["frames"], lv(conv(1, 2), None)),
+        vertex("pool", &["conv"], lv(max_pool(), None)),
+        vertex("lstm", &["pool"], lv(rnn("LSTM", 2, 3), None)),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16));
+    assert!(e.contains("vertex \"frames\" (PreprocessorVertex)") && e.contains("rnnDataFormat NWC")
+        && e.contains("vertex \"lstm0\" (LSTM), which is NCW"), "{e}");
+    let mut back = cnn_to_rnn(1, 1, 2);
+    back["rnnDataFormat"] = json!("NWC");
+    let e = graph_err(&graph_conf(vec![
+        vertex("conv", &["seq"], lv(conv(1, 2), Some(rnn_to_cnn(4, 4, 1)))),
+        vertex("pool", &["conv"], lv(max_pool(), None)),
+        vertex("back", &["pool"], json!({"type": "PreprocessorVertex", "preProcessor": back})),
+        vertex("lstm", &["back"], lv(rnn("LSTM", 2, 3), None)),
+        vertex("out", &["lstm"], lv(rnn_output(3, 2), None)),
+    ], 16));
+    assert!(e.contains("vertex \"back\" (PreprocessorVertex)") && e.contains("CnnToRnnPreProcessor has rnnDataFormat NWC")
+        && e.contains("read by vertex \"lstm\" (LSTM), which is NCW"), "{e}");
+    // A step reshaped into a sequence would be a sequence per step.
+    let (region, _) = vertex_both_ways(&json!({"type": "ReshapeVertex", "newShape": [-1, 2, 4]}), &["a"], 8);
+    let e = graph_err(&region);
+    assert!(e.contains("vertex \"v\" (ReshapeVertex)") && e.contains("would be a sequence"), "{e}");
 }
 
 #[test]

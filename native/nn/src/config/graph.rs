@@ -4,7 +4,9 @@
 //! Every rule about what a graph may look like lives here, so Java's `GraphBuilder.build()` asks
 //! the engine instead of repeating it. Messages name the vertex: `vertex "add" (ElementWiseVertex)`.
 
-use super::validate::{check_layer, infer_n_in, region_input, region_layer};
+use super::validate::{
+    check_layer, check_pre_format, infer_n_in, input_type_format, region_input, region_layer,
+};
 use super::{InputType, LayerConfig, Shape, FORMAT_VERSION};
 use crate::error::NnError;
 use crate::vertices::{RowFactor, VertexConfig};
@@ -252,6 +254,7 @@ impl ComputationGraphConfiguration {
                     (Some(d.clone()), format!("the output of {d}"))
                 }
             };
+            self.check_formats(v, &sources[v])?;
             let (prev, from) = source_desc(0);
             (out_shapes[v], per_step[v]) = self.vertex_output(
                 v,
@@ -336,17 +339,13 @@ impl ComputationGraphConfiguration {
                             vc.inputs[k], vc.inputs[j]
                         )));
                     }
-                    // Values per step keep their place in the [N, len, T] arrays only for these
-                    // (a merge concatenates each step's channels); the others would need the
-                    // [N·T, ...] layout.
-                    let per_step_ok = matches!(
+                    // The time-series vertices need whole sequences; every other vertex runs on
+                    // each step's values as the reference's [N·T, ...] rows (PerStepVertex).
+                    if matches!(
                         other,
-                        VertexConfig::MergeVertex(_)
-                            | VertexConfig::ElementWiseVertex(_)
-                            | VertexConfig::ScaleVertex(_)
-                            | VertexConfig::ShiftVertex(_)
-                    );
-                    if !per_step_ok {
+                        VertexConfig::LastTimeStepVertex(_)
+                            | VertexConfig::DuplicateToTimeSeriesVertex(_)
+                    ) {
                         return Err(fail(format!(
                             "a {} cannot run inside the per-step region of an \
                              RnnToCnnPreProcessor (its input is one time step, {}); close the \
@@ -358,8 +357,54 @@ impl ComputationGraphConfiguration {
                 }
                 let aux = self.aux_input(v)?.map(|k| input_shapes[k]);
                 let out = other.output_shape(ins, aux).map_err(fail)?;
+                if step && out.is_seq() {
+                    return Err(fail(format!(
+                        "its output per time step would be a sequence ({out}) inside the per-step \
+                         region of an RnnToCnnPreProcessor; reshape each step to [-1, c, h, w] or \
+                         [-1, size], or close the region first"
+                    )));
+                }
                 Ok((out, step))
             }
+        }
+    }
+
+    /// The `rnnDataFormat` of vertex `v`'s preprocessor (a layer vertex's or a
+    /// `PreprocessorVertex`) against the layout of what it reads, and that of a
+    /// `PreprocessorVertex` feeding layer vertex `v` against the layer's (`check_pre_format`).
+    fn check_formats(&self, v: usize, sources: &[GraphSource]) -> Result<(), NnError> {
+        let vc = &self.vertices[v];
+        let fail = |m: String| NnError::InvalidConfig(format!("{}: {m}", vc.describe()));
+        let producer = match sources.first() {
+            Some(&GraphSource::Input(k)) => {
+                let t = self.input_types.as_ref().and_then(|t| t.get(k));
+                input_type_format(t)
+                    .map(|f| (f, format!("network input \"{}\"", self.network_inputs[k])))
+            }
+            Some(&GraphSource::Vertex(u)) => {
+                let layer = self.vertices[u].vertex.layer();
+                layer.and_then(|l| l.rnn_format()).map(|f| (f, self.vertices[u].describe()))
+            }
+            None => None,
+        };
+        match vc.vertex.unfrozen() {
+            VertexConfig::LayerVertex(l) => {
+                let me = l.layer.rnn_format().map(|f| (f, "the layer itself".to_string()));
+                check_pre_format(l.pre_processor.as_ref(), producer, me.clone()).map_err(fail)?;
+                if let Some(&GraphSource::Vertex(u)) = sources.first() {
+                    if let VertexConfig::PreprocessorVertex(p) = self.vertices[u].vertex.unfrozen() {
+                        let me = me.map(|(f, _)| (f, vc.describe()));
+                        check_pre_format(Some(&p.pre_processor), None, me).map_err(|m| {
+                            NnError::InvalidConfig(format!("{}: {m}", self.vertices[u].describe()))
+                        })?;
+                    }
+                }
+                Ok(())
+            }
+            VertexConfig::PreprocessorVertex(p) => {
+                check_pre_format(Some(&p.pre_processor), producer, None).map_err(fail)
+            }
+            _ => Ok(()),
         }
     }
 
@@ -718,6 +763,20 @@ impl GraphPlan {
             output: self.out_shapes[v],
             per_step: self.per_step[v],
         }
+    }
+
+    /// For a non-layer vertex inside a per-step region (its inputs are one time step), the
+    /// per-step shapes of its inputs, which `PerStepVertex` runs it on; `None` elsewhere. A
+    /// `PreprocessorVertex` opening or closing a region moves no values and runs as it is.
+    pub fn step_shapes(&self, v: usize, vertex: &VertexConfig) -> Option<Vec<Shape>> {
+        let inside = self.sources[v]
+            .iter()
+            .any(|s| matches!(*s, GraphSource::Vertex(u) if self.per_step[u]));
+        let reshapes = matches!(
+            vertex.unfrozen(),
+            VertexConfig::LayerVertex(_) | VertexConfig::PreprocessorVertex(_)
+        );
+        (inside && !reshapes).then(|| self.in_shapes[v].clone())
     }
 
     /// The shapes the executor's node of non-layer vertex `v` has (inputs, output): those of one

@@ -376,6 +376,13 @@ impl MultiLayerConfiguration {
                 Some(p) => format!("the output of {p}"),
                 None => "the network input".to_string(),
             };
+            let producer = match i {
+                0 => input_type_format(self.input_type.as_ref()).map(|f| (f, "the network input".into())),
+                _ => self.layers[i - 1].rnn_format().map(|f| (f, self.layers[i - 1].describe(i - 1))),
+            };
+            let consumer = layer.rnn_format().map(|f| (f, "the layer itself".to_string()));
+            check_pre_format(self.pre_processor(i), producer, consumer)
+                .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))?;
             let (input, step) = region_layer(layer, self.pre_processor(i), shape, per_step)
                 .map_err(|m| NnError::InvalidConfig(format!("{who}: {m}")))?;
             let output = check_layer(layer, &who, input, prev.as_deref(), &from)?;
@@ -507,6 +514,43 @@ pub(crate) fn region_input(
         Some(p) => Ok((p.output_shape(shape)?, per_step)),
         None if per_step && reads_sequences => Ok((seq(shape), false)),
         None => Ok((shape, per_step)),
+    }
+}
+
+/// A preprocessor's `rnnDataFormat` is the layout of the sequence it reads (`RnnTo...`) or
+/// writes (`...ToRnn`). The engine keeps sequences NCW between layers and converts only at the
+/// network boundary (crate::layout), so the format changes no number when it is the layout the
+/// reference has there: that of the layer or network input producing what a reader reads
+/// (`producer`), or of the layer reading what a writer writes (`consumer`), each with a phrase
+/// naming it. Where they differ the reference would read `[N, T, C]` as `[N, C, T]` (a shape
+/// error, or steps and channels silently swapped): refused. `None`: not known here.
+pub(crate) fn check_pre_format(
+    pre: Option<&crate::vertices::PreProcessorConfig>,
+    producer: Option<(RnnFormat, String)>,
+    consumer: Option<(RnnFormat, String)>,
+) -> Result<(), String> {
+    let Some(p) = pre else { return Ok(()) };
+    let Some((format, reads)) = p.sequence_side() else { return Ok(()) };
+    let (other, what) = match (reads, producer, consumer) {
+        (true, Some((f, who)), _) => (f, format!("its input comes from {who}, which is {f:?}")),
+        (false, _, Some((f, who))) => (f, format!("its output is read by {who}, which is {f:?}")),
+        _ => return Ok(()),
+    };
+    if other == format {
+        return Ok(());
+    }
+    Err(format!(
+        "{} has rnnDataFormat {format:?} but {what}: the sequence would be read with its time \
+         steps and channels swapped; give the preprocessor rnnDataFormat {other:?}",
+        p.type_name()
+    ))
+}
+
+/// The `rnnDataFormat` a network input's sequences have, as its input type declares it.
+pub(crate) fn input_type_format(t: Option<&InputType>) -> Option<RnnFormat> {
+    match t {
+        Some(InputType::Recurrent { format, .. }) => Some(*format),
+        _ => None,
     }
 }
 

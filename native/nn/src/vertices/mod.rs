@@ -12,6 +12,7 @@
 mod elementwise;
 mod l2;
 mod merge;
+mod per_step;
 mod reshape;
 mod scale;
 mod stack;
@@ -21,6 +22,7 @@ mod time_series;
 pub use elementwise::{ElementWiseOp, ElementWiseVertexConfig};
 pub use l2::{L2NormalizeVertexConfig, L2VertexConfig};
 pub use merge::MergeVertexConfig;
+pub(crate) use per_step::PerStepVertex;
 pub use reshape::{PreProcessorConfig, PreprocessorVertexConfig, ReshapeVertexConfig};
 pub use scale::{ScaleVertexConfig, ShiftVertexConfig};
 pub use stack::{StackVertexConfig, UnstackVertexConfig};

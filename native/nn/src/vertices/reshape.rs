@@ -78,6 +78,22 @@ impl PreProcessorConfig {
         }
     }
 
+    /// The `rnnDataFormat` of a preprocessor with a recurrent side, and whether that side is
+    /// its input (`RnnTo...`: it reads a sequence) rather than its output (`...ToRnn`).
+    pub fn sequence_side(&self) -> Option<(crate::config::RnnFormat, bool)> {
+        match *self {
+            PreProcessorConfig::RnnToFeedForwardPreProcessor { rnn_data_format }
+            | PreProcessorConfig::RnnToCnnPreProcessor { rnn_data_format, .. } => {
+                Some((rnn_data_format, true))
+            }
+            PreProcessorConfig::FeedForwardToRnnPreProcessor { rnn_data_format }
+            | PreProcessorConfig::CnnToRnnPreProcessor { rnn_data_format, .. } => {
+                Some((rnn_data_format, false))
+            }
+            _ => None,
+        }
+    }
+
     /// The image of a CNN<->RNN preprocessor (`inputHeight`, `inputWidth`, `numChannels`, each >= 1).
     pub fn image_shape(&self) -> Result<Shape, String> {
         let (h, w, c) = match *self {
@@ -100,7 +116,8 @@ impl PreProcessorConfig {
         let name = self.type_name();
         match self {
             // Their rnnDataFormat is the layout of arrays inside the network, which the engine
-            // keeps NCW (crate::layout): the same numbers either way.
+            // keeps NCW (crate::layout): the same numbers once it agrees with the layers around
+            // (config::validate::check_pre_format).
             PreProcessorConfig::RnnToFeedForwardPreProcessor { .. }
             | PreProcessorConfig::FeedForwardToRnnPreProcessor { .. } => {
                 return match input {

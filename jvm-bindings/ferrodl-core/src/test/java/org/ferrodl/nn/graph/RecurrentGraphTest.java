@@ -18,6 +18,9 @@ import org.ferrodl.linalg.lossfunctions.LossFunctions.LossFunction;
 import org.ferrodl.nn.conf.BackpropType;
 import org.ferrodl.nn.conf.ComputationGraphConfiguration;
 import org.ferrodl.nn.conf.NeuralNetConfiguration;
+import org.ferrodl.nn.conf.RNNFormat;
+import org.ferrodl.nn.conf.graph.L2NormalizeVertex;
+import org.ferrodl.nn.conf.graph.SubsetVertex;
 import org.ferrodl.nn.conf.graph.rnn.LastTimeStepVertex;
 import org.ferrodl.nn.conf.inputs.InputType;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
@@ -256,6 +259,62 @@ class RecurrentGraphTest {
             }
             assertTrue(g.score(d) < 0.5 * before, "per-step CNN + LSTM learns: " + before + " -> " + g.score(d));
         }
+    }
+
+    /**
+     * Any vertex but the time-series ones runs inside the region, on each step's values as the
+     * reference runs it on [N*T, C, H, W] (here a channel subset, then an L2 normalisation); a
+     * preprocessor's rnnDataFormat must be the layout of its sequence side.
+     */
+    @Test
+    void verticesRunInsideTheRegionAndAPreprocessorsFormatMustMatchItsSequence() {
+        NeuralNetConfiguration.Builder base = new NeuralNetConfiguration.Builder().seed(5).updater(new Adam(0.05))
+                .activation(Activation.TANH);
+        ComputationGraphConfiguration c = base.graphBuilder()
+                .addInputs("in").setInputTypes(InputType.recurrent(16))
+                .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(4).build(), new RnnToCnnPreProcessor(4, 4, 1),
+                        "in")
+                .addVertex("half", new SubsetVertex(2, 3), "conv")
+                .addVertex("norm", new L2NormalizeVertex(), "half")
+                .addLayer("lstm", new LSTM.Builder().nOut(3).build(), "norm")
+                .addLayer("out", new RnnOutputLayer.Builder(LossFunction.MCXENT).activation(Activation.SOFTMAX).nOut(2)
+                        .build(), "lstm")
+                .setOutputs("out")
+                .build();
+        assertEquals(InputType.convolutional(2, 2, 2), c.getLayerActivationTypes().get("half"), "one step's channels 2-3");
+        try (ComputationGraph g = new ComputationGraph(c)) {
+            g.init();
+            INDArray f = Nd4j.rand(78, new long[] {4, 16, 5}).mul(2).sub(Nd4j.ones(4, 16, 5));
+            INDArray labels = Nd4j.zeros(4, 2, 5);
+            for (int i = 0; i < 4; i++) {
+                for (int t = 0; t < 5; t++) {
+                    labels.putScalar(new long[] {i, (i + t) % 2, t}, 1.0);
+                }
+            }
+            MultiDataSet d = new MultiDataSet(new INDArray[] {f}, new INDArray[] {labels});
+            double before = g.score(d);
+            for (int k = 0; k < 40; k++) {
+                g.fit(d);
+            }
+            assertTrue(g.score(d) < 0.6 * before, "learns through the vertices: " + before + " -> " + g.score(d));
+        }
+        String e = assertThrows(DL4JInvalidConfigException.class,
+                () -> base.graphBuilder()
+                        .addInputs("in").setInputTypes(InputType.recurrent(16, RNNFormat.NWC))
+                        .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(2).build(),
+                                new RnnToCnnPreProcessor(4, 4, 1), "in")
+                        .addLayer("lstm", new LSTM.Builder().nOut(3).build(), "conv")
+                        .addLayer("out", new RnnOutputLayer.Builder(LossFunction.MCXENT).nOut(2).build(), "lstm")
+                        .setOutputs("out").build()).getMessage();
+        assertTrue(e.contains("\"conv\"") && e.contains("RnnToCnnPreProcessor has rnnDataFormat NCW")
+                && e.contains("network input \"in\", which is NWC"), e);
+        base.graphBuilder()
+                .addInputs("in").setInputTypes(InputType.recurrent(16, RNNFormat.NWC))
+                .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(2).build(),
+                        new RnnToCnnPreProcessor(4, 4, 1, RNNFormat.NWC), "in")
+                .addLayer("lstm", new LSTM.Builder().nOut(3).build(), "conv")
+                .addLayer("out", new RnnOutputLayer.Builder(LossFunction.MCXENT).nOut(2).build(), "lstm")
+                .setOutputs("out").build();
     }
 
     /** The reference infers no RNN -> CNN preprocessor: a convolution on a sequence is refused, by name. */
