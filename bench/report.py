@@ -169,8 +169,9 @@ def single_section(e, charts, out):
 
 def profile_section(res):
     lines = [
-        "The step re-assembled from the engine's GEMM/row helpers with the elementwise parts of "
-        "ferrodl-nn/ferrodl-optim mirrored (`bench/rust/src/profile.rs`), a clock around each "
+        "The step re-assembled from the engine's GEMM/row helpers and its updater "
+        "(`ferrodl_optim::Optimizer::step_and_apply`, as `fit` runs it), with the elementwise "
+        "parts of ferrodl-nn mirrored (`bench/rust/src/profile.rs`), a clock around each "
         f"phase; all cores ({res['threads']} threads), subnormals flushed on the thread as "
         "`fit` does. µs per step (share of the phases' sum).",
         "",
@@ -189,10 +190,11 @@ def profile_section(res):
         f"**{sum(t for _, t in p['phases']) * 1e6:.0f}**" for p in profs) + " |")
     lines.append("| `fit` (real engine, same data, interleaved) | "
                  + " | ".join(f"{p['fit'] * 1e6:.0f}" for p in profs) + " |")
-    lines.append(f"| prototype: the fused Adam pass over `parallel_for_each` ({res['threads']} threads) | "
-                 + " | ".join(f"{p['fused_adam_nt'] * 1e6:.0f}" for p in profs) + " |")
-    lines.append("| **prototype step**: the mirrored step with that parallel Adam pass | "
-                 + " | ".join(f"**{p['proposed_step'] * 1e6:.0f}**" for p in profs) + " |")
+    if all("adam_alone" in p for p in profs):
+        lines.append(f"| the updater pass alone in a loop, {res['threads']} threads | "
+                     + " | ".join(f"{p['adam_alone'] * 1e6:.0f}" for p in profs) + " |")
+        lines.append("| the updater pass alone in a loop, 1 thread | "
+                     + " | ".join(f"{p['adam_alone_1t'] * 1e6:.0f}" for p in profs) + " |")
     s = res["subnormal"]
     lines += ["", f"Subnormal-state regression check (`subnormal`): `fit` at batch 64 on 8 cycled "
               f"(memorised) batches, {s['steps']} steps: {s['early']:.0f} examples/s over the first "

@@ -172,7 +172,7 @@ fn serve() {
                 // PROFILE BATCH STEPS FTZ: FTZ=1 profiles with flush-to-zero on this thread, so
                 // the breakdown does not depend on how far Adam's state has decayed
                 let guard = (num(3) != 0.0).then(ferrodl_tensor::flush_denormals);
-                let p = profile::run(num(1) as usize, num(2) as usize);
+                let p = profile::run(num(1) as usize, num(2) as usize, profile::wall_clock);
                 drop(guard);
                 p.to_json()
             }
@@ -375,8 +375,14 @@ fn main() {
         Some("profile") => {
             let batch: usize = args.get(2).map_or(64, |s| s.parse().unwrap());
             let steps: usize = args.get(3).map_or(200, |s| s.parse().unwrap());
+            // `cpu`: phases in this thread's on-CPU time (meaningful with FERRODL_THREADS=1)
+            let clock: fn() -> f64 = if args.get(4).map(String::as_str) == Some("cpu") {
+                || thread_cpu_ns() as f64 * 1e-9
+            } else {
+                profile::wall_clock
+            };
             for _ in 0..3 {
-                println!("{}", profile::run(batch, steps).table());
+                println!("{}", profile::run(batch, steps, clock).table());
             }
         }
         Some("subnormal") => {
@@ -440,7 +446,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm-batch | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] | mlp BATCH [SECS] | cpu BATCH [STEPS] | cnn BATCH [SECS] | lstm graves|lstm [SEQ] [FITS] | lstm-gemms [REPS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
+            eprintln!("usage: ferrodl-bench serve | gemm-threshold | gemm-batch | pool-vs-rayon | gemm N [SECS] [ROUNDS] | profile BATCH [STEPS] [cpu] | mlp BATCH [SECS] | cpu BATCH [STEPS] | cnn BATCH [SECS] | lstm graves|lstm [SEQ] [FITS] | lstm-gemms [REPS] | subnormal [STEPS]\nenvironment: FERRODL_THREADS=N, FERRODL_FTZ=1 (flush-to-zero on the main thread)");
             std::process::exit(2);
         }
     }

@@ -2,19 +2,22 @@
 //!
 //! The step of `MultiLayerNetwork::fit` for the benchmark MLP is re-assembled here with a clock
 //! around each phase: the GEMMs and row helpers are the engine's own (`ferrodl_tensor`); the
-//! elementwise parts of ferrodl-nn and ferrodl-optim (ReLU/softmax, MCXENT score and delta,
-//! Adam fused with `params -= update`, branch-free ReLU backward) are mirrored from their code
-//! (as of 2026-11-23), because their internals are not public and change. The same step through the real
-//! `fit` is timed alongside (interleaved), so the sum of the phases can be checked against it:
-//! a gap means the engine does work the mirror does not.
+//! elementwise parts of ferrodl-nn (ReLU/softmax, MCXENT score and delta, branch-free ReLU
+//! backward) are mirrored from its code (as of 2026-11-23), because its internals are not public
+//! and change. The updater is the engine's own: `ferrodl_optim::Optimizer::step_and_apply` with
+//! one Adam block per parameter array, as `fit` runs it (AVX2 at run time, pieces on the GEMM
+//! helpers). Until 2026-11-28 this phase was a one-thread mirror of the 2026-11-23 loop compiled
+//! for the bench's SSE2 baseline, so it reported 320-583 µs for a pass the engine does in a third
+//! of that. The same step through the real `fit` is timed alongside (interleaved), so the sum
+//! of the phases can be checked against it: a gap means the engine does work the mirror does not.
 //!
-//! A prototype of a change to ferrodl-nn/ferrodl-optim is timed on the same state (see
-//! `docs/BENCHMARKS.md`): the fused Adam pass split over the GEMM threads with
-//! `ferrodl_tensor::parallel_for_each`, alone and as a whole step.
+//! The updater pass is also timed alone in a loop (helpers kept awake), at all threads and at
+//! one, on a copy of the same state: the difference to the in-step phase is what waking the
+//! helpers and a cold cache cost inside the step.
 
 use crate::mlp::{random_batches, Trainer, N_IN, N_OUT};
+use ferrodl_optim::{Adam, AnyUpdater, Optimizer};
 use ferrodl_tensor::{add_row_vector, column_sums, first_non_finite, gemm, softmax_rows, Op, Rng};
-use std::time::Instant;
 
 pub const PHASES: [&str; 10] = [
     "input checks (NaN/inf scan)",
@@ -26,7 +29,7 @@ pub const PHASES: [&str; 10] = [
     "backward GEMMs dW = xᵀ·dz",
     "backward GEMMs dX = dz·Wᵀ",
     "bias gradients (column sums)",
-    "Adam fused with params -= update",
+    "Adam fused with params -= update (ferrodl-optim)",
 ];
 
 pub struct Profile {
@@ -36,10 +39,10 @@ pub struct Profile {
     pub phases: Vec<f64>,
     /// seconds per step of `MultiLayerNetwork::fit`, same batch and data
     pub fit: f64,
-    /// prototype: the fused pass split over `parallel_for_each` blocks
-    pub fused_adam_nt: f64,
-    /// the whole proposed step (see `Step::proposed`), seconds per step
-    pub proposed_step: f64,
+    /// the engine's updater pass alone in a loop, all threads, seconds per pass
+    pub adam_alone: f64,
+    /// the same on one thread
+    pub adam_alone_1t: f64,
 }
 
 impl Profile {
@@ -54,13 +57,13 @@ impl Profile {
             .map(|(n, t)| format!("[\"{n}\",{t}]"))
             .collect();
         format!(
-            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"fused_adam_nt\":{},\"proposed_step\":{}}}",
+            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"adam_alone\":{},\"adam_alone_1t\":{}}}",
             self.batch,
             self.threads,
             phases.join(","),
             self.fit,
-            self.fused_adam_nt,
-            self.proposed_step
+            self.adam_alone,
+            self.adam_alone_1t
         )
     }
 
@@ -81,64 +84,56 @@ impl Profile {
             );
         }
         s += &format!(
-            "  prototype fused Adam+apply over {} threads: {:.1} µs (now {:.1} µs)\n",
+            "  the updater pass alone in a loop: {:.1} µs on {} threads, {:.1} µs on 1 (in the step: {:.1} µs)\n",
+            self.adam_alone * 1e6,
             self.threads,
-            self.fused_adam_nt * 1e6,
+            self.adam_alone_1t * 1e6,
             self.phases[9] * 1e6
-        );
-        s += &format!(
-            "  proposed step (fused Adam over parallel_for_each): {:.1} µs\n",
-            self.proposed_step * 1e6
         );
         s
     }
 }
 
 const SIZES: [usize; 4] = [N_IN, 500, 100, N_OUT];
-const LR: f64 = 1e-3;
-const BETA1: f64 = 0.9;
-const BETA2: f64 = 0.999;
-const EPSILON: f64 = 1e-8;
 /// Lower clip of probabilities inside `ln` (ferrodl-nn's LOG_CLIP_MIN).
 const LOG_CLIP_MIN: f64 = 1e-10;
 
-/// ferrodl-optim's Adam fused with `params -= update` (mirror of `Adam::apply_and_subtract`).
-fn adam_apply_fused(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], iteration: u64) {
-    let t = iteration.saturating_add(1).min(i32::MAX as u64) as i32;
-    let alpha = LR * (1.0 - BETA2.powi(t)).sqrt() / (1.0 - BETA1.powi(t));
-    let (b1, b2, eps, a) = (BETA1 as f32, BETA2 as f32, EPSILON as f32, alpha as f32);
-    let (one_b1, one_b2) = (1.0 - b1, 1.0 - b2);
-    for (((pi, &gi), mi), vi) in p.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
-        *mi = b1 * *mi + one_b1 * gi;
-        *vi = b2 * *vi + one_b2 * gi * gi;
-        *pi -= a * *mi / (vi.sqrt() + eps);
-    }
-}
-
 struct Step {
     batch: usize,
-    /// the proposed step: the fused Adam pass run over `parallel_for_each` (everything else as
-    /// the engine does it)
-    proposed: bool,
     params: Vec<f32>,
     grads: Vec<f32>,
-    /// parameter blocks (W1, b1, W2, b2, W3, b3), each with its own Adam state like the engine's
+    /// parameter blocks (W1, b1, W2, b2, W3, b3), each its own Adam block as in the engine
     blocks: Vec<std::ops::Range<usize>>,
-    m: Vec<f32>,
-    v: Vec<f32>,
+    opt: Optimizer<f32>,
     acts: Vec<Vec<f32>>,
     delta: Vec<f32>,
     delta_next: Vec<f32>,
-    /// the prototypes' copies (same starting state)
-    proto_params: Vec<f32>,
-    proto_grads: Vec<f32>,
-    proto_m: Vec<f32>,
-    proto_v: Vec<f32>,
+    /// copies for the updater pass timed alone (same starting state)
+    alone_params: Vec<f32>,
+    alone_grads: Vec<f32>,
+    alone_scratch: Vec<f32>,
+    alone_opt: Optimizer<f32>,
+    alone_iteration: u64,
     iteration: u64,
+    /// seconds on the clock the phases are read from (see [`run`])
+    clock: fn() -> f64,
+}
+
+/// The benchmark network's updater: Adam, learning rate 1e-3, on each parameter array.
+fn adam_blocks(blocks: &[std::ops::Range<usize>]) -> Optimizer<f32> {
+    let adam = Adam {
+        learning_rate: 1e-3,
+        ..Adam::default()
+    };
+    Optimizer::new(
+        blocks
+            .iter()
+            .map(|r| (r.clone(), AnyUpdater::Adam(adam.clone()))),
+    )
 }
 
 impl Step {
-    fn new(batch: usize, proposed: bool) -> Self {
+    fn new(batch: usize, clock: fn() -> f64) -> Self {
         let mut blocks = Vec::new();
         let mut off = 0;
         for l in 0..3 {
@@ -155,31 +150,32 @@ impl Step {
         }
         Step {
             batch,
-            proposed,
             grads: vec![0.0; off],
-            m: vec![0.0; off],
-            v: vec![0.0; off],
-            proto_m: vec![0.0; off],
-            proto_v: vec![0.0; off],
-            proto_params: params.clone(),
-            proto_grads: vec![0.0; off],
+            opt: adam_blocks(&blocks),
+            alone_opt: adam_blocks(&blocks),
+            alone_params: params.clone(),
+            alone_grads: vec![0.0; off],
+            alone_scratch: vec![0.0; off],
+            alone_iteration: 0,
             params,
             blocks,
             acts: (1..4).map(|l| vec![0.0; batch * SIZES[l]]).collect(),
             delta: vec![0.0; batch * N_IN],
             delta_next: vec![0.0; batch * N_IN],
             iteration: 0,
+            clock,
         }
     }
 
     /// One step; `t[i]` accumulates the seconds of phase i.
     fn run(&mut self, x: &[f32], y: &[f32], t: &mut [f64]) {
         let rows = self.batch;
-        let mut clock = Instant::now();
-        let mut lap = |i: usize, clock: &mut Instant| {
-            let now = Instant::now();
-            t[i] += (now - *clock).as_secs_f64();
-            *clock = now;
+        let now = self.clock;
+        let mut clock = now();
+        let mut lap = |i: usize, clock: &mut f64| {
+            let t_now = now();
+            t[i] += t_now - *clock;
+            *clock = t_now;
         };
         assert!(first_non_finite(x).is_none() && first_non_finite(y).is_none());
         lap(0, &mut clock);
@@ -285,73 +281,47 @@ impl Step {
             }
             std::mem::swap(&mut self.delta, &mut self.delta_next);
         }
-        if self.proposed {
-            let it = self.iteration;
-            let c = ferrodl_tensor::chunk_len(self.params.len(), 16 * 1024);
-            let items: Vec<_> = self
-                .params
-                .chunks_mut(c)
-                .zip(self.grads.chunks(c))
-                .zip(self.m.chunks_mut(c))
-                .zip(self.v.chunks_mut(c))
-                .collect();
-            ferrodl_tensor::parallel_for_each(items, |(((p, g), m), v)| {
-                adam_apply_fused(p, g, m, v, it)
-            });
-            lap(9, &mut clock);
-            self.iteration += 1;
-            return;
-        }
-        // keep the raw gradient for the prototype (not timed)
-        self.proto_grads.copy_from_slice(&self.grads);
-        clock = Instant::now();
-        // the engine's fit: the updater and the subtraction in one pass, block by block
-        for r in &self.blocks {
-            adam_apply_fused(
-                &mut self.params[r.clone()],
-                &self.grads[r.clone()],
-                &mut self.m[r.clone()],
-                &mut self.v[r.clone()],
-                self.iteration,
-            );
-        }
+        // keep the raw gradient for the pass timed alone (not timed)
+        self.alone_grads.copy_from_slice(&self.grads);
+        clock = now();
+        // the engine's fit: the updater and the subtraction in one pass over all blocks
+        self.opt
+            .step_and_apply(&mut self.params, &mut self.grads, self.iteration, 0);
         lap(9, &mut clock);
         self.iteration += 1;
     }
 
-    /// Prototype: the fused Adam pass over `parallel_for_each` blocks.
-    fn fused_adam_parallel(&mut self) {
-        let it = self.iteration;
-        let n = self.proto_params.len();
-        let c = ferrodl_tensor::chunk_len(n, 16 * 1024);
-        let items: Vec<_> = self
-            .proto_params
-            .chunks_mut(c)
-            .zip(self.proto_grads.chunks(c))
-            .zip(self.proto_m.chunks_mut(c))
-            .zip(self.proto_v.chunks_mut(c))
-            .collect();
-        ferrodl_tensor::parallel_for_each(items, |(((p, g), m), v)| {
-            adam_apply_fused(p, g, m, v, it)
-        });
+    /// The engine's updater pass alone, on the copy, with the last step's gradient (the
+    /// gradient is overwritten by the update, so it is copied first; the copy is not timed).
+    fn adam_alone(&mut self) -> f64 {
+        self.alone_scratch.copy_from_slice(&self.alone_grads);
+        let c = (self.clock)();
+        self.alone_opt.step_and_apply(
+            &mut self.alone_params,
+            &mut self.alone_scratch,
+            self.alone_iteration,
+            0,
+        );
+        self.alone_iteration += 1;
+        (self.clock)() - c
     }
 }
 
 /// Profiles `steps` steps at `batch` (after warm-up), interleaving the decomposed step, `fit`,
-/// and the prototypes in blocks of 10 steps.
-pub fn run(batch: usize, steps: usize) -> Profile {
+/// and the updater pass alone in blocks of 10 steps. `clock` gives seconds: wall time
+/// ([`wall_clock`]) or the calling thread's on-CPU time, which on a loaded machine measures the
+/// work of a one-thread run (`FERRODL_THREADS=1`) without the time other processes held the core.
+pub fn run(batch: usize, steps: usize, clock: fn() -> f64) -> Profile {
     let threads = ferrodl_tensor::num_threads();
     let data = random_batches(batch, 7);
-    let mut step = Step::new(batch, false);
-    let mut proposed = Step::new(batch, true);
+    let mut step = Step::new(batch, clock);
     let mut trainer = Trainer::new(batch);
     let mut t = vec![0.0; PHASES.len()];
     let mut warm = vec![0.0; PHASES.len()];
     for (x, y) in data.iter().take(8) {
         step.run(x, y, &mut warm); // warm-up
-        proposed.run(x, y, &mut warm);
     }
-    let (mut fit, mut fn_, mut prop) = (0.0, 0.0, 0.0);
+    let (mut fit, mut alone, mut alone_1t) = (0.0, 0.0, 0.0);
     let block = 10;
     let mut done = 0;
     while done < steps {
@@ -359,22 +329,19 @@ pub fn run(batch: usize, steps: usize) -> Profile {
             let (x, y) = &data[(done + i) % data.len()];
             step.run(x, y, &mut t);
         }
-        let c = Instant::now();
+        let c = clock();
         for _ in 0..block {
             trainer.step();
         }
-        fit += c.elapsed().as_secs_f64();
-        let c = Instant::now();
-        for i in 0..block {
-            let (x, y) = &data[(done + i) % data.len()];
-            proposed.run(x, y, &mut warm);
-        }
-        prop += c.elapsed().as_secs_f64();
-        let c = Instant::now();
+        fit += clock() - c;
         for _ in 0..block {
-            step.fused_adam_parallel();
+            alone += step.adam_alone();
         }
-        fn_ += c.elapsed().as_secs_f64();
+        ferrodl_tensor::set_num_threads(1);
+        for _ in 0..block {
+            alone_1t += step.adam_alone();
+        }
+        ferrodl_tensor::set_num_threads(threads);
         done += block;
     }
     let n = done as f64;
@@ -383,7 +350,16 @@ pub fn run(batch: usize, steps: usize) -> Profile {
         threads,
         phases: t.iter().map(|v| v / n).collect(),
         fit: fit / n,
-        fused_adam_nt: fn_ / n,
-        proposed_step: prop / n,
+        adam_alone: alone / n,
+        adam_alone_1t: alone_1t / n,
     }
+}
+
+/// Seconds since the first call (wall time).
+pub fn wall_clock() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
 }
