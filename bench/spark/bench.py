@@ -125,7 +125,7 @@ def time_to_accuracy(infos):
 
 def run_local(args, out_dir):
     cp = ":".join([BENCH_JAR, EXAMPLE_JAR, os.path.join(SPARK_HOME, "jars", "*")])
-    cmd = ["java", "-Xmx3g", *JAVA_OPENS, "-Dspark.master=local[2]", "-cp", cp, MAIN,
+    cmd = ["java", "-Xmx3g", *JAVA_OPENS, "-Dspark.master=local[2]", *[f"-D{c}" for c in args.conf], "-cp", cp, MAIN,
            "--rounds", str(args.rounds), "--configs", args.configs] + (["--breakdown"] if args.breakdown else []) \
         + (["--tta", str(args.tta)] if args.tta and "local" in args.tta_modes.split(",") else [])
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
@@ -150,7 +150,7 @@ def run_cluster(args, out_dir):
         status, text, wall = cluster.submit(
             app, path, args.timeout,
             conf_extra=("spark.ferrodl.relay.allowWithoutSparkAuthentication=true",
-                        "spark.executorEnv.RAYON_NUM_THREADS=1"))
+                        "spark.executorEnv.RAYON_NUM_THREADS=1", *args.conf))
         if args.torch_python and args.tta and "cluster" in args.tta_modes.split(","):
             text += run_torch(cluster, args, out_dir)
         return (0 if status == 0 else 1), text, wall
@@ -209,6 +209,8 @@ def main():
                          "cluster's time to accuracy ('': none)")
     ap.add_argument("--torch-batches", default="32", help="TorchDistributor configurations torch-B")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per application")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for the ferrodl application (both modes; for A/B runs)")
     ap.add_argument("--out", default=os.path.join(HERE, "results.json"))
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, cluster_bench.on_signal)  # the cluster is stopped on TERM/INT too
@@ -216,7 +218,7 @@ def main():
     out_dir = os.path.join(ROOT, ".build", "bench-logs", "spark")
     os.makedirs(out_dir, exist_ok=True)
     results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-               "rounds": args.rounds, "configs": args.configs.split(","), "versions": versions(),
+               "rounds": args.rounds, "configs": args.configs.split(","), "conf": args.conf, "versions": versions(),
                "load_start": loadavg(), "modes": {}}
     failed = False
     try:

@@ -52,6 +52,15 @@ final class AveragingRounds {
      * escape hatch, and how the tests compare both).
      */
     static final String ROUNDS_IN_ONE_JOB = "spark.ferrodl.paramavg.roundsInOneJob";
+    /**
+     * On a cluster, the most workers for which a cached training RDD is dealt in place ({@link DealtRDD}:
+     * every task reads every cached block, workers - 1 of them from other executors) rather than with a
+     * shuffle per fit (a stage more, every object serialized, written to disk and read back once). At 2
+     * workers both move the same bytes between executors and the shuffle's stage and disk write go
+     * (BENCHMARKS.md, issue 15); with more workers the fetches grow as workers x the data. 0: always a
+     * shuffle on a cluster. local[N] reads in place whatever the number (every block is in its JVM).
+     */
+    static final String DEAL_IN_PLACE_MAX_WORKERS = "spark.ferrodl.paramavg.dealInPlaceMaxWorkers";
     /** How long a worker waits for the others in one round, and the relay's I/O timeout. */
     static final String ROUND_TIMEOUT_MS = "spark.ferrodl.paramavg.roundTimeoutMs";
 
@@ -112,7 +121,7 @@ final class AveragingRounds {
     /** The result of a fit: the network's new score (NaN when no worker fitted). */
     static <N extends NativeHandleOwner & Model, B, T> double train(
             SparkNetwork<N, B> sparkNetwork, JavaPairRDD<Placed, T> positioned, Function<T, B> loader,
-            BalancedSplitter splitter, int workers, boolean keep, boolean sourceCached,
+            BalancedSplitter splitter, int workers, boolean keep, int cachedSourceId,
             ParameterAveragingTrainingMaster master,
             List<TrainingHook> hooks, SparkTrainingStats stats, double prepareMillis, long fitStart) {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
@@ -144,13 +153,23 @@ final class AveragingRounds {
             AveragingRoundsWorker<N, B, T> worker = new AveragingRoundsWorker<>(kind, spec, loader, splitter, workers,
                     master.getBatchSizePerWorker(), master.getPrefetchNumBatches(), master.isSaveUpdater(),
                     stats != null, hooks, master.workerListeners(sparkNetwork));
-            // kept partitions are already dealt (partition p = worker p), and in one JVM (local[N]) a cached
-            // RDD with one partition per worker is dealt by reading its blocks in place (DealtRDD): no
-            // shuffle per fit, which serializes, writes and reads back every minibatch object. On a
-            // cluster every task would fetch every partition (workers x the data): the shuffle moves less.
+            // kept partitions are already dealt (partition p = worker p), and a cached RDD with one
+            // partition per worker is dealt by reading its blocks in place (DealtRDD): no shuffle per fit,
+            // which serializes, writes and reads back every minibatch object. On a cluster every task
+            // fetches every other executor's block (workers - 1 blocks): few workers only.
             WorkerPartitioner dealer = new WorkerPartitioner(splitter, workers, keep);
-            if (!keep && sourceCached && sc.isLocal() && positioned.getNumPartitions() == workers) {
-                dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer);
+            if (!keep && cachedSourceId >= 0 && positioned.getNumPartitions() == workers) {
+                if (sc.isLocal()) {
+                    dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, cachedSourceId, null, true);
+                } else if (workers <= sc.getConf().getInt(DEAL_IN_PLACE_MAX_WORKERS, 2)) {
+                    String[][] where = cachedBlockLocations(cachedSourceId, workers);
+                    if (where != null) {
+                        dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, cachedSourceId, where, false);
+                    } else {
+                        LOG.info("ferrodl parameter averaging: RDD {} is not fully cached; dealt with a shuffle",
+                                cachedSourceId);
+                    }
+                }
             }
             RDD<Tuple2<Placed, T>> dealt = keep && positioned.getNumPartitions() == workers ? positioned.rdd()
                     : dealtInPlace != null ? dealtInPlace : positioned.partitionBy(dealer).rdd();
@@ -195,6 +214,28 @@ final class AveragingRounds {
                 spec.destroy();
             }
         }
+    }
+
+    /**
+     * Per block of the cached RDD {@code rddId}, the executors holding it as Spark task locations
+     * ("executor_HOST_ID", so that task {@code w} runs where block {@code w} is), or null when a
+     * block is not cached anywhere (a read in place would have to compute it without its partition).
+     */
+    static String[][] cachedBlockLocations(int rddId, int partitions) {
+        org.apache.spark.storage.BlockManagerMaster bm = org.apache.spark.SparkEnv.get().blockManager().master();
+        String[][] out = new String[partitions][];
+        for (int p = 0; p < partitions; p++) {
+            scala.collection.Seq<org.apache.spark.storage.BlockManagerId> at =
+                    bm.getLocations(new org.apache.spark.storage.RDDBlockId(rddId, p));
+            if (at.isEmpty()) {
+                return null;
+            }
+            out[p] = new String[at.length()];
+            for (int i = 0; i < out[p].length; i++) {
+                out[p][i] = "executor_" + at.apply(i).host() + "_" + at.apply(i).executorId();
+            }
+        }
+        return out;
     }
 
     private static void fillStats(SparkTrainingStats stats, AveragingRoundsWorker.Result[] reports,

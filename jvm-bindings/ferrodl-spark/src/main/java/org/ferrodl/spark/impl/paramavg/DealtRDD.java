@@ -19,9 +19,11 @@ import scala.reflect.ClassTag$;
  * partition {@code w} reads every partition of its parent (a narrow dependency on all of them, as
  * Spark's own coalescing does) and keeps the objects the partitioner gives worker {@code w}. A
  * shuffle serializes, writes and reads back every minibatch object of the fit (one Spark stage more
- * per fit); this reads the cached blocks in place. Used only in one JVM (local[N]: on a cluster every
- * task would fetch every partition), when the parent is cached (or every task would compute all of
- * it) and has one partition per worker (what a barrier stage requires of every RDD in it).
+ * per fit); this reads the cached blocks in place: in one JVM (local[N]) every block, on a cluster
+ * its own executor's block from memory and the others' through Spark's block manager (each task
+ * fetches workers - 1 blocks, so the caller limits it to few workers there). Used when the parent is
+ * cached (or every task would compute all of it) and has one partition per worker (what a barrier
+ * stage requires of every RDD in it).
  *
  * @param <T> the object type (references, or minibatches)
  */
@@ -36,8 +38,23 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
     private static final java.util.Map<Integer, Partition[]> PARENTS = new java.util.concurrent.ConcurrentHashMap<>();
     private final RDD<Tuple2<Placed, T>> parent;
     private final Partitioner dealer;
+    private final int cachedRddId;
+    /** Where task {@code w} should run (the executor holding block {@code w}), or null: driver only. */
+    private final transient String[][] preferred;
 
-    DealtRDD(RDD<Tuple2<Placed, T>> parent, Partitioner dealer) {
+    /**
+     * @param parent      the RDD to deal, one partition per worker
+     * @param dealer      the worker of each object
+     * @param cachedRddId the cached RDD whose blocks {@code parent} reads (itself, or the RDD it maps
+     *                    partition by partition), for a clear error when a block is gone
+     * @param preferred   per worker, the task locations to prefer (Spark's "executor_HOST_ID"
+     *                    form), or null for none
+     * @param inDriverJvm whether every task runs in this JVM (local[N]): the parent's partitions are
+     *                    then taken from the driver's listing; elsewhere the cached blocks are read by
+     *                    index
+     */
+    DealtRDD(RDD<Tuple2<Placed, T>> parent, Partitioner dealer, int cachedRddId, String[][] preferred,
+             boolean inDriverJvm) {
         super(parent.context(), dependencies(parent), tag());
         if (dealer.numPartitions() != parent.getNumPartitions()) {
             throw new IllegalArgumentException("a DealtRDD needs one parent partition per worker: "
@@ -45,7 +62,26 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
         }
         this.parent = parent;
         this.dealer = dealer;
-        PARENTS.put(id(), parent.partitions());
+        this.cachedRddId = cachedRddId;
+        this.preferred = preferred;
+        if (inDriverJvm) {
+            PARENTS.put(id(), parent.partitions());
+        }
+    }
+
+    // an immutable List is the Seq of both Scala lines (2.12: collection.Seq, 2.13: immutable.Seq)
+    @Override
+    @SuppressWarnings("unchecked")
+    public List<String> getPreferredLocations(Partition split) {
+        String[] here = preferred == null ? null : preferred[split.index()];
+        List<String> out = (List<String>) (List<?>) Nil$.MODULE$;
+        if (here == null) {
+            return out;
+        }
+        for (int i = here.length - 1; i >= 0; i--) {
+            out = out.$colon$colon(here[i]);
+        }
+        return out;
     }
 
     @Override
@@ -61,8 +97,11 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
     public Iterator<Tuple2<Placed, T>> compute(Partition split, TaskContext context) {
         int worker = split.index();
         Partition[] known = PARENTS.get(id());
-        // not the driver's JVM (or released): the parent's own listing
-        Partition[] parents = known != null ? known : parent.partitions();
+        // not the driver's JVM: the parent's partitions by index. A task does not carry them (a
+        // parallelized RDD's partitions carry its data, 24 MiB per task for the MNIST bench), and its
+        // copy of the parent cannot list them (a parallelized RDD's data stays in the driver); the
+        // cached blocks are found by RDD id and index, which is all a cached read needs
+        Partition[] parents = known != null ? known : byIndex(dealer.numPartitions());
         return new AbstractIterator<>() {
             private int next;
             private Iterator<Tuple2<Placed, T>> current;
@@ -77,7 +116,7 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
                             ahead = t;
                         }
                     } else if (next < parents.length) {
-                        current = parent.iterator(parents[next++], context);
+                        current = read(parents[next++], context);
                     } else {
                         return false;
                     }
@@ -97,6 +136,30 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
         };
     }
 
+    private Iterator<Tuple2<Placed, T>> read(Partition p, TaskContext context) {
+        try {
+            return parent.iterator(p, context);
+        } catch (ClassCastException e) {
+            if (!(p instanceof ByIndex)) {
+                throw e;
+            }
+            // a block missing from the cache: the parent would compute the partition from its source,
+            // which needs the partition object this task does not have
+            throw new IllegalStateException("parameter averaging: block " + p.index() + " of the cached training RDD "
+                    + cachedRddId + " is no longer cached (evicted, or its executor lost) while the workers read it "
+                    + "in place; persist the training RDD with a level that keeps it (e.g. MEMORY_AND_DISK), or "
+                    + "set " + AveragingRounds.DEAL_IN_PLACE_MAX_WORKERS + "=0 to deal it with a shuffle", e);
+        }
+    }
+
+    private static Partition[] byIndex(int n) {
+        Partition[] out = new Partition[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = new ByIndex(i);
+        }
+        return out;
+    }
+
     /** Forgets the parent's partitions once the fit's job is over. */
     void release() {
         PARENTS.remove(id());
@@ -104,6 +167,10 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
 
     /** A partition of this RDD: a worker. */
     private record Index(int index) implements Partition {
+    }
+
+    /** A parent partition known only by its index: enough to read its cached block. */
+    private record ByIndex(int index) implements Partition {
     }
 
     /** Every child partition depends on every parent partition. */

@@ -375,7 +375,8 @@ public class ParameterAveragingTrainingMaster
                 // the objects are read from the cached RDD itself (not from a copy persisted per fit)
                 boolean sourceCached = !items.getStorageLevel().equals(StorageLevel.NONE())
                         && (level == null || level.equals(StorageLevel.NONE()));
-                score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep, sourceCached, this,
+                score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep,
+                        sourceCached ? items.id() : -1, this,
                         List.copyOf(trainingHooks), stats, (System.nanoTime() - fitStart) / 1e6, fitStart);
             } finally {
                 positioned.unpersist(false);
