@@ -17,6 +17,7 @@
 //! Traffic per round: each worker sends one message and receives `workers - 1`; the relay
 //! forwards `workers × (workers - 1)` messages (docs/ARCHITECTURE.md §9.2).
 
+mod local;
 pub mod message;
 pub mod master;
 pub mod worker;

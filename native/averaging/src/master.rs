@@ -1,6 +1,7 @@
 //! The driver's side: the relay's state collects every round's messages, so the final average is
 //! computed on the driver from the last round's contributions (no task returns its parameters).
 
+use crate::local::Hub;
 use crate::message::{average, Average, RoundMessage};
 use ferrodl_relay::{MasterState, Relay, RelayStats, WorkerId};
 use ferrodl_sharing::{relay_stats_json, RelaySettings, SharingError};
@@ -95,7 +96,7 @@ impl MasterState for AveragingMaster {
 
 /// The relay's state, shared with the driver that reads the result.
 #[derive(Clone)]
-struct SharedMaster(Arc<Mutex<AveragingMaster>>);
+pub(crate) struct SharedMaster(Arc<Mutex<AveragingMaster>>);
 
 impl SharedMaster {
     fn lock(&self) -> MutexGuard<'_, AveragingMaster> {
@@ -119,6 +120,8 @@ pub struct AveragingDriver {
     port: u16,
     sealed: bool,
     stopped: Option<(FinalState, RelayStats)>,
+    /// The in-process exchange for workers in this process (settings `inProcess`), by secret.
+    hub: Option<(String, Arc<Hub>)>,
 }
 
 impl AveragingDriver {
@@ -129,12 +132,21 @@ impl AveragingDriver {
                 "averaging needs at least one worker and one round, got {workers} and {rounds}"
             )));
         }
-        let settings: RelaySettings = serde_json::from_str(settings_json)
+        let mut json: serde_json::Value = serde_json::from_str(settings_json)
+            .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
+        // workers in this process (local[N]) exchange through the hub; others still need the relay
+        let in_process = match json.as_object_mut().and_then(|o| o.remove("inProcess")) {
+            None => false,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(v) => return Err(SharingError::Config(format!("relay settings: inProcess must be a boolean, got {v}"))),
+        };
+        let settings: RelaySettings = serde_json::from_value(json)
             .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
         let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, rounds))));
         let relay = Relay::start(settings.to_config()?, Box::new(master.clone()))?;
         let port = relay.local_addr().port();
-        Ok(AveragingDriver { master, relay: Some(relay), port, sealed: settings.encrypt, stopped: None })
+        let hub = in_process.then(|| (settings.secret_hex.clone(), Hub::register(&settings.secret_hex, master.clone())));
+        Ok(AveragingDriver { master, relay: Some(relay), port, sealed: settings.encrypt, stopped: None, hub })
     }
 
     pub fn port(&self) -> u16 {
@@ -143,6 +155,9 @@ impl AveragingDriver {
 
     /// Stops the relay (idempotent) and keeps the final state and counters.
     pub fn shutdown(&mut self) -> Result<(), SharingError> {
+        if let Some((secret, hub)) = &self.hub {
+            Hub::unregister(secret, hub);
+        }
         if let Some(relay) = self.relay.take() {
             let (_, stats) = relay.shutdown();
             let state = self.master.lock().final_state()?;
@@ -167,6 +182,14 @@ impl AveragingDriver {
         };
         let mut v = relay_stats_json(&stats);
         v["sealed"] = serde_json::Value::Bool(self.sealed);
+        if let Some((_, hub)) = &self.hub {
+            use std::sync::atomic::Ordering::Relaxed;
+            v["inProcess"] = serde_json::json!({
+                "messages": hub.messages.load(Relaxed),
+                "bytes": hub.bytes.load(Relaxed),
+                "deliveries": hub.deliveries.load(Relaxed),
+            });
+        }
         v.to_string()
     }
 }

@@ -1,6 +1,7 @@
 //! A worker task's side: one relay connection for the whole fit; after each round it sends its
 //! message, waits for every other worker's message of that round and takes the average.
 
+use crate::local::{Deliver, Hub};
 use crate::message::{mean_into, RoundMessage, RoundReport};
 use ferrodl_relay::{ClientConfig, RelayClient, WorkerId};
 use ferrodl_sharing::worker::parse_hex;
@@ -73,8 +74,50 @@ pub struct Summary {
 }
 
 /// One worker's connection of an averaging fit.
+/// How a worker's messages travel: the driver's relay, or its in-process hub (same process).
+enum Link {
+    Relay(RelayClient),
+    Local { hub: Arc<Hub>, me: WorkerId, sent: u64, bytes_sent: u64, received: Arc<[std::sync::atomic::AtomicU64; 2]> },
+}
+
+impl Link {
+    fn send(&mut self, bytes: Vec<u8>) -> Result<(), SharingError> {
+        match self {
+            Link::Relay(c) => Ok(c.send(bytes)?),
+            Link::Local { hub, me, sent, bytes_sent, .. } => {
+                hub.send(*me, &bytes)?;
+                *sent += 1;
+                *bytes_sent += bytes.len() as u64;
+                Ok(())
+            }
+        }
+    }
+
+    fn failure(&self) -> Option<SharingError> {
+        match self {
+            Link::Relay(c) => c.failure().map(SharingError::Relay),
+            Link::Local { .. } => None,
+        }
+    }
+
+    /// [messages sent, bytes sent (wire bytes over the relay), messages received, bytes received]
+    fn finish(self) -> Result<[u64; 4], SharingError> {
+        match self {
+            Link::Relay(c) => {
+                let s = c.finish()?;
+                Ok([s.messages_sent, s.wire_bytes_sent, s.messages_received, s.bytes_received])
+            }
+            Link::Local { hub, me, sent, bytes_sent, received } => {
+                hub.leave(me);
+                use std::sync::atomic::Ordering::Relaxed;
+                Ok([sent, bytes_sent, received[0].load(Relaxed), received[1].load(Relaxed)])
+            }
+        }
+    }
+}
+
 pub struct AveragingWorker {
-    client: Option<RelayClient>,
+    client: Option<Link>,
     shared: Arc<Shared>,
     config: AveragingWorkerConfig,
     done: Option<Done>,
@@ -96,7 +139,7 @@ impl AveragingWorker {
         let shared = Arc::new(Shared { inbox: Mutex::new(Inbox::default()), arrived: Condvar::new() });
         let reader = Arc::clone(&shared);
         let stage = config.stage;
-        let on_message = Box::new(move |payload: &[u8]| {
+        let on_message: Deliver = Arc::new(move |payload: &[u8]| {
             // decoded here, on the connection's reader thread, beside the task's own work
             let decoded = RoundMessage::decode(payload);
             let mut inbox = reader.lock();
@@ -124,8 +167,31 @@ impl AveragingWorker {
             queue_limit_messages: config.queue_limit,
             encrypt: config.encrypt,
         };
-        let (client, _snapshot) = RelayClient::connect(&config.relay_address, client_config, on_message)?;
-        Ok(AveragingWorker { client: Some(client), shared, config, done: None, hello_sent: false, hellos_answered: 0 })
+        let me = WorkerId { partition: config.partition, attempt: config.attempt };
+        let link = match Hub::find(&config.secret_hex) {
+            Some(hub) => {
+                // the driver's process: its hub, no sockets (counts what this worker receives)
+                let received: Arc<[std::sync::atomic::AtomicU64; 2]> = Arc::new(Default::default());
+                let counts = Arc::clone(&received);
+                let deliver = Arc::clone(&on_message);
+                hub.join(me, Arc::new(move |payload: &[u8]| {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    counts[0].fetch_add(1, Relaxed);
+                    counts[1].fetch_add(payload.len() as u64, Relaxed);
+                    deliver(payload)
+                }))?;
+                Link::Local { hub, me, sent: 0, bytes_sent: 0, received }
+            }
+            None => {
+                let (client, _snapshot) = RelayClient::connect(
+                    &config.relay_address,
+                    client_config,
+                    Box::new(move |payload: &[u8]| on_message(payload)),
+                )?;
+                Link::Relay(client)
+            }
+        };
+        Ok(AveragingWorker { client: Some(link), shared, config, done: None, hello_sent: false, hellos_answered: 0 })
     }
 
     /// Waits up to `timeout` until every other worker's connection is up: `Ok(true)` then, and this
@@ -154,15 +220,15 @@ impl AveragingWorker {
             };
             if heard > self.hellos_answered || !self.hello_sent {
                 // a new peer is up (or this is the first hello): (re)say hello so that it hears of us
-                self.client().send(hello.clone())?;
+                self.client_mut().send(hello.clone())?;
                 self.hello_sent = true;
                 self.hellos_answered = heard;
             }
             if heard >= others {
                 return Ok(true);
             }
-            if let Some(e) = self.client.as_ref().and_then(RelayClient::failure) {
-                return Err(SharingError::Relay(e));
+            if let Some(e) = self.client.as_ref().and_then(Link::failure) {
+                return Err(e);
             }
             let now = Instant::now();
             if now >= deadline {
@@ -205,7 +271,7 @@ impl AveragingWorker {
         let own = RoundMessage::decode_header(&bytes)?;
         self.shared.lock().rounds.entry(round).or_default().insert(own.partition, own);
         // sent with one worker too: the driver computes the final state from the messages
-        self.client().send(bytes)?;
+        self.client_mut().send(bytes)?;
         Ok(())
     }
 
@@ -227,8 +293,8 @@ impl AveragingWorker {
                 self.done = Some(Done { messages, summary });
                 return Ok(true);
             }
-            if let Some(e) = self.client.as_ref().and_then(RelayClient::failure) {
-                return Err(SharingError::Relay(e));
+            if let Some(e) = self.client.as_ref().and_then(Link::failure) {
+                return Err(e);
             }
             let now = Instant::now();
             if now >= deadline {
@@ -302,17 +368,25 @@ impl AveragingWorker {
             .client
             .take()
             .ok_or_else(|| SharingError::Message("the averaging connection is already closed".into()))?;
-        let s = client.finish()?;
-        Ok([s.messages_sent, s.wire_bytes_sent, s.messages_received, s.bytes_received])
+        client.finish()
     }
 
-    fn client(&self) -> &RelayClient {
-        self.client.as_ref().expect("connected until finish")
+    fn client_mut(&mut self) -> &mut Link {
+        self.client.as_mut().expect("connected until finish")
     }
 }
 
 /// The counters of a complete round (None: nobody fitted), checking that the contributors agree on
 /// their lengths (as [`crate::message::average`] does on the driver).
+impl Drop for AveragingWorker {
+    fn drop(&mut self) {
+        // a worker dropped without finish (its task failed) leaves the hub as a closed socket leaves the relay
+        if let Some(Link::Local { hub, me, .. }) = &self.client {
+            hub.leave(*me);
+        }
+    }
+}
+
 fn summarize(messages: &BTreeMap<u32, RoundMessage>) -> Result<Option<Summary>, SharingError> {
     let contributors: Vec<&RoundMessage> = messages.values().filter(|m| m.contributes()).collect();
     let Some(first) = contributors.first() else {
@@ -342,15 +416,23 @@ mod tests {
     const SECRET: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
     fn driver(workers: u32) -> AveragingDriver {
+        driver_with(workers, SECRET, false)
+    }
+
+    fn driver_with(workers: u32, secret: &str, in_process: bool) -> AveragingDriver {
         let settings = format!(
-            r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}","maxMessageBytes":1048576,"queueLimit":8,"ioTimeoutMs":10000,"handshakeTimeoutMs":5000,"encrypt":true}}"#
+            r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{secret}","maxMessageBytes":1048576,"queueLimit":8,"ioTimeoutMs":10000,"handshakeTimeoutMs":5000,"encrypt":true,"inProcess":{in_process}}}"#
         );
         AveragingDriver::start(&settings, workers, 4).unwrap()
     }
 
     fn worker_json(port: u16, partition: u32, workers: u32) -> String {
+        worker_json_with(port, partition, workers, SECRET)
+    }
+
+    fn worker_json_with(port: u16, partition: u32, workers: u32, secret: &str) -> String {
         format!(
-            r#"{{"relayAddress":"127.0.0.1:{port}","secretHex":"{SECRET}","partition":{partition},"attempt":0,"stage":0,"workers":{workers},"connectTimeoutMs":5000,"ioTimeoutMs":10000,"queueLimit":8,"maxMessageBytes":1048576,"encrypt":true}}"#
+            r#"{{"relayAddress":"127.0.0.1:{port}","secretHex":"{secret}","partition":{partition},"attempt":0,"stage":0,"workers":{workers},"connectTimeoutMs":5000,"ioTimeoutMs":10000,"queueLimit":8,"maxMessageBytes":1048576,"encrypt":true}}"#
         )
     }
 
@@ -358,17 +440,36 @@ mod tests {
     /// with the same bits, equal to the partition-ordered mean computed here.
     #[test]
     fn workers_and_driver_hold_the_same_average_after_every_round() {
+        let stats = same_average_everywhere(SECRET, false);
+        assert!(!stats.contains("inProcess"), "{stats}");
+    }
+
+    /// The same through the driver's in-process hub (workers in the driver's process): the same
+    /// bits, and nothing through the relay.
+    #[test]
+    fn the_in_process_hub_gives_the_same_average() {
+        let stats = same_average_everywhere("a1".repeat(32).as_str(), true);
+        let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+        // 3 hellos at least, 4 rounds x 3 workers; each delivered to the 2 others
+        assert!(v["inProcess"]["messages"].as_u64().unwrap() >= 15, "{stats}");
+        assert!(v["inProcess"]["deliveries"].as_u64().unwrap() >= 24, "{stats}");
+    }
+
+    /// Runs the exchange; returns the driver's stats JSON.
+    fn same_average_everywhere(secret: &str, in_process: bool) -> String {
         let workers = 3;
-        let mut d = driver(workers);
+        let mut d = driver_with(workers, secret, in_process);
         let port = d.port();
+        let secret = secret.to_string();
         // Every worker waits for the others' hellos before it sends (the relay does not replay earlier
         // messages to a late connection); they connect out of order and far apart, and worker 0
         // sends its round 0 at once, so a worker that missed a message would hang here.
         let handles: Vec<_> = (0..workers)
             .map(|p| {
+                let secret = secret.clone();
                 thread::spawn(move || {
                     thread::sleep(Duration::from_millis([0, 150, 60][p as usize]));
-                    let mut w = AveragingWorker::connect(&worker_json(port, p, workers)).unwrap();
+                    let mut w = AveragingWorker::connect(&worker_json_with(port, p, workers, &secret)).unwrap();
                     while !w.await_peers(Duration::from_millis(20)).unwrap() {}
                     let mut params = vec![p as f32 + 0.5; 1000];
                     let mut seen = Vec::new();
@@ -415,7 +516,9 @@ mod tests {
         assert_eq!(last.params, results[0][3].1);
         assert_eq!(last.updater.as_ref().unwrap(), &results[0][3].2);
         assert_eq!((last.contributors, last.max_iterations, last.score), (3, 2, results[0][3].0.score));
-        assert!(d.stats_json().contains("\"sealed\":true"));
+        let stats = d.stats_json();
+        assert!(stats.contains("\"sealed\":true"));
+        stats
     }
 
     #[test]
@@ -436,5 +539,7 @@ mod tests {
         let e = AveragingWorker::connect(&worker_json(1, 2, 2)).err().unwrap().to_string();
         assert!(e.contains("partition 2 of an averaging fit with 2 workers"), "{e}");
         assert!(AveragingWorker::connect("{}").is_err());
+        let e = AveragingDriver::start(r#"{"inProcess":1}"#, 2, 1).err().unwrap().to_string();
+        assert!(e.contains("inProcess must be a boolean"), "{e}");
     }
 }

@@ -30,6 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class AveragingRoundsTest {
     private static final String ONE_JOB = "spark.ferrodl.paramavg.roundsInOneJob";
+    private static final String IN_PROCESS = "spark.ferrodl.paramavg.inProcess";
 
     /** Both paths sum in double and round once; only the order of two or three additions may differ. */
     private static final float TOL = 1e-6f;
@@ -44,6 +45,11 @@ class AveragingRoundsTest {
 
     private static Fit fit(MultiLayerConfiguration conf, List<DataSet> data, int workers, boolean saveUpdater,
                            Long seed, boolean oneJob, int epochs) {
+        return fit(conf, data, workers, saveUpdater, seed, oneJob, epochs, true);
+    }
+
+    private static Fit fit(MultiLayerConfiguration conf, List<DataSet> data, int workers, boolean saveUpdater,
+                           Long seed, boolean oneJob, int epochs, boolean inProcess) {
         ParameterAveragingTrainingMaster.Builder b = new ParameterAveragingTrainingMaster.Builder(workers, 4)
                 .batchSizePerWorker(4).averagingFrequency(2).saveUpdater(saveUpdater).workerPrefetchNumBatches(1)
                 .collectTrainingStats(true);
@@ -58,12 +64,14 @@ class AveragingRoundsTest {
             rdd = rdd.cache();
         }
         sc().setLocalProperty(ONE_JOB, Boolean.toString(oneJob));
+        sc().setLocalProperty(IN_PROCESS, Boolean.toString(inProcess));
         try {
             for (int e = 0; e < epochs; e++) {
                 spark.fit(rdd);
             }
         } finally {
             sc().setLocalProperty(ONE_JOB, null);
+            sc().setLocalProperty(IN_PROCESS, null);
             rdd.unpersist(false);
         }
         return new Fit(spark.getNetwork(), spark.getScore(), tm.getTrainingStats().getTimeBreakdown());
@@ -88,6 +96,13 @@ class AveragingRoundsTest {
         assertEquals(perSplit.net().getIterationCount(), oneJob.net().getIterationCount());
         assertEquals(2, oneJob.net().getEpochCount());
         assertEquals(perSplit.score(), oneJob.score(), 1e-6);
+        // local[N]: the workers exchanged through the driver's in-process hub; through the relay's
+        // sockets they hold the same bits
+        Fit overRelay = fit(conf, data, workers, saveUpdater, seed, true, 2, false);
+        assertEquals(0f, maxAbsDiff(oneJob.net().params().toFloatVector(), overRelay.net().params().toFloatVector()));
+        assertEquals(0f, maxAbsDiff(oneJob.net().getUpdaterState().toFloatVector(),
+                overRelay.net().getUpdaterState().toFloatVector()));
+        assertEquals(oneJob.score(), overRelay.score());
         // the exchange is measured, and the phases stay within the wall time
         assertTrue(oneJob.breakdown().format().contains("exchange: wait for every worker's message of the round"),
                 oneJob.breakdown().format());

@@ -61,6 +61,12 @@ final class AveragingRounds {
      * shuffle on a cluster. local[N] reads in place whatever the number (every block is in its JVM).
      */
     static final String DEAL_IN_PLACE_MAX_WORKERS = "spark.ferrodl.paramavg.dealInPlaceMaxWorkers";
+    /**
+     * {@code false}: on local[N] too the workers exchange through the relay's sockets rather than
+     * the driver's in-process hub (same messages and arithmetic; for comparison). A Spark
+     * configuration key, or a local property of the fitting thread, which wins.
+     */
+    static final String IN_PROCESS = "spark.ferrodl.paramavg.inProcess";
     /** How long a worker waits for the others in one round, and the relay's I/O timeout. */
     static final String ROUND_TIMEOUT_MS = "spark.ferrodl.paramavg.roundTimeoutMs";
 
@@ -97,6 +103,11 @@ final class AveragingRounds {
                     + "=true where every process that can reach the cluster is trusted)";
         }
         return null;
+    }
+
+    private static boolean inProcess(JavaSparkContext sc) {
+        String local = sc.getLocalProperty(IN_PROCESS);
+        return local != null ? Boolean.parseBoolean(local) : sc.getConf().getBoolean(IN_PROCESS, true);
     }
 
     /** Tasks that can run at once: local[N] threads, else the cores Spark reports, per spark.task.cpus. */
@@ -142,8 +153,10 @@ final class AveragingRounds {
         long maxMessageBytes = 64L + 4L * values;
         String bindHost = trust.localMaster() ? "127.0.0.1" : "0.0.0.0";
         String advertisedHost = trust.localMaster() ? "127.0.0.1" : sc.getConf().get("spark.driver.host", "127.0.0.1");
+        // on local[N] every task runs in this JVM: the workers exchange through the driver's in-process
+        // hub (no sockets, no copies through the relay's threads); the relay stays for anything else
         long relay = NativeAveraging.startRelay(relaySettings(bindHost, secretHex, maxMessageBytes, timeoutMs,
-                trust.encrypt()), workers, splitter.numSplits());
+                trust.encrypt(), sc.isLocal() && inProcess(sc)), workers, splitter.numSplits());
         Broadcast<AveragingRoundsWorker.Spec<N>> spec = null;
         DealtRDD<T> dealtInPlace = null;
         try {
@@ -297,8 +310,9 @@ final class AveragingRounds {
     }
 
     private static String relaySettings(String bindHost, String secretHex, long maxMessageBytes, long timeoutMs,
-                                        boolean encrypt) {
+                                        boolean encrypt, boolean inProcess) {
         ObjectNode s = JSON.createObjectNode();
+        s.put("inProcess", inProcess);
         s.put("bindHost", bindHost);
         s.put("encrypt", encrypt);
         s.putNull("portFrom");
