@@ -59,9 +59,11 @@ pub fn chunk_len(len: usize, min_len: usize) -> usize {
 }
 
 /// Calls `f` on every item, spread over up to [`num_threads`] threads (the calling thread and
-/// the same helpers the GEMM uses), and returns when all calls have finished. Items are handed
-/// out round-robin (item `i` goes to thread `i % threads`); with one item, or one thread, or
-/// when called from inside another parallel section, everything runs on the calling thread.
+/// the same helpers the GEMM uses), and returns when all calls have finished. Threads claim
+/// items one at a time, in order, so more items than threads balance the load (a thread that
+/// other processes hold back delays one item, not a fixed share); which thread runs an item
+/// must not matter. With one item, or one thread, or when called from inside another parallel
+/// section, everything runs on the calling thread.
 ///
 /// Items are typically disjoint mutable blocks of the same vectors, e.g. an optimizer step:
 /// ```
@@ -91,10 +93,15 @@ pub fn parallel_for_each<I: Send, F: Fn(I) + Sync>(items: Vec<I>, f: F) {
             .take()
             .expect("each item is taken once")
     };
+    let next = AtomicUsize::new(0);
     let ran = with_pool(all, |pool| {
         let parts = n.min(pool.helpers() + 1);
-        pool.run(parts, &|part| {
-            (part..n).step_by(parts).for_each(|i| f(take(i)))
+        pool.run(parts, &|_part| loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            f(take(i));
         })
     });
     if ran.is_none() {
@@ -407,6 +414,33 @@ mod tests {
                 assert_eq!(*x, (j / 10) as u32 + 1);
             }
         }
+    }
+
+    /// Items are claimed one at a time: while one thread is held up in item 0, the other runs
+    /// all the rest (with items dealt round-robin, item 2 would wait behind item 0).
+    #[test]
+    fn parallel_for_each_items_are_claimed_not_dealt() {
+        let _g = SETTING_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        set_num_threads(2);
+        let done = AtomicUsize::new(0);
+        let waited = AtomicUsize::new(0);
+        parallel_for_each((0..4).collect(), |i: usize| {
+            if i == 0 {
+                let start = std::time::Instant::now();
+                while done.load(Ordering::Acquire) < 3 && start.elapsed().as_secs() < 10 {
+                    std::thread::yield_now();
+                }
+                waited.store(done.load(Ordering::Acquire), Ordering::Release);
+            } else {
+                done.fetch_add(1, Ordering::AcqRel);
+            }
+        });
+        set_num_threads(0);
+        assert_eq!(
+            waited.load(Ordering::Acquire),
+            3,
+            "items 1-3 ran while item 0 waited"
+        );
     }
 
     #[test]
