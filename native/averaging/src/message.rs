@@ -198,6 +198,30 @@ fn mean_of(arrays: &[&[f32]]) -> Vec<f32> {
 /// overwritten). Every source has `out.len()` values. Works in blocks so that each source's pass
 /// vectorises and the f64 sums stay in cache.
 pub fn mean_into(out: &mut [f32], sources: &[Option<&[f32]>]) {
+    // two workers (the common case): one fused pass, no f64 block buffer (about half the time for
+    // the MNIST MLP's 1.3 M values). f64 addition of two values is commutative, so the result has
+    // the bits of the blocked sum in partition order.
+    if let [a, b] = sources {
+        match (a, b) {
+            (Some(x), Some(y)) => {
+                for ((o, x), y) in out.iter_mut().zip(*x).zip(*y) {
+                    *o = ((f64::from(*x) + f64::from(*y)) / 2.0) as f32;
+                }
+            }
+            (Some(x), None) | (None, Some(x)) => {
+                for (o, x) in out.iter_mut().zip(*x) {
+                    *o = ((f64::from(*o) + f64::from(*x)) / 2.0) as f32;
+                }
+            }
+            (None, None) => {} // the mean of out with itself is out
+        }
+        return;
+    }
+    mean_blocked(out, sources);
+}
+
+/// [`mean_into`]'s general case: the f64 sums in blocks, each source's pass vectorised.
+fn mean_blocked(out: &mut [f32], sources: &[Option<&[f32]>]) {
     const BLOCK: usize = 2048;
     let count = sources.len() as f64;
     let mut acc = [0f64; BLOCK];
@@ -351,6 +375,31 @@ mod tests {
         let mut out = vec![0f32; 1];
         mean_into(&mut out, &[Some(&[1e8][..]), Some(&[1.0][..]), Some(&[-1e8][..])]);
         assert_eq!(out[0], ((1e8f64 + 1.0 - 1e8) / 3.0) as f32);
+    }
+
+    /// The fused two-worker pass has the bits of the blocked sum in partition order, own share
+    /// first or second, across block boundaries and where rounding to f32 matters.
+    #[test]
+    fn two_workers_fused_pass_equals_the_blocked_sum() {
+        let n = 5000;
+        let a: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1013) as f32 * 1.37e3 - 7e5 + (i % 3) as f32 * 1e-4).collect();
+        let b: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { 1e8 } else { ((i * 31) % 97) as f32 * -0.013 + 3e-8 }).collect();
+        let mut expect = vec![0f32; n];
+        mean_blocked(&mut expect, &[Some(&a), Some(&b)]);
+        let mut out = vec![0f32; n];
+        mean_into(&mut out, &[Some(&a), Some(&b)]);
+        assert_eq!(out, expect);
+        for own_first in [true, false] {
+            let mut out = a.clone();
+            let mut blocked = a.clone();
+            let sources: [Option<&[f32]>; 2] = if own_first { [None, Some(&b)] } else { [Some(&b), None] };
+            mean_into(&mut out, &sources);
+            mean_blocked(&mut blocked, &sources);
+            assert_eq!(out, blocked, "own share first: {own_first}");
+        }
+        let mut same = a.clone();
+        mean_into(&mut same, &[None, None]);
+        assert_eq!(same, a);
     }
 
     #[test]

@@ -321,8 +321,11 @@ impl AveragingWorker {
     /// The same for the updater state: `own` is this worker's state as sent, `out` receives the
     /// average (resized). `Ok(false)`: no average of the updater state this round.
     pub fn average_updater_into(&self, own: &[f32], out: &mut Vec<f32>) -> Result<bool, SharingError> {
-        out.clear();
-        out.resize(own.len(), 0.0);
+        // every value is written by the average: no zeroing pass when the buffer already fits
+        if out.len() != own.len() {
+            out.clear();
+            out.resize(own.len(), 0.0);
+        }
         self.average_into(out, Some(own), true)
     }
 
