@@ -161,7 +161,10 @@ public class SharedTrainingMasterTest {
         assertNull(b.getCarriedTrainingState(SharedTrainingDriver.THRESHOLD_STATE_KEY), "a new network carries nothing");
         b.fit(train);
         float fresh = tm.getTrainingStats().getSharingWorkerStats().get(0).replicaSteps().get(0).get(0).threshold();
-        assertEquals(firstFitFirstThreshold, fresh, 1e-9f,
+        // Calibrated afresh from the configured 0.1 as in a's first fit. The first update itself depends on
+        // whether the other worker's first message arrived before it (an idle machine runs both at once:
+        // 0.019999553 vs 0.019999975 once), so the two calibrations agree closely, not to the bit.
+        assertEquals(firstFitFirstThreshold, fresh, 0.01f * firstFitFirstThreshold,
                 "a different network starts fresh: the same first update gives the same first threshold");
     }
 
