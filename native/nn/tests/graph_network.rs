@@ -11,7 +11,7 @@
 
 use ferrodl_nn::config::ComputationGraphConfiguration;
 use ferrodl_nn::{ComputationGraph, MultiLayerConfiguration, MultiLayerNetwork, NnError};
-use ferrodl_testutil::{check_gradient, GradCheckConfig, Rng};
+use ferrodl_testutil::{assert_gradient_with_negative_control, Rng};
 use serde_json::{json, Value};
 
 fn sgd() -> Value {
@@ -102,30 +102,7 @@ fn check(
         net.set_params(q).unwrap();
         net.score(&x, &y, rows, &[], &lm).unwrap()
     };
-    let report = check_gradient(
-        &mut params,
-        &analytic,
-        &mut score_at,
-        GradCheckConfig::default(),
-    );
-    assert!(report.passed(), "{what}: {report}");
-    // Negative control: a 1e-4 relative error in the largest entry is caught, and only there.
-    let k = (0..analytic.len())
-        .max_by(|&a, &b| analytic[a].abs().total_cmp(&analytic[b].abs()))
-        .unwrap();
-    let mut wrong = analytic.clone();
-    wrong[k] *= 1.0 + 1e-4;
-    let bad = check_gradient(
-        &mut params,
-        &wrong,
-        &mut score_at,
-        GradCheckConfig::default(),
-    );
-    assert_eq!(
-        bad.failures.len(),
-        1,
-        "{what}: negative control not detected: {bad}"
-    );
+    assert_gradient_with_negative_control(what, &mut params, &analytic, &mut score_at);
 }
 
 #[test]
