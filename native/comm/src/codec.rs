@@ -281,6 +281,136 @@ pub(crate) fn write_message_adding(
     write_kind(residual, Some(update), t, count, kind, rice_k, out)
 }
 
+/// One read pass of the encoder's one-pass encode: `sum = residual + update`, written into
+/// `sum` (the caller's scratch; `residual` is only read, so a refused update changes nothing),
+/// and the 64-entry blocks of `sum` holding an entry with `|x| >= t`, as (block, mask of those
+/// entries), into `hot` (cleared first). Returns the number of such entries, or `None` when a sum
+/// is not finite (a non-finite update entry, or an overflow). All three slices have one length.
+pub(crate) fn sum_and_find(
+    residual: &[f32],
+    update: &[f32],
+    t: f32,
+    sum: &mut [f32],
+    hot: &mut Vec<(u32, u64)>,
+) -> Option<u64> {
+    assert!(residual.len() == update.len() && update.len() == sum.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked above).
+        return unsafe { sum_and_find_avx2(residual, update, t, sum, hot) };
+    }
+    sum_and_find_body(residual, update, t, sum, hot)
+}
+
+/// The same loop compiled for AVX2 (the integer max has no SSE2 instruction); IEEE additions
+/// and comparisons only, so the results are those of the portable build, bit for bit.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sum_and_find_avx2(
+    residual: &[f32],
+    update: &[f32],
+    t: f32,
+    sum: &mut [f32],
+    hot: &mut Vec<(u32, u64)>,
+) -> Option<u64> {
+    sum_and_find_body(residual, update, t, sum, hot)
+}
+
+#[inline(always)]
+fn sum_and_find_body(
+    residual: &[f32],
+    update: &[f32],
+    t: f32,
+    sum: &mut [f32],
+    hot: &mut Vec<(u32, u64)>,
+) -> Option<u64> {
+    hot.clear();
+    let t_bits = t.to_bits();
+    // The largest |x| bit pattern seen: a non-finite x has one at or above infinity's.
+    let mut all_max = 0u32;
+    let mut count = 0u64;
+    for (b, ((s, r), u)) in sum
+        .chunks_mut(64)
+        .zip(residual.chunks(64))
+        .zip(update.chunks(64))
+        .enumerate()
+    {
+        // Branch-free within the block (vectorises): the sum and the integer max of |x|'s bits
+        // (ordered as the values are), which says whether any entry of the block qualifies.
+        let mut max = 0u32;
+        for ((s, &r), &u) in s.iter_mut().zip(r).zip(u) {
+            let x = r + u;
+            *s = x;
+            max = max.max(x.to_bits() & 0x7fff_ffff);
+        }
+        all_max = all_max.max(max);
+        if max >= t_bits {
+            let mut mask = 0u64;
+            for (i, &x) in s.iter().enumerate() {
+                mask |= u64::from(x.abs() >= t) << i;
+            }
+            if mask != 0 {
+                count += u64::from(mask.count_ones());
+                hot.push((b as u32, mask));
+            }
+        }
+    }
+    (all_max < f32::INFINITY.to_bits()).then_some(count)
+}
+
+/// The message for `sum` as [`sum_and_find`] left it (`count` entries with `|x| >= t`, all in
+/// the blocks of `hot`, everything finite), subtracting what it sends: the bytes and the sum
+/// [`write_message`] gives for the same vector. `out` must be empty.
+pub(crate) fn write_message_found(
+    sum: &mut [f32],
+    t: f32,
+    count: u64,
+    hot: &[(u32, u64)],
+    out: &mut Vec<u8>,
+) -> EncodeStats {
+    let (kind, rice_k) = choose_encoding(sum.len() as u64, count);
+    if kind != Encoding::Rice || count == 0 {
+        // The bitmap visits every entry anyway; an empty Rice message needs no pass.
+        return write_kind(sum, None, t, count, kind, rice_k, out);
+    }
+    let param_count = sum.len() as u64;
+    let header = Header {
+        kind,
+        param_count,
+        entry_count: count,
+        threshold: t,
+        rice_k,
+    };
+    let (_, max_payload) = header.payload_len_range();
+    out.reserve(header.encoded_len() + max_payload as usize);
+    header.write_to(out);
+    let mut bits = BitWriter::new(out);
+    let mut next = 0usize;
+    for &(b, mut mask) in hot {
+        let base = b as usize * 64;
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let j = base + i;
+            let x = sum[j];
+            let negative = x < 0.0;
+            bits.entry((j - next) as u64, rice_k, negative);
+            next = j + 1;
+            sum[j] = if negative { x + t } else { x - t };
+        }
+    }
+    bits.finish();
+    debug_assert!(out.len() as u64 <= header.encoded_len() as u64 + max_payload);
+    EncodeStats {
+        encoding: kind,
+        entries: count,
+        bytes: out.len(),
+        sparsity: count as f64 / param_count as f64,
+        threshold: t,
+        param_count,
+    }
+}
+
 /// [`encode`] into a given kind instead of the chosen one: `Encoding::Rice` (with the Rice
 /// parameter [`crate::rice::parameter`] picks) or `Encoding::Bitmap`. For tests and measurements
 /// of each path; the version 1 sparse kind is not written any more and is refused.

@@ -31,6 +31,20 @@ pub trait ResidualPostProcessor: Send + fmt::Debug {
     /// Processes the residual after the encode of `iteration`, which used `threshold`; returns
     /// how many entries it changed.
     fn process(&mut self, iteration: u64, epoch: u64, threshold: f32, residual: &mut [f32]) -> u64;
+    /// [`Self::process`] right after an encode that sent exactly the entries of `sent` (blocks of
+    /// 64 entries and a mask of the sent ones in each, as the encoder found them): `Some` when
+    /// the processor can work on those entries alone and gives the residual `process` would,
+    /// `None` when the caller must run `process` on the whole residual.
+    fn process_sent(
+        &mut self,
+        _iteration: u64,
+        _epoch: u64,
+        _threshold: f32,
+        _residual: &mut [f32],
+        _sent: &[(u32, u64)],
+    ) -> Option<u64> {
+        None
+    }
 }
 
 /// Clamps the residual to `±thresholdMultipleClipValue × t` every `frequency` iterations.
@@ -102,6 +116,37 @@ impl ResidualPostProcessor for ResidualClippingPostProcessor {
             *r = y;
         }
         clipped
+    }
+
+    fn process_sent(
+        &mut self,
+        iteration: u64,
+        _epoch: u64,
+        threshold: f32,
+        residual: &mut [f32],
+        sent: &[(u32, u64)],
+    ) -> Option<u64> {
+        if iteration.checked_rem(self.frequency) != Some(0) {
+            return Some(0);
+        }
+        let c = self.clip_value(threshold);
+        // An entry that was not sent is below t; with c >= t the clamp leaves it (bits and
+        // all), so only the sent ones can change.
+        if c < threshold {
+            return None;
+        }
+        let mut clipped = 0u64;
+        for &(b, mut mask) in sent {
+            while mask != 0 {
+                let j = b as usize * 64 + mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let x = residual[j];
+                let y = x.clamp(-c, c);
+                clipped += u64::from(y != x);
+                residual[j] = y;
+            }
+        }
+        Some(clipped)
     }
 }
 

@@ -353,11 +353,13 @@ impl WorkerNode {
             Some(v) if !v.is_null() => Some(v),
             _ => None,
         };
-        // Each replica's encoder keeps a residual of one value per parameter (ferrodl-comm
-        // allocates it): the whole request is checked against the native memory budget first.
+        // Each replica's encoder keeps a residual and a scratch sum of one value per parameter
+        // each (ferrodl-comm allocates them): the whole request is checked against the native
+        // memory budget first.
         ferrodl_memory::check(
-            || format!("the encoders' residuals ({} replicas x {n} parameters)", config.replicas),
+            || format!("the encoders' residuals ({} replicas x 2 x {n} parameters)", config.replicas),
             n.checked_mul(config.replicas)
+                .and_then(|v| v.checked_mul(2))
                 .and_then(|v| ferrodl_memory::bytes_of(v, std::mem::size_of::<f32>())),
         )?;
         let mut replicas = Vec::with_capacity(config.replicas);
