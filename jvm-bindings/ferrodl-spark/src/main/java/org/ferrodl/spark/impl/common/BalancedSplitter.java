@@ -53,6 +53,88 @@ public final class BalancedSplitter implements java.io.Serializable {
     }
 
     /**
+     * Positions (indexed by RDD order) that deal an RDD with one partition per worker in place: split
+     * {@code s} takes the {@code s}-th run of {@code objectsPerWorker} objects of every partition (in
+     * partition order, or in a shuffle of partition {@code p} seeded with {@code seed + p}), laid out
+     * partition after partition. With partitions of equal size worker {@code w}'s share of every split
+     * is then partition {@code w}'s own objects, so nothing moves between executors; the objects of a
+     * larger partition beyond the others' runs cross over. This is what the reference's Balanced
+     * repartitioning does: it leaves a split whose partitions already hold the right counts in place.
+     * With one partition it equals {@link #shuffledPositions} with the same seed (or RDD order).
+     *
+     * @param sizes            objects per partition (one partition per worker)
+     * @param objectsPerWorker objects each worker gets in a full split (at least 1)
+     * @param seed             seed of the per-partition shuffles, or null for partition order
+     */
+    public static int[] inPlacePositions(long[] sizes, int objectsPerWorker, Long seed) {
+        if (objectsPerWorker <= 0) {
+            throw new IllegalArgumentException("objectsPerWorker must be positive, got " + objectsPerWorker);
+        }
+        long total = 0;
+        long longest = 0;
+        long[] offsets = new long[sizes.length];
+        int[][] byRank = new int[sizes.length][];
+        for (int p = 0; p < sizes.length; p++) {
+            offsets[p] = total;
+            total += sizes[p];
+            longest = Math.max(longest, sizes[p]);
+            if (seed != null) {
+                int[] rank = shuffledPositions((int) sizes[p], seed + p);
+                byRank[p] = new int[rank.length];
+                for (int i = 0; i < rank.length; i++) {
+                    byRank[p][rank[i]] = i;
+                }
+            }
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(total + " objects exceed " + Integer.MAX_VALUE);
+        }
+        int[] out = new int[(int) total];
+        int position = 0;
+        for (long run = 0; run * objectsPerWorker < longest; run++) {
+            for (int p = 0; p < sizes.length; p++) {
+                long end = Math.min((run + 1) * objectsPerWorker, sizes[p]);
+                for (long k = run * objectsPerWorker; k < end; k++) {
+                    long index = byRank[p] == null ? k : byRank[p][(int) k];
+                    out[(int) (offsets[p] + index)] = position++;
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The partitions each worker's objects come from, ascending: the blocks a worker reads when it
+     * takes its objects from the partitions in place.
+     *
+     * @param sizes     objects per partition
+     * @param positions the position of each object by RDD index, or null for RDD order
+     */
+    public int[][] partitionsOfWorkers(long[] sizes, int[] positions) {
+        boolean[][] reads = new boolean[numWorkers][sizes.length];
+        long index = 0;
+        for (int p = 0; p < sizes.length; p++) {
+            for (long i = 0; i < sizes[p]; i++, index++) {
+                reads[workerOf(positions == null ? index : positions[(int) index])][p] = true;
+            }
+        }
+        int[][] out = new int[numWorkers][];
+        for (int w = 0; w < numWorkers; w++) {
+            int n = 0;
+            for (boolean r : reads[w]) {
+                n += r ? 1 : 0;
+            }
+            out[w] = new int[n];
+            for (int p = 0, j = 0; p < sizes.length; p++) {
+                if (reads[w][p]) {
+                    out[w][j++] = p;
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * A permutation of {@code 0..n-1} (Fisher–Yates with {@link Random}): {@code result[index]} is
      * the position of the object at {@code index}.
      */

@@ -132,7 +132,7 @@ final class AveragingRounds {
     /** The result of a fit: the network's new score (NaN when no worker fitted). */
     static <N extends NativeHandleOwner & Model, B, T> double train(
             SparkNetwork<N, B> sparkNetwork, JavaPairRDD<Placed, T> positioned, Function<T, B> loader,
-            BalancedSplitter splitter, int workers, boolean keep, int cachedSourceId,
+            BalancedSplitter splitter, int workers, boolean keep, int cachedSourceId, int[][] partitionsOfWorkers,
             ParameterAveragingTrainingMaster master,
             List<TrainingHook> hooks, SparkTrainingStats stats, double prepareMillis, long fitStart) {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
@@ -168,16 +168,17 @@ final class AveragingRounds {
                     stats != null, hooks, master.workerListeners(sparkNetwork));
             // kept partitions are already dealt (partition p = worker p), and a cached RDD with one
             // partition per worker is dealt by reading its blocks in place (DealtRDD): no shuffle per fit,
-            // which serializes, writes and reads back every minibatch object. On a cluster every task
-            // fetches every other executor's block (workers - 1 blocks): few workers only.
+            // which serializes, writes and reads back every minibatch object. Each task reads only the
+            // blocks its objects are in (its own when the partitions are equal); on a cluster a task
+            // whose objects cross over fetches the other executor's whole block: few workers only.
             WorkerPartitioner dealer = new WorkerPartitioner(splitter, workers, keep);
             if (!keep && cachedSourceId >= 0 && positioned.getNumPartitions() == workers) {
                 if (sc.isLocal()) {
-                    dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, cachedSourceId, null, true);
+                    dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, partitionsOfWorkers, cachedSourceId, null, true);
                 } else if (workers <= sc.getConf().getInt(DEAL_IN_PLACE_MAX_WORKERS, 2)) {
                     String[][] where = cachedBlockLocations(cachedSourceId, workers);
                     if (where != null) {
-                        dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, cachedSourceId, where, false);
+                        dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, partitionsOfWorkers, cachedSourceId, where, false);
                     } else {
                         LOG.info("ferrodl parameter averaging: RDD {} is not fully cached; dealt with a shuffle",
                                 cachedSourceId);

@@ -16,12 +16,13 @@ import scala.reflect.ClassTag$;
 
 /**
  * Deals the objects of a cached RDD to the workers of a parameter-averaging fit without a shuffle:
- * partition {@code w} reads every partition of its parent (a narrow dependency on all of them, as
+ * partition {@code w} reads the parent partitions its objects are in (a narrow dependency on them, as
  * Spark's own coalescing does) and keeps the objects the partitioner gives worker {@code w}. A
  * shuffle serializes, writes and reads back every minibatch object of the fit (one Spark stage more
- * per fit); this reads the cached blocks in place: in one JVM (local[N]) every block, on a cluster
- * its own executor's block from memory and the others' through Spark's block manager (each task
- * fetches workers - 1 blocks, so the caller limits it to few workers there). Used when the parent is
+ * per fit); this reads the cached blocks in place: in one JVM (local[N]) from memory, on a cluster
+ * its own executor's block from memory and any other through Spark's block manager (a whole block
+ * fetched for the objects a task needs of it, so the caller limits it to few workers there; with the
+ * in-place positions of equal partitions a task reads only its own block). Used when the parent is
  * cached (or every task would compute all of it) and has one partition per worker (what a barrier
  * stage requires of every RDD in it).
  *
@@ -38,6 +39,8 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
     private static final java.util.Map<Integer, Partition[]> PARENTS = new java.util.concurrent.ConcurrentHashMap<>();
     private final RDD<Tuple2<Placed, T>> parent;
     private final Partitioner dealer;
+    /** Per worker, the parent partitions holding its objects (ascending). */
+    private final int[][] sources;
     private final int cachedRddId;
     /** Where task {@code w} should run (the executor holding block {@code w}), or null: driver only. */
     private final transient String[][] preferred;
@@ -45,6 +48,7 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
     /**
      * @param parent      the RDD to deal, one partition per worker
      * @param dealer      the worker of each object
+     * @param sources     per worker, the parent partitions that hold its objects (ascending)
      * @param cachedRddId the cached RDD whose blocks {@code parent} reads (itself, or the RDD it maps
      *                    partition by partition), for a clear error when a block is gone
      * @param preferred   per worker, the task locations to prefer (Spark's "executor_HOST_ID"
@@ -53,15 +57,20 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
      *                    then taken from the driver's listing; elsewhere the cached blocks are read by
      *                    index
      */
-    DealtRDD(RDD<Tuple2<Placed, T>> parent, Partitioner dealer, int cachedRddId, String[][] preferred,
-             boolean inDriverJvm) {
-        super(parent.context(), dependencies(parent), tag());
+    DealtRDD(RDD<Tuple2<Placed, T>> parent, Partitioner dealer, int[][] sources, int cachedRddId,
+             String[][] preferred, boolean inDriverJvm) {
+        super(parent.context(), dependencies(parent, sources), tag());
         if (dealer.numPartitions() != parent.getNumPartitions()) {
             throw new IllegalArgumentException("a DealtRDD needs one parent partition per worker: "
                     + parent.getNumPartitions() + " partitions, " + dealer.numPartitions() + " workers");
         }
         this.parent = parent;
+        if (sources.length != dealer.numPartitions()) {
+            throw new IllegalArgumentException("a DealtRDD needs the source partitions of each of its "
+                    + dealer.numPartitions() + " workers, got " + sources.length);
+        }
         this.dealer = dealer;
+        this.sources = sources;
         this.cachedRddId = cachedRddId;
         this.preferred = preferred;
         if (inDriverJvm) {
@@ -101,7 +110,11 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
         // parallelized RDD's partitions carry its data, 24 MiB per task for the MNIST bench), and its
         // copy of the parent cannot list them (a parallelized RDD's data stays in the driver); the
         // cached blocks are found by RDD id and index, which is all a cached read needs
-        Partition[] parents = known != null ? known : byIndex(dealer.numPartitions());
+        Partition[] all = known != null ? known : byIndex(dealer.numPartitions());
+        Partition[] parents = new Partition[sources[worker].length];
+        for (int i = 0; i < parents.length; i++) {
+            parents[i] = all[sources[worker][i]];
+        }
         return new AbstractIterator<>() {
             private int next;
             private Iterator<Tuple2<Placed, T>> current;
@@ -173,31 +186,31 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
     private record ByIndex(int index) implements Partition {
     }
 
-    /** Every child partition depends on every parent partition. */
-    private static final class AllParents<T> extends NarrowDependency<T> {
+    /** Child partition {@code w} depends on the parent partitions its objects are in. */
+    private static final class SourceParents<T> extends NarrowDependency<T> {
         private static final long serialVersionUID = 1L;
-        private final int parents;
+        private final int[][] sources;
 
-        AllParents(RDD<T> rdd) {
+        SourceParents(RDD<T> rdd, int[][] sources) {
             super(rdd);
-            this.parents = rdd.getNumPartitions();
+            this.sources = sources;
         }
 
         @Override
         @SuppressWarnings("unchecked")
         public List<Object> getParents(int partitionId) {
-            List<Object> all = (List<Object>) (List<?>) Nil$.MODULE$;
-            for (int p = parents - 1; p >= 0; p--) {
-                all = all.$colon$colon(p);
+            List<Object> out = (List<Object>) (List<?>) Nil$.MODULE$;
+            for (int i = sources[partitionId].length - 1; i >= 0; i--) {
+                out = out.$colon$colon(sources[partitionId][i]);
             }
-            return all;
+            return out;
         }
     }
 
     @SuppressWarnings("unchecked")
-    private static <T> List<Dependency<?>> dependencies(RDD<Tuple2<Placed, T>> parent) {
+    private static <T> List<Dependency<?>> dependencies(RDD<Tuple2<Placed, T>> parent, int[][] sources) {
         List<Dependency<?>> none = (List<Dependency<?>>) (List<?>) Nil$.MODULE$;
-        return none.$colon$colon(new AllParents<>(parent));
+        return none.$colon$colon(new SourceParents<>(parent, sources));
     }
 
     @SuppressWarnings("unchecked")

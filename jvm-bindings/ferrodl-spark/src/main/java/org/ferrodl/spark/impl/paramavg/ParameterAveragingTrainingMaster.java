@@ -75,7 +75,12 @@ import scala.runtime.AbstractFunction1;
  *   <li>Every object gets a position: its index in RDD order, or, when {@code rngSeed} is set, its
  *       index in a shuffle seeded with {@code rngSeed + epoch} (so epochs see different orders, and
  *       any fit with a seed is repeatable). Without a seed nothing is random: a fit is repeatable
- *       and one worker trains exactly as local training on the RDD in order.</li>
+ *       and one worker trains exactly as local training on the RDD in order. When the RDD has one
+ *       partition per worker (and the strategy is Balanced), split {@code s} instead takes the
+ *       {@code s}-th run of objects of every partition (each partition in order, or shuffled with
+ *       {@code rngSeed + epoch + partition}), so worker {@code w}'s share is partition {@code w}'s own
+ *       objects when the partitions are equal: as in the reference, correctly sized partitions stay
+ *       where they are, and a cached RDD is trained without moving its blocks.</li>
  *   <li>Positions are cut into splits of {@code numWorkers × batchSizePerWorker × averagingFrequency}
  *       examples (counted with {@code rddDataSetNumExamples} per object); within a split objects go
  *       to workers as {@link Repartition} and {@link RepartitionStrategy} say.</li>
@@ -343,8 +348,14 @@ public class ParameterAveragingTrainingMaster
         int objectsPerWorker = Math.max(1, batchSizePerWorker * averagingFrequency / rddDataSetNumExamples);
         BalancedSplitter splitter = new BalancedSplitter(numObjects, workers, objectsPerWorker);
 
-        Broadcast<int[]> shuffle = rngSeed == null ? null
-                : sc.broadcast(BalancedSplitter.shuffledPositions((int) numObjects, rngSeed + kind.epochCount(network)));
+        // one partition per worker: each worker's share of a split is taken from its own partition
+        // (the reference's Balanced repartitioning leaves correctly sized partitions in place), so a
+        // cached RDD is trained where it lies; otherwise positions follow RDD order or one seeded shuffle
+        boolean inPlace = !keep && rddPartitions == workers && repartitionStrategy != RepartitionStrategy.SparkDefault;
+        Long seed = rngSeed == null ? null : rngSeed + kind.epochCount(network);
+        int[] order = inPlace ? BalancedSplitter.inPlacePositions(sizes, objectsPerWorker, seed)
+                : seed == null ? null : BalancedSplitter.shuffledPositions((int) numObjects, seed);
+        Broadcast<int[]> shuffle = order == null ? null : sc.broadcast(order);
         // an object's index in RDD order is its partition's offset plus its index there
         JavaPairRDD<Placed, T> positioned = JavaPairRDD.fromJavaRDD(items.mapPartitionsWithIndex((p, it) ->
                 new java.util.Iterator<Tuple2<Placed, T>>() {
@@ -376,7 +387,7 @@ public class ParameterAveragingTrainingMaster
                 boolean sourceCached = !items.getStorageLevel().equals(StorageLevel.NONE())
                         && (level == null || level.equals(StorageLevel.NONE()));
                 score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep,
-                        sourceCached ? items.id() : -1, this,
+                        sourceCached ? items.id() : -1, splitter.partitionsOfWorkers(sizes, order), this,
                         List.copyOf(trainingHooks), stats, (System.nanoTime() - fitStart) / 1e6, fitStart);
             } finally {
                 positioned.unpersist(false);

@@ -43,8 +43,17 @@ class DealtRDDTest {
 
         String[][] where = AveragingRounds.cachedBlockLocations(cached.id(), WORKERS);
         assertNotNull(where, "every block is cached");
-        DealtRDD<Integer> inDriver = new DealtRDD<>(cached.rdd(), dealer, cached.id(), null, true);
-        DealtRDD<Integer> byIndex = new DealtRDD<>(cached.rdd(), dealer, cached.id(), where, false);
+        // parallelize slices 23 objects as 7, 8, 8; every worker's objects lie in several of them
+        int[] positions = new int[n];
+        for (int i = 0; i < n; i++) {
+            positions[i] = (int) objects.get(i)._1().position();
+        }
+        int[][] sources = splitter.partitionsOfWorkers(new long[] {7, 8, 8}, positions);
+        for (int[] read : sources) {
+            assertTrue(read.length > 1, "each worker reads several blocks here: " + java.util.Arrays.toString(read));
+        }
+        DealtRDD<Integer> inDriver = new DealtRDD<>(cached.rdd(), dealer, sources, cached.id(), null, true);
+        DealtRDD<Integer> byIndex = new DealtRDD<>(cached.rdd(), dealer, sources, cached.id(), where, false);
         try {
             List<List<Tuple2<Placed, Integer>>> expected = inDriver.toJavaRDD().glom().collect();
             List<List<Tuple2<Placed, Integer>>> got = byIndex.toJavaRDD().glom().collect();
@@ -74,6 +83,57 @@ class DealtRDDTest {
         Exception e = assertThrows(Exception.class, () -> byIndex.toJavaRDD().count());
         String all = causes(e);
         assertTrue(all.contains("is no longer cached") && all.contains("MEMORY_AND_DISK"), all);
+    }
+
+    /**
+     * With the in-place positions of equal partitions each worker reads only its own block: it still
+     * deals every object once, exactly as the driver's listing, when the other blocks are gone.
+     */
+    @Test
+    void inPlacePositionsReadOnlyTheWorkersOwnBlock() {
+        JavaSparkContext sc = SparkTestSupport.sc();
+        int perPartition = 9;
+        int n = WORKERS * perPartition;
+        long[] sizes = {perPartition, perPartition, perPartition};
+        // 2 objects per worker and split: 5 splits, the last one short (1 object per worker)
+        BalancedSplitter splitter = new BalancedSplitter(n, WORKERS, 2);
+        int[] positions = BalancedSplitter.inPlacePositions(sizes, 2, 17L);
+        List<Tuple2<Placed, Integer>> objects = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            objects.add(new Tuple2<>(new Placed(positions[i], i / perPartition), 100 + i));
+        }
+        JavaRDD<Tuple2<Placed, Integer>> cached = sc.parallelize(objects, WORKERS).cache();
+        assertEquals(n, cached.count());
+        int[][] sources = splitter.partitionsOfWorkers(sizes, positions);
+        for (int w = 0; w < WORKERS; w++) {
+            assertEquals(List.of(w), java.util.Arrays.stream(sources[w]).boxed().toList(), "worker " + w);
+        }
+        AveragingRounds.WorkerPartitioner dealer = new AveragingRounds.WorkerPartitioner(splitter, WORKERS, false);
+        String[][] where = AveragingRounds.cachedBlockLocations(cached.id(), WORKERS);
+        DealtRDD<Integer> inDriver = new DealtRDD<>(cached.rdd(), dealer, sources, cached.id(), null, true);
+        List<List<Tuple2<Placed, Integer>>> expected;
+        try {
+            expected = inDriver.toJavaRDD().glom().collect();
+        } finally {
+            inDriver.release();
+        }
+        for (int w = 0; w < WORKERS; w++) {
+            assertEquals(perPartition, expected.get(w).size());
+            for (Tuple2<Placed, Integer> t : expected.get(w)) {
+                assertEquals(w, t._1().partition(), "worker " + w + " got " + t);
+                assertEquals(w, splitter.workerOf(t._1().position()));
+            }
+        }
+        // worker 1 alone, with blocks 0 and 2 gone: it needs only its own block
+        org.apache.spark.storage.BlockManager bm = org.apache.spark.SparkEnv.get().blockManager();
+        bm.removeBlock(new org.apache.spark.storage.RDDBlockId(cached.id(), 0), true);
+        bm.removeBlock(new org.apache.spark.storage.RDDBlockId(cached.id(), 2), true);
+        DealtRDD<Integer> byIndex = new DealtRDD<>(cached.rdd(), dealer, sources, cached.id(), where, false);
+        List<Tuple2<Placed, Integer>> one = byIndex.toJavaRDD()
+                .mapPartitionsWithIndex((w, it) -> w == 1 ? it : java.util.Collections.emptyIterator(), false)
+                .collect();
+        assertEquals(expected.get(1), one);
+        cached.unpersist(true);
     }
 
     private static String causes(Throwable t) {
