@@ -357,21 +357,8 @@ public class ParameterAveragingTrainingMaster
                 : seed == null ? null : BalancedSplitter.shuffledPositions((int) numObjects, seed);
         Broadcast<int[]> shuffle = order == null ? null : sc.broadcast(order);
         // an object's index in RDD order is its partition's offset plus its index there
-        JavaPairRDD<Placed, T> positioned = JavaPairRDD.fromJavaRDD(items.mapPartitionsWithIndex((p, it) ->
-                new java.util.Iterator<Tuple2<Placed, T>>() {
-                    private long index = offsets[p];
-
-                    @Override
-                    public boolean hasNext() {
-                        return it.hasNext();
-                    }
-
-                    @Override
-                    public Tuple2<Placed, T> next() {
-                        long i = index++;
-                        return new Tuple2<>(new Placed(shuffle == null ? i : shuffle.value()[(int) i], p), it.next());
-                    }
-                }, true));
+        JavaPairRDD<Placed, T> positioned = JavaPairRDD.fromJavaRDD(items.mapPartitionsWithIndex(
+                (p, it) -> new Positioning<>(it, p, offsets[p], shuffle), true));
         if (level != null && !level.equals(StorageLevel.NONE())) {
             positioned = positioned.persist(level);
         }
@@ -513,6 +500,35 @@ public class ParameterAveragingTrainingMaster
                     .worker("extract params and updater state", result)
                     .driver("results to the driver + aggregation", collect)
                     .driver("average applied to the network", apply);
+        }
+    }
+
+    /**
+     * Gives each object of partition {@code p} its {@link Placed}: a static class, so that the task
+     * closure carries its four fields and not the training master that built it.
+     */
+    private static final class Positioning<T> implements java.util.Iterator<Tuple2<Placed, T>> {
+        private final java.util.Iterator<T> it;
+        private final int partition;
+        private final Broadcast<int[]> order;
+        private long index;
+
+        Positioning(java.util.Iterator<T> it, int partition, long offset, Broadcast<int[]> order) {
+            this.it = it;
+            this.partition = partition;
+            this.index = offset;
+            this.order = order;
+        }
+
+        @Override
+        public boolean hasNext() {
+            return it.hasNext();
+        }
+
+        @Override
+        public Tuple2<Placed, T> next() {
+            long i = index++;
+            return new Tuple2<>(new Placed(order == null ? i : order.value()[(int) i], partition), it.next());
         }
     }
 

@@ -28,6 +28,7 @@ import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TimeBreakdown;
 import org.ferrodl.spark.api.SparkTrainingStats.EncodingStep;
 import org.ferrodl.spark.api.SparkTrainingStats.SharingWorkerStats;
+import org.ferrodl.spark.impl.common.CachedBlocksRDD;
 import org.ferrodl.spark.impl.common.DataSetExport;
 import org.ferrodl.spark.impl.repartitioner.DefaultRepartitioner;
 import org.ferrodl.spark.impl.common.JobDescriptions;
@@ -190,7 +191,8 @@ final class SharedTrainingDriver {
             double setupMillis = (System.nanoTime() - relayStart) / 1e6;
             long jobStartWall = System.currentTimeMillis();
             List<SharedWorkerResult> results = StallWatch.collect(sc,
-                    data.mapPartitionsWithIndex(new SharedTrainingWorker<>(kind, spec), false), relay);
+                    CachedBlocksRDD.of(data).mapPartitionsWithIndex(new SharedTrainingWorker<>(kind, spec), false),
+                    relay);
             long jobEndWall = System.currentTimeMillis();
 
             // Every worker waited for its messages to be applied: the master copy is final.
