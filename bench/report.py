@@ -190,6 +190,16 @@ def profile_section(res):
         f"**{sum(t for _, t in p['phases']) * 1e6:.0f}**" for p in profs) + " |")
     lines.append("| `fit` (real engine, same data, interleaved) | "
                  + " | ".join(f"{p['fit'] * 1e6:.0f}" for p in profs) + " |")
+    if all("products" in p for p in profs):
+        # the GEMM rows above, one row per product: shape and the kernel each batch size takes
+        for i in range(len(profs[0]["products"])):
+            cells = []
+            for p in profs:
+                tot = sum(t for _, t in p["phases"])
+                name, kernel, t = p["products"][i]
+                cells.append(f"{t * 1e6:.0f} ({100 * t / tot:.1f} %) {name.split()[-1]} {kernel}")
+            label = " ".join(profs[0]["products"][i][0].split()[:-1])
+            lines.append(f"| GEMM {label} (m×n×k, kernel) | " + " | ".join(cells) + " |")
     if all("adam_alone" in p for p in profs):
         lines.append(f"| the updater pass alone in a loop, {res['threads']} threads | "
                      + " | ".join(f"{p['adam_alone'] * 1e6:.0f}" for p in profs) + " |")

@@ -11,6 +11,9 @@
 //! of that. The same step through the real `fit` is timed alongside (interleaved), so the sum
 //! of the phases can be checked against it: a gap means the engine does work the mirror does not.
 //!
+//! Each GEMM is also timed on its own and reported with its shape and the kernel the engine
+//! picks for it (`ferrodl_tensor::f32_gemm_path`): AMX, FMA reading B in place, or FMA.
+//!
 //! The updater pass is also timed alone in a loop (helpers kept awake), at all threads and at
 //! one, on a copy of the same state: the difference to the in-step phase is what waking the
 //! helpers and a cold cache cost inside the step.
@@ -34,6 +37,9 @@ pub const PHASES: [&str; 10] = [
 
 pub struct Profile {
     pub batch: usize,
+    /// each GEMM of the step: what it computes with its shape, the kernel it takes
+    /// (`ferrodl_tensor::f32_gemm_path`) and seconds per step
+    pub products: Vec<(String, &'static str, f64)>,
     pub threads: usize,
     /// seconds per step of each phase
     pub phases: Vec<f64>,
@@ -56,11 +62,17 @@ impl Profile {
             .zip(&self.phases)
             .map(|(n, t)| format!("[\"{n}\",{t}]"))
             .collect();
+        let products: Vec<String> = self
+            .products
+            .iter()
+            .map(|(n, k, t)| format!("[\"{n}\",\"{k}\",{t}]"))
+            .collect();
         format!(
-            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"fit\":{},\"adam_alone\":{},\"adam_alone_1t\":{}}}",
+            "{{\"batch\":{},\"threads\":{},\"phases\":[{}],\"products\":[{}],\"fit\":{},\"adam_alone\":{},\"adam_alone_1t\":{}}}",
             self.batch,
             self.threads,
             phases.join(","),
+            products.join(","),
             self.fit,
             self.adam_alone,
             self.adam_alone_1t
@@ -79,6 +91,14 @@ impl Profile {
         for (n, t) in PHASES.iter().zip(&self.phases) {
             s += &format!(
                 "  {n:<32} {:>8.1} µs {:>5.1} %\n",
+                t * 1e6,
+                100.0 * t / total
+            );
+        }
+        s += "  the GEMMs one by one (m×n×k, kernel):\n";
+        for (n, k, t) in &self.products {
+            s += &format!(
+                "    {n:<34} {k:<16} {:>8.1} µs {:>5.1} %\n",
                 t * 1e6,
                 100.0 * t / total
             );
@@ -168,14 +188,16 @@ impl Step {
     }
 
     /// One step; `t[i]` accumulates the seconds of phase i.
-    fn run(&mut self, x: &[f32], y: &[f32], t: &mut [f64]) {
+    fn run(&mut self, x: &[f32], y: &[f32], t: &mut [f64], prod: &mut [f64]) {
         let rows = self.batch;
         let now = self.clock;
         let mut clock = now();
         let mut lap = |i: usize, clock: &mut f64| {
             let t_now = now();
-            t[i] += t_now - *clock;
+            let dt = t_now - *clock;
+            t[i] += dt;
             *clock = t_now;
+            dt
         };
         assert!(first_non_finite(x).is_none() && first_non_finite(y).is_none());
         lap(0, &mut clock);
@@ -200,7 +222,7 @@ impl Step {
                 0.0,
                 out,
             );
-            lap(1, &mut clock);
+            prod[l] += lap(1, &mut clock);
             let bias = &self.params[b];
             if l < 2 {
                 for row in out.chunks_exact_mut(no) {
@@ -261,7 +283,7 @@ impl Step {
                 0.0,
                 &mut self.grads[w.clone()],
             );
-            lap(6, &mut clock);
+            prod[3 + l] += lap(6, &mut clock);
             column_sums(dz, no, 0.0, &mut self.grads[b]);
             lap(8, &mut clock);
             if l > 0 {
@@ -277,7 +299,7 @@ impl Step {
                     0.0,
                     &mut self.delta_next[..rows * ni],
                 );
-                lap(7, &mut clock);
+                prod[5 + l] += lap(7, &mut clock);
             }
             std::mem::swap(&mut self.delta, &mut self.delta_next);
         }
@@ -318,8 +340,10 @@ pub fn run(batch: usize, steps: usize, clock: fn() -> f64) -> Profile {
     let mut trainer = Trainer::new(batch);
     let mut t = vec![0.0; PHASES.len()];
     let mut warm = vec![0.0; PHASES.len()];
+    let mut prod = vec![0.0; 8];
+    let mut warm_prod = vec![0.0; 8];
     for (x, y) in data.iter().take(8) {
-        step.run(x, y, &mut warm); // warm-up
+        step.run(x, y, &mut warm, &mut warm_prod); // warm-up
     }
     let (mut fit, mut alone, mut alone_1t) = (0.0, 0.0, 0.0);
     let block = 10;
@@ -327,7 +351,7 @@ pub fn run(batch: usize, steps: usize, clock: fn() -> f64) -> Profile {
     while done < steps {
         for i in 0..block {
             let (x, y) = &data[(done + i) % data.len()];
-            step.run(x, y, &mut t);
+            step.run(x, y, &mut t, &mut prod);
         }
         let c = clock();
         for _ in 0..block {
@@ -347,12 +371,57 @@ pub fn run(batch: usize, steps: usize, clock: fn() -> f64) -> Profile {
     let n = done as f64;
     Profile {
         batch,
+        products: products(batch)
+            .into_iter()
+            .zip(prod)
+            .map(|((name, path), s)| (name, path, s / n))
+            .collect(),
         threads,
         phases: t.iter().map(|v| v / n).collect(),
         fit: fit / n,
         adam_alone: alone / n,
         adam_alone_1t: alone_1t / n,
     }
+}
+
+/// The step's GEMMs in the order `Step::run` accumulates them (forward per layer, dW per layer,
+/// dX of layers 2 and 3), named with m×n×k and the kernel each takes now.
+fn products(b: usize) -> Vec<(String, &'static str)> {
+    let s = SIZES;
+    let mut v = Vec::new();
+    for l in 0..3 {
+        let name = ["x·W1", "a1·W2", "a2·W3"][l];
+        v.push((
+            format!("fwd {name} {b}×{}×{}", s[l + 1], s[l]),
+            Op::N,
+            b,
+            s[l + 1],
+            s[l],
+        ));
+    }
+    for l in 0..3 {
+        let name = ["xᵀ·dz1", "a1ᵀ·dz2", "a2ᵀ·dz3"][l];
+        v.push((
+            format!("dW {name} {}×{}×{b}", s[l], s[l + 1]),
+            Op::N,
+            s[l],
+            s[l + 1],
+            b,
+        ));
+    }
+    for l in 1..3 {
+        let name = ["", "dz2·W2ᵀ", "dz3·W3ᵀ"][l];
+        v.push((
+            format!("dX {name} {b}×{}×{}", s[l], s[l + 1]),
+            Op::T,
+            b,
+            s[l],
+            s[l + 1],
+        ));
+    }
+    v.into_iter()
+        .map(|(name, op_b, m, n, k)| (name, ferrodl_tensor::f32_gemm_path(op_b, m, n, k)))
+        .collect()
 }
 
 /// Seconds since the first call (wall time).

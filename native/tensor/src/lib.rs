@@ -213,6 +213,25 @@ pub fn gemm<T: Scalar>(
     );
 }
 
+/// Which kernel an f32 [`gemm`] with this shape, `op(B)` and `alpha = 1` takes under the current
+/// setting, for reports (e.g. the benchmark's step profile): `"amx"`, `"fma, B in place"` or
+/// `"fma"` (operands holding NaN or infinities go to FMA whatever this says).
+pub fn f32_gemm_path(op_b: Op, m: usize, n: usize, k: usize) -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if kernel::wants_amx(gemm_kernel(), m, n, k) {
+        return "amx";
+    }
+    let csb = match op_b {
+        Op::N => 1,
+        Op::T => k as isize,
+    };
+    if unpacked_b::wanted(m, 1.0, csb) {
+        "fma, B in place"
+    } else {
+        "fma"
+    }
+}
+
 /// [`gemm`] on at most `threads` threads with an explicit kernel choice (f32 only; f64 always
 /// uses FMA); returns the number of blocks computed in parallel (1: by the calling thread
 /// alone).
