@@ -24,6 +24,13 @@ use crate::error::{CodecError, VectorKind};
 use crate::residual::{ResidualPostProcessor, ResidualPostProcessorConfig};
 use crate::threshold::{ThresholdAlgorithm, ThresholdAlgorithmConfig, ThresholdState};
 
+/// A threshold carried from the previous fit was right for a full residual, but a new fit starts
+/// from an empty one: its first messages are nearly empty however well the threshold fits the
+/// updates, and an adapting algorithm would lower the threshold for each of them. For at most
+/// this many encodes after such a start, until one message reaches the algorithm's band, those
+/// messages are not observed (for the algorithms that ask for it: Adaptive).
+pub const FILLING_STEPS: u32 = 10;
+
 /// Residual and threshold diagnostics for encodingDebugMode.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +68,8 @@ pub struct ThresholdEncoder {
     post_processor: Box<dyn ResidualPostProcessor>,
     last: Option<EncodeStats>,
     encodes: u64,
+    /// Encodes left in which a message below the algorithm's band does not lower the threshold.
+    filling: u32,
     carried_state_used: bool,
 }
 
@@ -81,6 +90,9 @@ impl ThresholdEncoder {
         };
         let mut encoder = Self::from_parts(param_count, algorithm, post_processor.build()?);
         encoder.carried_state_used = carried_state_used;
+        if carried_state_used && encoder.algorithm.waits_while_the_residual_fills() {
+            encoder.filling = FILLING_STEPS;
+        }
         Ok(encoder)
     }
 
@@ -116,6 +128,7 @@ impl ThresholdEncoder {
             post_processor,
             last: None,
             encodes: 0,
+            filling: 0,
             carried_state_used: false,
         }
     }
@@ -141,15 +154,14 @@ impl ThresholdEncoder {
         }
         let t = self.algorithm.threshold(iteration, epoch);
         check_threshold(t)?;
-        let Some(count) =
-            sum_and_find(&self.residual, update, t, &mut self.scratch, &mut self.hot)
+        let Some(count) = sum_and_find(&self.residual, update, t, &mut self.scratch, &mut self.hot)
         else {
             // Names the first bad entry; the residual was only read.
             return Err(count_sum(&self.residual, update, t).expect_err("a non-finite sum"));
         };
         let stats = write_message_found(&mut self.scratch, t, count, &self.hot, out);
         std::mem::swap(&mut self.residual, &mut self.scratch);
-        self.algorithm.observe(&stats);
+        self.observe(&stats);
         // The entries sent are those of `hot` (a bitmap sends the same ones).
         if self
             .post_processor
@@ -193,9 +205,26 @@ impl ThresholdEncoder {
         Ok(stats)
     }
 
+    /// The algorithm learns from an accepted encode, except from a too-sparse message while the
+    /// residual is still filling (see [`FILLING_STEPS`]).
+    fn observe(&mut self, stats: &EncodeStats) {
+        if self.filling > 0 {
+            self.filling -= 1;
+            let low = self
+                .algorithm
+                .target_band(stats.param_count)
+                .map_or(0.0, |b| b.0);
+            if stats.sparsity < low {
+                return;
+            }
+            self.filling = 0;
+        }
+        self.algorithm.observe(stats);
+    }
+
     /// After an accepted encode: the algorithm learns from it, the post-processor runs.
     fn finish_encode(&mut self, iteration: u64, epoch: u64, t: f32, stats: EncodeStats) {
-        self.algorithm.observe(&stats);
+        self.observe(&stats);
         self.post_processor
             .process(iteration, epoch, t, &mut self.residual);
         self.last = Some(stats);
@@ -524,7 +553,10 @@ mod tests {
         for i in 0..5 {
             let s = e.encode_update(&[0.0; 1000], i, 0, &mut out).unwrap();
             assert_eq!(s.threshold, expected as f32);
-            assert_eq!(s.bytes, 9, "a 9-byte header (1000 = a 2-byte varint), no payload");
+            assert_eq!(
+                s.bytes, 9,
+                "a 9-byte header (1000 = a 2-byte varint), no payload"
+            );
             expected *= crate::threshold::DEFAULT_DECAY_RATE;
         }
         assert_eq!(
@@ -572,11 +604,79 @@ mod tests {
     }
 
     #[test]
+    fn a_carried_threshold_waits_while_the_residual_fills() {
+        let carried = ThresholdState {
+            algorithm: "adaptive".into(),
+            threshold: 1.0,
+        };
+        let adaptive = || ThresholdAlgorithmConfig::default();
+        let d = crate::threshold::DEFAULT_DECAY_RATE;
+        let mut out = Vec::new();
+        // 1,000 parameters, steps of 0.3: nothing reaches t = 1 for three steps (a fit's start
+        // with an empty residual); the fourth sends everything (above the band: t rises).
+        let mut e = ThresholdEncoder::new(
+            1000,
+            adaptive(),
+            ResidualPostProcessorConfig::NoOp,
+            Some(carried.clone()),
+        )
+        .unwrap();
+        for it in 0..3 {
+            let s = e.encode_update(&[0.3; 1000], it, 0, &mut out).unwrap();
+            assert_eq!(
+                (s.entries, s.threshold),
+                (0, 1.0),
+                "step {it}: a filling residual keeps t"
+            );
+        }
+        let s = e.encode_update(&[0.3; 1000], 3, 0, &mut out).unwrap();
+        assert_eq!(s.entries, 1000);
+        assert_eq!(e.current_threshold(), (1.0 / d) as f32);
+        // The filling is over: an empty message lowers t again at once.
+        e.encode_update(&[0.0; 1000], 4, 0, &mut out).unwrap();
+        assert_eq!(e.current_threshold(), ((1.0 / d) * d) as f32);
+        // At most FILLING_STEPS encodes wait: a threshold that is simply too high comes down after.
+        let mut e = ThresholdEncoder::new(
+            1000,
+            adaptive(),
+            ResidualPostProcessorConfig::NoOp,
+            Some(carried),
+        )
+        .unwrap();
+        for it in 0..u64::from(FILLING_STEPS) + 5 {
+            e.encode_update(&[1e-3; 1000], it, 0, &mut out).unwrap();
+        }
+        assert_eq!(e.current_threshold(), d.powi(5) as f32);
+        // TargetSparsity does not wait (yet): its first empty message lowers t.
+        let target = ThresholdState {
+            algorithm: "targetSparsity".into(),
+            threshold: 1.0,
+        };
+        let mut e = ThresholdEncoder::from_json(
+            1000,
+            &json!({"type": "targetSparsity"}),
+            &json!({"type": "noop"}),
+            Some(&serde_json::to_value(&target).unwrap()),
+        )
+        .unwrap();
+        e.encode_update(&[0.0; 1000], 0, 0, &mut out).unwrap();
+        assert_eq!(e.current_threshold(), d as f32);
+        // A fresh encoder (calibrated, nothing carried) observes from its first encode.
+        let mut e =
+            ThresholdEncoder::new(1000, adaptive(), ResidualPostProcessorConfig::NoOp, None)
+                .unwrap();
+        e.encode_update(&[0.0; 1000], 0, 0, &mut out).unwrap();
+        assert_eq!(e.current_threshold(), (1e-4 * d) as f32);
+    }
+
+    #[test]
     fn a_fresh_encoder_calibrates_its_first_threshold() {
         // 192 parameters (the RecurrentSparkTest LSTM), updates of about 0.05 (Adam, lr 0.05):
         // from 1e-4 all 192 entries would go; the floor band is 16 entries, so the first
         // threshold doubles until at most 16 go (and halves back to at least 16).
-        let update: Vec<f32> = (0..192).map(|i| 0.05 * (1.0 + (i % 7) as f32 / 7.0)).collect();
+        let update: Vec<f32> = (0..192)
+            .map(|i| 0.05 * (1.0 + (i % 7) as f32 / 7.0))
+            .collect();
         let mut e = ThresholdEncoder::new(
             192,
             ThresholdAlgorithmConfig::default(),
@@ -586,9 +686,15 @@ mod tests {
         .unwrap();
         let mut out = Vec::new();
         let s = e.encode_update(&update, 0, 0, &mut out).unwrap();
-        assert!(s.threshold > 0.05 && s.entries >= 16 && s.entries < 192, "{s:?}");
+        assert!(
+            s.threshold > 0.05 && s.entries >= 16 && s.entries < 192,
+            "{s:?}"
+        );
         // Carried state: no calibration.
-        let carried = ThresholdState { algorithm: "adaptive".into(), threshold: 1e-4 };
+        let carried = ThresholdState {
+            algorithm: "adaptive".into(),
+            threshold: 1e-4,
+        };
         let mut e = ThresholdEncoder::new(
             192,
             ThresholdAlgorithmConfig::default(),
@@ -596,7 +702,10 @@ mod tests {
             Some(carried),
         )
         .unwrap();
-        assert_eq!(e.encode_update(&update, 0, 0, &mut out).unwrap().threshold, 1e-4);
+        assert_eq!(
+            e.encode_update(&update, 0, 0, &mut out).unwrap().threshold,
+            1e-4
+        );
         // 200,000 parameters (the floor, 8e-5, below Adaptive's 1e-4): the band is [1e-4, 1e-2],
         // at most 2,000 entries; t doubles from 1e-4 until it sends no more than that.
         let big: Vec<f32> = (0..200_000).map(|i| 1e-3 * (i % 1000) as f32).collect();
@@ -610,8 +719,12 @@ mod tests {
         let s = e.encode_update(&big, 0, 0, &mut out).unwrap();
         assert!(s.entries >= 20 && s.entries <= 2_000, "{s:?}");
         // A fixed threshold is never calibrated.
-        let mut e = ThresholdEncoder::new(192, fixed(0.01), ResidualPostProcessorConfig::NoOp, None)
-            .unwrap();
-        assert_eq!(e.encode_update(&update, 0, 0, &mut out).unwrap().threshold, 0.01);
+        let mut e =
+            ThresholdEncoder::new(192, fixed(0.01), ResidualPostProcessorConfig::NoOp, None)
+                .unwrap();
+        assert_eq!(
+            e.encode_update(&update, 0, 0, &mut out).unwrap().threshold,
+            0.01
+        );
     }
 }
