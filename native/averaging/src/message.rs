@@ -70,7 +70,8 @@ impl RoundMessage {
                 flags |= FLAG_UPDATER;
             }
         }
-        let mut out = vec![0u8; HEADER_LEN + 4 * (n + m)];
+        let mut out = vec![0u8; HEADER_LEN];
+        out.reserve_exact(4 * (n + m));
         out[0] = VERSION;
         out[1] = flags;
         out[2..6].copy_from_slice(&report.stage.to_le_bytes());
@@ -82,11 +83,8 @@ impl RoundMessage {
         out[30..38].copy_from_slice(&report.score.to_le_bytes());
         out[38..42].copy_from_slice(&(n as u32).to_le_bytes());
         out[42..46].copy_from_slice(&(m as u32).to_le_bytes());
-        let (p_out, u_out) = out[HEADER_LEN..].split_at_mut(4 * n);
-        for (a, out) in [(params, p_out), (if m > 0 { updater } else { None }, u_out)] {
-            for (o, v) in out.chunks_exact_mut(4).zip(a.unwrap_or(&[])) {
-                o.copy_from_slice(&v.to_le_bytes());
-            }
+        for a in [params, if m > 0 { updater } else { None }].into_iter().flatten() {
+            append_le(&mut out, a);
         }
         out
     }
@@ -143,10 +141,7 @@ impl RoundMessage {
                 return Vec::new();
             }
             let start = HEADER_LEN + 4 * from;
-            bytes[start..start + 4 * n]
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-                .collect()
+            from_le(&bytes[start..start + 4 * n])
         };
         Ok(RoundMessage {
             stage: u32_at(2),
@@ -167,6 +162,40 @@ impl RoundMessage {
     pub fn contributes(&self) -> bool {
         self.flags & FLAG_CONTRIBUTES != 0
     }
+}
+
+/// Appends `values` as little-endian f32 (a message's arrays are 5 MB for the MNIST MLP: one
+/// copy, not a value-by-value conversion into a zeroed buffer, which took 9 % of a round's CPU).
+fn append_le(out: &mut Vec<u8>, values: &[f32]) {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: an f32 slice is readable as its bytes (u8 has no alignment or validity rule), and
+        // on a little-endian target those bytes are the little-endian encoding
+        out.extend_from_slice(unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), 4 * values.len()) });
+    }
+    #[cfg(not(target_endian = "little"))]
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The f32 values of little-endian `bytes` (a multiple of 4 long); one copy (the value-by-value
+/// decode took 10 % of a round's CPU on the receiving side).
+fn from_le(bytes: &[u8]) -> Vec<f32> {
+    let n = bytes.len() / 4;
+    #[cfg(target_endian = "little")]
+    {
+        let mut v = Vec::<f32>::with_capacity(n);
+        // SAFETY: the capacity holds n f32, i.e. 4·n bytes, written in full before set_len; every
+        // bit pattern is a valid f32, and little-endian wire bytes are the target's own
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().cast::<u8>(), 4 * n);
+            v.set_len(n);
+        }
+        v
+    }
+    #[cfg(not(target_endian = "little"))]
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
 }
 
 /// The average of one round over the workers that contributed.
@@ -317,6 +346,26 @@ mod tests {
         assert!(hello.is_hello() && !hello.contributes());
         assert_eq!((hello.stage, hello.partition, hello.round), (2, 5, 0));
         assert_eq!((empty.n_params, empty.n_updater), (0, 0));
+    }
+
+    /// The arrays travel as little-endian f32, every bit kept (NaN payloads, -0.0, subnormals),
+    /// whatever the copy the target uses.
+    #[test]
+    fn arrays_are_little_endian_bit_for_bit() {
+        let params: Vec<f32> = [f32::from_bits(0x7fc0_1234), -0.0, f32::from_bits(1), 1.0e-40, f32::MAX, -3.25, 7.0]
+            .into_iter()
+            .cycle()
+            .take(1001)
+            .collect();
+        let updater: Vec<f32> = (0..333).map(|i| f32::from_bits(0x3f80_0000 ^ (i * 2_654_435_761u32))).collect();
+        let r = RoundReport { stage: 1, round: 2, partition: 0, iterations: 1, minibatches: 1, examples: 1, score: 0.0 };
+        let bytes = RoundMessage::encode(&r, Some(&params), Some(&updater));
+        let wire: Vec<u8> = params.iter().chain(&updater).flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(&bytes[HEADER_LEN..], &wire[..]);
+        let m = RoundMessage::decode(&bytes).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&m.params), bits(&params));
+        assert_eq!(bits(&m.updater), bits(&updater));
     }
 
     #[test]
