@@ -173,6 +173,7 @@ public final class SparkPathBench {
                                 && !tm.getTrainingStats().getSharingWorkerStats().isEmpty()) {
                             m.put("bytes_per_worker_iteration", tm.getTrainingStats().getMeanBytesPerWorkerIteration());
                             m.put("parameters", runner.network().numParams());
+                            m.put("thresholds", thresholdSummary(tm.getTrainingStats()));
                         }
                         System.out.println("TTA " + json(m));
                         System.out.flush();
@@ -183,6 +184,41 @@ public final class SparkPathBench {
                 }
             }
         }
+    }
+
+    /**
+     * Gradient sharing's thresholds in one fit (goal 3's wire bytes follow them): per worker, the
+     * first and last step's threshold, the mean sparsity, and the steps below 1e-4 / above 1e-2
+     * (where the default adaptive threshold moves), with the first eight of the former.
+     */
+    static String thresholdSummary(SparkTrainingStats stats) {
+        StringBuilder sb = new StringBuilder();
+        for (SparkTrainingStats.SharingWorkerStats w : stats.getSharingWorkerStats()) {
+            for (List<SparkTrainingStats.EncodingStep> steps : w.replicaSteps()) {
+                if (steps.isEmpty()) {
+                    continue;
+                }
+                double sum = 0;
+                int low = 0;
+                int high = 0;
+                StringBuilder lowAt = new StringBuilder();
+                for (int i = 0; i < steps.size(); i++) {
+                    SparkTrainingStats.EncodingStep st = steps.get(i);
+                    sum += st.sparsity();
+                    if (st.sparsity() < 1e-4) {
+                        low++;
+                        if (low <= 8) {
+                            lowAt.append(low == 1 ? "" : ",").append(i);
+                        }
+                    }
+                    high += st.sparsity() > 1e-2 ? 1 : 0;
+                }
+                sb.append(String.format(Locale.ROOT, "%st %.3g->%.3g s %.2e (<1e-4: %d at steps %s, >1e-2: %d, of %d)",
+                        sb.length() == 0 ? "" : "; ", steps.get(0).threshold(),
+                        steps.get(steps.size() - 1).threshold(), sum / steps.size(), low, lowAt, high, steps.size()));
+            }
+        }
+        return sb.toString();
     }
 
     static MultiLayerConfiguration networkConf() {
