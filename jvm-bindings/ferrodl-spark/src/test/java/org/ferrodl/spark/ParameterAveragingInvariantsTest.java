@@ -8,8 +8,13 @@ import static org.ferrodl.spark.SparkTestSupport.sc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.stream.Stream;
+import org.apache.spark.TaskContext;
+import org.apache.spark.storage.StorageLevel;
 import org.apache.spark.api.java.JavaRDD;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.learning.config.Adam;
@@ -17,7 +22,9 @@ import org.ferrodl.linalg.learning.config.IUpdater;
 import org.ferrodl.linalg.learning.config.Nesterovs;
 import org.ferrodl.linalg.learning.config.Sgd;
 import org.ferrodl.nn.conf.MultiLayerConfiguration;
+import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
+import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.ferrodl.spark.impl.paramavg.ParameterAveragingTrainingMaster;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -129,6 +136,71 @@ class ParameterAveragingInvariantsTest {
         spark.fit(sc().parallelize(dataSets, 2));
         assertEquals(expected, spark.getScore(), 1e-6);
         assertTrue(Double.isFinite(spark.getScore()));
+    }
+
+    /** (task partition, marker of the minibatch) of every minibatch a worker fitted (local[N]: one JVM). */
+    static final ConcurrentLinkedQueue<float[]> SEEN = new ConcurrentLinkedQueue<>();
+
+    /** Records which worker task fitted which object. */
+    public static final class RecordingHook implements TrainingHook {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void preUpdate(DataSet minibatch, Model model) {
+            SEEN.add(new float[] {TaskContext.getPartitionId(), minibatch.getFeatures().getFloat(0L, 0L)});
+        }
+
+        @Override
+        public void postUpdate(DataSet minibatch, Model model) {
+        }
+    }
+
+    /** Per worker task, the markers of the objects it fitted in one fit of {@code rdd}. */
+    private static List<Set<Integer>> fittedBy(JavaRDD<DataSet> rdd, Long seed) {
+        ParameterAveragingTrainingMaster.Builder b = new ParameterAveragingTrainingMaster.Builder(2, 4)
+                .batchSizePerWorker(4).averagingFrequency(2).trainingHooks(new RecordingHook());
+        if (seed != null) {
+            b.rngSeed(seed);
+        }
+        SEEN.clear();
+        new SparkDl4jMultiLayer(sc(), conf(new Sgd(0.1), 0), b.build()).fit(rdd);
+        List<Set<Integer>> out = List.of(new HashSet<>(), new HashSet<>());
+        for (float[] s : SEEN) {
+            out.get((int) s[0]).add((int) s[1]);
+        }
+        return out;
+    }
+
+    /**
+     * A persisted RDD with one partition per worker is trained in place (the reference's Balanced
+     * repartitioning leaves correctly sized partitions where they are): worker w fits exactly the
+     * objects of partition w, with or without a seed. An RDD that is not persisted keeps one order
+     * whatever its partitioning: without a seed the first split's two shares are both partition 0's.
+     */
+    @Test
+    void aCachedRddWithOnePartitionPerWorkerIsTrainedWhereItLies() {
+        List<DataSet> objects = data(12, 4, 51);
+        for (int i = 0; i < objects.size(); i++) {
+            objects.get(i).getFeatures().putScalar(0, 0, 100 + i);
+        }
+        Set<Integer> first = new HashSet<>();
+        Set<Integer> second = new HashSet<>();
+        for (int i = 0; i < 6; i++) {
+            first.add(100 + i);
+            second.add(106 + i);
+        }
+        JavaRDD<DataSet> cached = sc().parallelize(objects, 2).persist(StorageLevel.MEMORY_ONLY());
+        try {
+            assertEquals(12, cached.count());
+            for (Long seed : new Long[] {null, 3L}) {
+                assertEquals(List.of(first, second), fittedBy(cached, seed), "seed " + seed);
+            }
+        } finally {
+            cached.unpersist(true);
+        }
+        List<Set<Integer>> plain = fittedBy(sc().parallelize(objects, 2), null);
+        assertEquals(Set.of(100, 101, 104, 105, 108, 109), plain.get(0));
+        assertEquals(Set.of(102, 103, 106, 107, 110, 111), plain.get(1));
     }
 
     /** Invariant 4: iterations grow by minibatches per worker, epochs by one per fit call. */

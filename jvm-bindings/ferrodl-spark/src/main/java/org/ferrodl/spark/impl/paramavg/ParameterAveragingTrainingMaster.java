@@ -75,8 +75,9 @@ import scala.runtime.AbstractFunction1;
  *   <li>Every object gets a position: its index in RDD order, or, when {@code rngSeed} is set, its
  *       index in a shuffle seeded with {@code rngSeed + epoch} (so epochs see different orders, and
  *       any fit with a seed is repeatable). Without a seed nothing is random: a fit is repeatable
- *       and one worker trains exactly as local training on the RDD in order. When the RDD has one
- *       partition per worker (and the strategy is Balanced), split {@code s} instead takes the
+ *       and one worker trains exactly as local training on the RDD in order. When the RDD is
+ *       persisted (by the user) with one partition per worker (and the strategy is Balanced), split
+ *       {@code s} instead takes the
  *       {@code s}-th run of objects of every partition (each partition in order, or shuffled with
  *       {@code rngSeed + epoch + partition}), so worker {@code w}'s share is partition {@code w}'s own
  *       objects when the partitions are equal: as in the reference, correctly sized partitions stay
@@ -348,10 +349,15 @@ public class ParameterAveragingTrainingMaster
         int objectsPerWorker = Math.max(1, batchSizePerWorker * averagingFrequency / rddDataSetNumExamples);
         BalancedSplitter splitter = new BalancedSplitter(numObjects, workers, objectsPerWorker);
 
-        // one partition per worker: each worker's share of a split is taken from its own partition
-        // (the reference's Balanced repartitioning leaves correctly sized partitions in place), so a
-        // cached RDD is trained where it lies; otherwise positions follow RDD order or one seeded shuffle
-        boolean inPlace = !keep && rddPartitions == workers && repartitionStrategy != RepartitionStrategy.SparkDefault;
+        // the objects are read from the cached RDD itself (not from a copy persisted per fit)
+        boolean sourceCached = !items.getStorageLevel().equals(StorageLevel.NONE())
+                && (level == null || level.equals(StorageLevel.NONE()));
+        // a cached RDD with one partition per worker: each worker's share of a split is taken from its
+        // own partition (the reference's Balanced repartitioning leaves correctly sized partitions in
+        // place), so its blocks never move; any other RDD is dealt in one order (RDD order or one
+        // seeded shuffle) whatever its partitioning, so fit(String) equals fit(RDD) on the same data
+        boolean inPlace = sourceCached && !keep && rddPartitions == workers
+                && repartitionStrategy != RepartitionStrategy.SparkDefault;
         Long seed = rngSeed == null ? null : rngSeed + kind.epochCount(network);
         int[] order = inPlace ? BalancedSplitter.inPlacePositions(sizes, objectsPerWorker, seed)
                 : seed == null ? null : BalancedSplitter.shuffledPositions((int) numObjects, seed);
@@ -370,9 +376,6 @@ public class ParameterAveragingTrainingMaster
         if (oneJobRefused == null) {
             // every round in one Spark job, the workers averaging through the driver's relay (§9.2)
             try {
-                // the objects are read from the cached RDD itself (not from a copy persisted per fit)
-                boolean sourceCached = !items.getStorageLevel().equals(StorageLevel.NONE())
-                        && (level == null || level.equals(StorageLevel.NONE()));
                 score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep,
                         sourceCached ? items.id() : -1, splitter.partitionsOfWorkers(sizes, order), this,
                         List.copyOf(trainingHooks), stats, (System.nanoTime() - fitStart) / 1e6, fitStart);
