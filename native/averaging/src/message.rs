@@ -357,7 +357,7 @@ mod tests {
             .cycle()
             .take(1001)
             .collect();
-        let updater: Vec<f32> = (0..333).map(|i| f32::from_bits(0x3f80_0000 ^ (i * 2_654_435_761u32))).collect();
+        let updater: Vec<f32> = (0..333u32).map(|i| f32::from_bits(0x3f80_0000 ^ i.wrapping_mul(2_654_435_761))).collect();
         let r = RoundReport { stage: 1, round: 2, partition: 0, iterations: 1, minibatches: 1, examples: 1, score: 0.0 };
         let bytes = RoundMessage::encode(&r, Some(&params), Some(&updater));
         let wire: Vec<u8> = params.iter().chain(&updater).flat_map(|v| v.to_le_bytes()).collect();
