@@ -8,6 +8,7 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
+import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.RDDBlockId;
 import org.apache.spark.storage.StorageLevel;
 import scala.collection.Iterator;
@@ -68,8 +69,31 @@ public final class CachedBlocksRDD<T> extends RDD<T> {
 
     /** Whether some executor holds block {@code index} of RDD {@code rddId} (asked on the driver). */
     static boolean cachedSomewhere(int rddId, int index) {
-        SparkEnv env = SparkEnv.get();
-        return env != null && !env.blockManager().master().getLocations(new RDDBlockId(rddId, index)).isEmpty();
+        return SparkEnv.get() != null && !holders(rddId, index).isEmpty();
+    }
+
+    /**
+     * Per block of the cached RDD {@code rddId}, the executors holding it as Spark task locations
+     * ("executor_HOST_ID", so that a task runs where its block is), or null when a block is cached
+     * nowhere (a read by index would have to compute it without its partition). Asked on the driver.
+     */
+    public static String[][] blockLocations(int rddId, int partitions) {
+        String[][] out = new String[partitions][];
+        for (int p = 0; p < partitions; p++) {
+            scala.collection.Seq<BlockManagerId> at = holders(rddId, p);
+            if (at.isEmpty()) {
+                return null;
+            }
+            out[p] = new String[at.length()];
+            for (int i = 0; i < out[p].length; i++) {
+                out[p][i] = "executor_" + at.apply(i).host() + "_" + at.apply(i).executorId();
+            }
+        }
+        return out;
+    }
+
+    private static scala.collection.Seq<BlockManagerId> holders(int rddId, int index) {
+        return SparkEnv.get().blockManager().master().getLocations(new RDDBlockId(rddId, index));
     }
 
     /** A partition of this RDD: its index, and the parent's partition when its block must be recomputed. */
@@ -116,7 +140,11 @@ public final class CachedBlocksRDD<T> extends RDD<T> {
         }
     }
 
-    /** A parent partition known by its index alone: all that reading its cached block needs. */
-    private record ByIndex(int index) implements Partition {
+    /**
+     * A partition known by its index alone: all that reading a cached block needs (a parent that
+     * must compute the block fails on it with a ClassCastException, which callers turn into a clear
+     * error).
+     */
+    public record ByIndex(int index) implements Partition {
     }
 }

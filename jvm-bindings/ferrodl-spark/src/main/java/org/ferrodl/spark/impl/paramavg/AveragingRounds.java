@@ -22,6 +22,7 @@ import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TimeBreakdown;
 import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
+import org.ferrodl.spark.impl.common.CachedBlocksRDD;
 import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.NetworkKind;
 import org.ferrodl.spark.impl.common.NetworkSnapshot;
@@ -129,7 +130,11 @@ final class AveragingRounds {
         return Math.max(1, cores / Math.max(1, sc.getConf().getInt("spark.task.cpus", 1)));
     }
 
-    /** The result of a fit: the network's new score (NaN when no worker fitted). */
+    /**
+     * The result of a fit: the network's new score (NaN when no worker fitted).
+     * {@code partitionsOfWorkers}: per worker, the cached partitions its objects are in; given (not
+     * null) whenever {@code cachedSourceId >= 0}, the RDD is not kept and has one partition per worker.
+     */
     static <N extends NativeHandleOwner & Model, B, T> double train(
             SparkNetwork<N, B> sparkNetwork, JavaPairRDD<Placed, T> positioned, Function<T, B> loader,
             BalancedSplitter splitter, int workers, boolean keep, int cachedSourceId, int[][] partitionsOfWorkers,
@@ -176,7 +181,7 @@ final class AveragingRounds {
                 if (sc.isLocal()) {
                     dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, partitionsOfWorkers, cachedSourceId, null, true);
                 } else if (workers <= sc.getConf().getInt(DEAL_IN_PLACE_MAX_WORKERS, 2)) {
-                    String[][] where = cachedBlockLocations(cachedSourceId, workers);
+                    String[][] where = CachedBlocksRDD.blockLocations(cachedSourceId, workers);
                     if (where != null) {
                         dealtInPlace = new DealtRDD<>(positioned.rdd(), dealer, partitionsOfWorkers, cachedSourceId, where, false);
                     } else {
@@ -228,28 +233,6 @@ final class AveragingRounds {
                 spec.destroy();
             }
         }
-    }
-
-    /**
-     * Per block of the cached RDD {@code rddId}, the executors holding it as Spark task locations
-     * ("executor_HOST_ID", so that task {@code w} runs where block {@code w} is), or null when a
-     * block is not cached anywhere (a read in place would have to compute it without its partition).
-     */
-    static String[][] cachedBlockLocations(int rddId, int partitions) {
-        org.apache.spark.storage.BlockManagerMaster bm = org.apache.spark.SparkEnv.get().blockManager().master();
-        String[][] out = new String[partitions][];
-        for (int p = 0; p < partitions; p++) {
-            scala.collection.Seq<org.apache.spark.storage.BlockManagerId> at =
-                    bm.getLocations(new org.apache.spark.storage.RDDBlockId(rddId, p));
-            if (at.isEmpty()) {
-                return null;
-            }
-            out[p] = new String[at.length()];
-            for (int i = 0; i < out[p].length; i++) {
-                out[p][i] = "executor_" + at.apply(i).host() + "_" + at.apply(i).executorId();
-            }
-        }
-        return out;
     }
 
     private static void fillStats(SparkTrainingStats stats, AveragingRoundsWorker.Result[] reports,

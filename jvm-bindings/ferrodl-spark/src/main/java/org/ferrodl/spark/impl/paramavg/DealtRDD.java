@@ -6,6 +6,7 @@ import org.apache.spark.Partition;
 import org.apache.spark.Partitioner;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rdd.RDD;
+import org.ferrodl.spark.impl.common.CachedBlocksRDD;
 import scala.Tuple2;
 import scala.collection.AbstractIterator;
 import scala.collection.Iterator;
@@ -153,7 +154,7 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
         try {
             return parent.iterator(p, context);
         } catch (ClassCastException e) {
-            if (!(p instanceof ByIndex)) {
+            if (!(p instanceof CachedBlocksRDD.ByIndex)) {
                 throw e;
             }
             // a block missing from the cache: the parent would compute the partition from its source,
@@ -168,7 +169,7 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
     private static Partition[] byIndex(int n) {
         Partition[] out = new Partition[n];
         for (int i = 0; i < n; i++) {
-            out[i] = new ByIndex(i);
+            out[i] = new CachedBlocksRDD.ByIndex(i);
         }
         return out;
     }
@@ -180,10 +181,6 @@ final class DealtRDD<T> extends RDD<Tuple2<Placed, T>> {
 
     /** A partition of this RDD: a worker. */
     private record Index(int index) implements Partition {
-    }
-
-    /** A parent partition known only by its index: enough to read its cached block. */
-    private record ByIndex(int index) implements Partition {
     }
 
     /** Child partition {@code w} depends on the parent partitions its objects are in. */

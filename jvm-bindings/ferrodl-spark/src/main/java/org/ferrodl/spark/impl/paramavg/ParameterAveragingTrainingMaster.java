@@ -377,7 +377,10 @@ public class ParameterAveragingTrainingMaster
             // every round in one Spark job, the workers averaging through the driver's relay (§9.2)
             try {
                 score = AveragingRounds.train(sparkNetwork, positioned, loader, splitter, workers, keep,
-                        sourceCached ? items.id() : -1, splitter.partitionsOfWorkers(sizes, order), this,
+                        sourceCached ? items.id() : -1,
+                        // the blocks each worker reads: only where the cached RDD can be read in place
+                        sourceCached && !keep && rddPartitions == workers
+                                ? splitter.partitionsOfWorkers(sizes, order) : null, this,
                         List.copyOf(trainingHooks), stats, (System.nanoTime() - fitStart) / 1e6, fitStart);
             } finally {
                 positioned.unpersist(false);

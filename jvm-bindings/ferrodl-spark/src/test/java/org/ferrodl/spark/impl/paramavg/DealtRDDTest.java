@@ -14,6 +14,7 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.ferrodl.spark.SparkTestSupport;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
+import org.ferrodl.spark.impl.common.CachedBlocksRDD;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;
 
@@ -41,7 +42,7 @@ class DealtRDDTest {
         assertEquals(n, cached.count());
         AveragingRounds.WorkerPartitioner dealer = new AveragingRounds.WorkerPartitioner(splitter, WORKERS, false);
 
-        String[][] where = AveragingRounds.cachedBlockLocations(cached.id(), WORKERS);
+        String[][] where = CachedBlocksRDD.blockLocations(cached.id(), WORKERS);
         assertNotNull(where, "every block is cached");
         // parallelize slices 23 objects as 7, 8, 8; every worker's objects lie in several of them
         int[] positions = new int[n];
@@ -79,7 +80,7 @@ class DealtRDDTest {
         }
 
         cached.unpersist(true);
-        assertNull(AveragingRounds.cachedBlockLocations(cached.id(), WORKERS), "nothing cached any more");
+        assertNull(CachedBlocksRDD.blockLocations(cached.id(), WORKERS), "nothing cached any more");
         Exception e = assertThrows(Exception.class, () -> byIndex.toJavaRDD().count());
         String all = causes(e);
         assertTrue(all.contains("is no longer cached") && all.contains("MEMORY_AND_DISK"), all);
@@ -109,7 +110,7 @@ class DealtRDDTest {
             assertEquals(List.of(w), java.util.Arrays.stream(sources[w]).boxed().toList(), "worker " + w);
         }
         AveragingRounds.WorkerPartitioner dealer = new AveragingRounds.WorkerPartitioner(splitter, WORKERS, false);
-        String[][] where = AveragingRounds.cachedBlockLocations(cached.id(), WORKERS);
+        String[][] where = CachedBlocksRDD.blockLocations(cached.id(), WORKERS);
         DealtRDD<Integer> inDriver = new DealtRDD<>(cached.rdd(), dealer, sources, cached.id(), null, true);
         List<List<Tuple2<Placed, Integer>>> expected;
         try {
