@@ -11,25 +11,8 @@
 use ferrodl_comm::{decode_add, encode_as, Encoding};
 use std::time::Instant;
 
-/// A tiny xorshift generator: the measurement needs no statistical quality.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
+mod common;
+use common::{median, XorShift};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -47,10 +30,10 @@ fn main() {
         let residual: Vec<f32> = (0..n)
             .map(|_| {
                 let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
-                let m = if rng.unit() < s {
-                    t * (1.0 + rng.unit() as f32)
+                let m = if rng.unit_f64() < s {
+                    t * (1.0 + rng.unit_f64() as f32)
                 } else {
-                    t * 0.999 * rng.unit() as f32
+                    t * 0.999 * rng.unit_f64() as f32
                 };
                 sign * m
             })
@@ -106,7 +89,7 @@ pub fn encoder_step_micros(n: usize, repeats: usize, sparsity: f64) -> (f64, usi
             (0..n)
                 .map(|_| {
                     let sign = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
-                    let m = if rng.unit() < sparsity { t * 1.5 } else { t * 0.125 * rng.unit() as f32 };
+                    let m = if rng.unit_f64() < sparsity { t * 1.5 } else { t * 0.125 * rng.unit_f64() as f32 };
                     sign * m
                 })
                 .collect()

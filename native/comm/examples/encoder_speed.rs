@@ -11,24 +11,8 @@
 use ferrodl_comm::{ResidualPostProcessorConfig, ThresholdAlgorithmConfig, ThresholdEncoder};
 use std::time::Instant;
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
+mod common;
+use common::{median, XorShift};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -38,12 +22,12 @@ fn main() {
     let steps: usize = args.get(2).map_or(400, |a| a.parse().expect("steps"));
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     // Per-entry scale (fixed, as Adam's per-parameter step sizes are) and 8 update patterns.
-    let scale: Vec<f32> = (0..n).map(|_| 1e-5 * 100f32.powf(rng.unit())).collect();
+    let scale: Vec<f32> = (0..n).map(|_| 1e-5 * 100f32.powf(rng.unit_f32())).collect();
     let updates: Vec<Vec<f32>> = (0..8)
         .map(|_| {
             scale
                 .iter()
-                .map(|&s| s * (2.0 * rng.unit() - 1.0) + 0.3 * s)
+                .map(|&s| s * (2.0 * rng.unit_f32() - 1.0) + 0.3 * s)
                 .collect()
         })
         .collect();

@@ -373,7 +373,25 @@ pub(crate) fn write_message_found(
         // The bitmap visits every entry anyway; an empty Rice message needs no pass.
         return write_kind(sum, None, t, count, kind, rice_k, out);
     }
-    let param_count = sum.len() as u64;
+    let (header, max_payload) = begin_message(sum.len() as u64, count, t, kind, rice_k, out);
+    let mut bits = BitWriter::new(out);
+    let mut next = 0usize;
+    for &(b, mut mask) in hot {
+        let base = b as usize * 64;
+        while mask != 0 {
+            let j = base + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            send_entry(&mut bits, &mut next, j, &mut sum[j], t, rice_k);
+        }
+    }
+    bits.finish();
+    debug_assert!(out.len() as u64 <= header.encoded_len() as u64 + max_payload);
+    message_stats(&header, out.len())
+}
+
+/// Writes the header of a `kind` message of `count` entries and reserves room for its largest
+/// payload; returns the header and that payload bound.
+fn begin_message(param_count: u64, count: u64, t: f32, kind: Encoding, rice_k: u8, out: &mut Vec<u8>) -> (Header, u64) {
     let header = Header {
         kind,
         param_count,
@@ -384,29 +402,32 @@ pub(crate) fn write_message_found(
     let (_, max_payload) = header.payload_len_range();
     out.reserve(header.encoded_len() + max_payload as usize);
     header.write_to(out);
-    let mut bits = BitWriter::new(out);
-    let mut next = 0usize;
-    for &(b, mut mask) in hot {
-        let base = b as usize * 64;
-        while mask != 0 {
-            let i = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            let j = base + i;
-            let x = sum[j];
-            let negative = x < 0.0;
-            bits.entry((j - next) as u64, rice_k, negative);
-            next = j + 1;
-            sum[j] = if negative { x + t } else { x - t };
-        }
-    }
-    bits.finish();
-    debug_assert!(out.len() as u64 <= header.encoded_len() as u64 + max_payload);
+    (header, max_payload)
+}
+
+/// Sends entry `j` (value `*x`, `|x| >= t`) in a Rice message: its gap from `*next` and its sign,
+/// and subtracts what it sends (`t` toward zero).
+#[inline(always)]
+fn send_entry(bits: &mut BitWriter, next: &mut usize, j: usize, x: &mut f32, t: f32, rice_k: u8) {
+    let negative = *x < 0.0;
+    bits.entry((j - *next) as u64, rice_k, negative);
+    *next = j + 1;
+    *x = if negative { *x + t } else { *x - t };
+}
+
+/// The stats of a message written with `header`, `bytes` long in all.
+fn message_stats(header: &Header, bytes: usize) -> EncodeStats {
+    let (count, param_count) = (header.entry_count, header.param_count);
     EncodeStats {
-        encoding: kind,
+        encoding: header.kind,
         entries: count,
-        bytes: out.len(),
-        sparsity: count as f64 / param_count as f64,
-        threshold: t,
+        bytes,
+        sparsity: if param_count == 0 {
+            0.0
+        } else {
+            count as f64 / param_count as f64
+        },
+        threshold: header.threshold,
         param_count,
     }
 }
@@ -444,17 +465,7 @@ fn write_kind(
     rice_k: u8,
     out: &mut Vec<u8>,
 ) -> EncodeStats {
-    let param_count = residual.len() as u64;
-    let header = Header {
-        kind,
-        param_count,
-        entry_count: count,
-        threshold: t,
-        rice_k,
-    };
-    let (_, max_payload) = header.payload_len_range();
-    out.reserve(header.encoded_len() + max_payload as usize);
-    header.write_to(out);
+    let (header, max_payload) = begin_message(residual.len() as u64, count, t, kind, rice_k, out);
     match header.kind {
         // count == 0 needs no pass at all: nothing qualifies and the residual stays as it is.
         Encoding::Rice if count > 0 => {
@@ -480,12 +491,7 @@ fn write_kind(
                 while mask != 0 {
                     let i = mask.trailing_zeros() as usize;
                     mask &= mask - 1;
-                    let j = b * 64 + i;
-                    let x = block[i];
-                    let negative = x < 0.0;
-                    bits.entry((j - next) as u64, rice_k, negative);
-                    next = j + 1;
-                    block[i] = if negative { x + t } else { x - t };
+                    send_entry(&mut bits, &mut next, b * 64 + i, &mut block[i], t, rice_k);
                 }
             }
             bits.finish();
@@ -513,18 +519,7 @@ fn write_kind(
         Encoding::Sparse => unreachable!("choose_encoding never picks the version 1 sparse kind"),
     }
     debug_assert!(out.len() as u64 <= header.encoded_len() as u64 + max_payload);
-    EncodeStats {
-        encoding: header.kind,
-        entries: count,
-        bytes: out.len(),
-        sparsity: if param_count == 0 {
-            0.0
-        } else {
-            count as f64 / param_count as f64
-        },
-        threshold: t,
-        param_count,
-    }
+    message_stats(&header, out.len())
 }
 
 /// The largest `|x|` of finite floats, as its bits: for non-negative floats the order of the bit

@@ -142,18 +142,7 @@ impl ThresholdEncoder {
         epoch: u64,
         out: &mut Vec<u8>,
     ) -> Result<EncodeStats, CodecError> {
-        out.clear();
-        if update.len() != self.residual.len() {
-            return Err(CodecError::UpdateLength {
-                expected: self.residual.len(),
-                actual: update.len(),
-            });
-        }
-        if self.encodes == 0 && !self.carried_state_used {
-            self.calibrate(update)?;
-        }
-        let t = self.algorithm.threshold(iteration, epoch);
-        check_threshold(t)?;
+        let t = self.begin_encode(update, iteration, epoch, out)?;
         let Some(count) = sum_and_find(&self.residual, update, t, &mut self.scratch, &mut self.hot)
         else {
             // Names the first bad entry; the residual was only read.
@@ -161,18 +150,7 @@ impl ThresholdEncoder {
         };
         let stats = write_message_found(&mut self.scratch, t, count, &self.hot, out);
         std::mem::swap(&mut self.residual, &mut self.scratch);
-        self.observe(&stats);
-        // The entries sent are those of `hot` (a bitmap sends the same ones).
-        if self
-            .post_processor
-            .process_sent(iteration, epoch, t, &mut self.residual, &self.hot)
-            .is_none()
-        {
-            self.post_processor
-                .process(iteration, epoch, t, &mut self.residual);
-        }
-        self.last = Some(stats);
-        self.encodes += 1;
+        self.finish_encode(iteration, epoch, t, stats, true);
         Ok(stats)
     }
 
@@ -187,21 +165,10 @@ impl ThresholdEncoder {
         epoch: u64,
         out: &mut Vec<u8>,
     ) -> Result<EncodeStats, CodecError> {
-        out.clear();
-        if update.len() != self.residual.len() {
-            return Err(CodecError::UpdateLength {
-                expected: self.residual.len(),
-                actual: update.len(),
-            });
-        }
-        if self.encodes == 0 && !self.carried_state_used {
-            self.calibrate(update)?;
-        }
-        let t = self.algorithm.threshold(iteration, epoch);
-        check_threshold(t)?;
+        let t = self.begin_encode(update, iteration, epoch, out)?;
         let count = count_sum(&self.residual, update, t)?;
         let stats = write_message_adding(&mut self.residual, update, t, count, out);
-        self.finish_encode(iteration, epoch, t, stats);
+        self.finish_encode(iteration, epoch, t, stats, false);
         Ok(stats)
     }
 
@@ -222,11 +189,44 @@ impl ThresholdEncoder {
         self.algorithm.observe(stats);
     }
 
-    /// After an accepted encode: the algorithm learns from it, the post-processor runs.
-    fn finish_encode(&mut self, iteration: u64, epoch: u64, t: f32, stats: EncodeStats) {
+    /// What every encode does first: clears `out`, checks the update's length, calibrates a fresh
+    /// algorithm on the first update, and returns this step's threshold.
+    fn begin_encode(
+        &mut self,
+        update: &[f32],
+        iteration: u64,
+        epoch: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<f32, CodecError> {
+        out.clear();
+        if update.len() != self.residual.len() {
+            return Err(CodecError::UpdateLength {
+                expected: self.residual.len(),
+                actual: update.len(),
+            });
+        }
+        if self.encodes == 0 && !self.carried_state_used {
+            self.calibrate(update)?;
+        }
+        let t = self.algorithm.threshold(iteration, epoch);
+        check_threshold(t)?;
+        Ok(t)
+    }
+
+    /// After an accepted encode: the algorithm learns from it, the post-processor runs — on the
+    /// sent entries alone when `sent_in_hot` (the one-pass encode left them in `hot`; a bitmap
+    /// sends the same ones) and the processor can, else on the whole residual.
+    fn finish_encode(&mut self, iteration: u64, epoch: u64, t: f32, stats: EncodeStats, sent_in_hot: bool) {
         self.observe(&stats);
-        self.post_processor
-            .process(iteration, epoch, t, &mut self.residual);
+        let done = sent_in_hot
+            && self
+                .post_processor
+                .process_sent(iteration, epoch, t, &mut self.residual, &self.hot)
+                .is_some();
+        if !done {
+            self.post_processor
+                .process(iteration, epoch, t, &mut self.residual);
+        }
         self.last = Some(stats);
         self.encodes += 1;
     }

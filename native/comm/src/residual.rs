@@ -108,14 +108,7 @@ impl ResidualPostProcessor for ResidualClippingPostProcessor {
             return 0;
         }
         let c = self.clip_value(threshold);
-        let mut clipped = 0u64;
-        for r in residual.iter_mut() {
-            let x = *r;
-            let y = x.clamp(-c, c);
-            clipped += u64::from(y != x);
-            *r = y;
-        }
-        clipped
+        residual.iter_mut().map(|r| u64::from(clamp_entry(r, c))).sum()
     }
 
     fn process_sent(
@@ -140,14 +133,20 @@ impl ResidualPostProcessor for ResidualClippingPostProcessor {
             while mask != 0 {
                 let j = b as usize * 64 + mask.trailing_zeros() as usize;
                 mask &= mask - 1;
-                let x = residual[j];
-                let y = x.clamp(-c, c);
-                clipped += u64::from(y != x);
-                residual[j] = y;
+                clipped += u64::from(clamp_entry(&mut residual[j], c));
             }
         }
         Some(clipped)
     }
+}
+
+/// Clamps one residual entry to `±c`; whether it changed.
+#[inline]
+fn clamp_entry(r: &mut f32, c: f32) -> bool {
+    let x = *r;
+    let y = x.clamp(-c, c);
+    *r = y;
+    y != x
 }
 
 /// Leaves the residual as it is.
