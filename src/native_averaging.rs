@@ -86,6 +86,8 @@ fn doubles(env: &mut JNIEnv<'_>, values: &[f64]) -> FerroResult<jdoubleArray> {
     Ok(array.into_raw())
 }
 
+/// Starts the relay of a fit; its workers start from the engine arrays of `network` (a network or
+/// graph handle, read here without a Java copy): its parameters, and its updater state when `updater`.
 #[no_mangle]
 pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_startRelay<'local>(
     mut env: JNIEnv<'local>,
@@ -93,13 +95,19 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_startRelay<'local>(
     settings_json: JString<'local>,
     worker_count: jint,
     rounds: jint,
+    network: jlong,
+    updater: jboolean,
 ) -> jlong {
     guard(&mut env, |env| {
         let json = read_json(env, &settings_json, "relay settings JSON")?;
         if worker_count <= 0 || rounds <= 0 {
             return invalid(format!("worker count ({worker_count}) and rounds ({rounds}) must be positive"));
         }
-        Ok(drivers().insert(AveragingDriver::start(&json, worker_count as u32, rounds as u32)?))
+        let driver = with_engine(network, |net| {
+            let state = (updater == JNI_TRUE).then(|| net.updater_state());
+            Ok(AveragingDriver::start(&json, worker_count as u32, rounds as u32, net.params(), state)?)
+        })?;
+        Ok(drivers().insert(driver))
     })
 }
 
@@ -196,6 +204,39 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_connect<'local>(
     guard(&mut env, |env| {
         let json = read_json(env, &config_json, "averaging worker configuration JSON")?;
         Ok(workers().insert(Worker { conn: AveragingWorker::connect(&json)?, updater: Vec::new() }))
+    })
+}
+
+/// Writes the fit's start state (received from the driver at connect) into the engine arrays of
+/// `network`: its parameters, and its updater state when `updater` and the driver sent one. Once
+/// per worker; refuses a network whose sizes differ from the driver's, naming both.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_restoreStart<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    network: jlong,
+    updater: jboolean,
+) {
+    guard(&mut env, |_| {
+        workers().with(handle, |w| {
+            let start = w.conn.take_start()?;
+            with_engine(network, |net| {
+                let params = net.params_mut();
+                if params.len() != start.params.len() {
+                    return invalid(format!(
+                        "the driver's start state has {} parameters but this worker's network has {}",
+                        start.params.len(),
+                        params.len()
+                    ));
+                }
+                params.copy_from_slice(&start.params);
+                if updater == JNI_TRUE && !start.updater.is_empty() {
+                    net.set_updater_state(&start.updater)?;
+                }
+                Ok(())
+            })
+        })
     })
 }
 

@@ -19,7 +19,7 @@ fn main() {
     let settings = format!(
         r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}","maxMessageBytes":{max},"queueLimit":8,"ioTimeoutMs":30000,"handshakeTimeoutMs":5000,"encrypt":false,"inProcess":false}}"#
     );
-    let mut d = AveragingDriver::start(&settings, workers, rounds).unwrap();
+    let mut d = AveragingDriver::start(&settings, workers, rounds, &vec![0.5; n], Some(&vec![0.0; 2 * n])).unwrap();
     let port = d.port();
     let handles: Vec<_> = (0..workers)
         .map(|p| {

@@ -55,6 +55,11 @@ impl Hub {
         }
     }
 
+    /// The fit's start state (what the relay hands a connecting worker).
+    pub(crate) fn start_state(&self) -> Vec<u8> {
+        self.master.snapshot()
+    }
+
     pub(crate) fn find(secret_hex: &str) -> Option<Arc<Hub>> {
         hubs().get(&secret_hex.to_ascii_lowercase()).cloned()
     }

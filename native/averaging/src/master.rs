@@ -1,8 +1,10 @@
-//! The driver's side: the relay's state collects every round's messages, so the final average is
-//! computed on the driver from the last round's contributions (no task returns its parameters).
+//! The driver's side: the relay's state hands every connecting worker the fit's start state (the
+//! network's parameters and updater state, instead of a Spark broadcast that each task would read)
+//! and collects every round's messages, so the final average is computed on the driver from the
+//! last round's contributions (no task returns its parameters).
 
 use crate::local::Hub;
-use crate::message::{average, Average, RoundMessage};
+use crate::message::{average, Average, RoundMessage, RoundReport};
 use ferrodl_relay::{MasterState, Relay, RelayStats, WorkerId};
 use ferrodl_sharing::{relay_stats_json, RelaySettings, SharingError};
 use std::collections::BTreeMap;
@@ -22,6 +24,9 @@ pub struct AveragingMaster {
     rounds_done: u32,
     /// Sum over complete rounds of the most iterations one worker made.
     iterations: u64,
+    /// The fit's start state, a [`RoundMessage`] carrying the driver's parameters (and updater
+    /// state): the snapshot every connecting worker receives (a retried stage starts from it too).
+    start: Arc<Vec<u8>>,
 }
 
 /// What the driver takes from the fit.
@@ -35,8 +40,9 @@ pub struct FinalState {
 }
 
 impl AveragingMaster {
-    pub fn new(workers: u32, rounds: u32) -> Self {
-        AveragingMaster { workers, rounds, stage: 0, pending: BTreeMap::new(), last: None, rounds_done: 0, iterations: 0 }
+    /// `start`: the fit's start state ([`encode_start`]).
+    pub fn new(workers: u32, rounds: u32, start: Arc<Vec<u8>>) -> Self {
+        AveragingMaster { workers, rounds, stage: 0, pending: BTreeMap::new(), last: None, rounds_done: 0, iterations: 0, start }
     }
 
     pub fn final_state(&self) -> Result<FinalState, SharingError> {
@@ -68,7 +74,7 @@ impl MasterState for AveragingMaster {
         }
         if m.stage > self.stage {
             // Spark retried the whole (barrier) stage: every worker starts the fit again.
-            *self = AveragingMaster::new(self.workers, self.rounds);
+            *self = AveragingMaster::new(self.workers, self.rounds, Arc::clone(&self.start));
             self.stage = m.stage;
         }
         if m.is_hello() {
@@ -88,10 +94,16 @@ impl MasterState for AveragingMaster {
         Ok(())
     }
 
-    /// Workers start from the broadcast; the snapshot carries nothing.
+    /// The fit's start state: every worker restores its network from it.
     fn snapshot(&self) -> Vec<u8> {
-        Vec::new()
+        self.start.as_ref().clone()
     }
+}
+
+/// The start state of a fit as the relay hands it out: a [`RoundMessage`] with the driver's
+/// parameters and, when given (`saveUpdater`), its updater state.
+pub fn encode_start(params: &[f32], updater: Option<&[f32]>) -> Vec<u8> {
+    RoundMessage::encode(&RoundReport::default(), Some(params), updater)
 }
 
 /// The relay's state, shared with the driver that reads the result.
@@ -109,7 +121,9 @@ impl MasterState for SharedMaster {
         self.lock().apply(worker, payload)
     }
     fn snapshot(&self) -> Vec<u8> {
-        self.lock().snapshot()
+        // copied outside the lock: the round messages' apply does not wait for it
+        let start = Arc::clone(&self.lock().start);
+        start.as_ref().clone()
     }
 }
 
@@ -125,8 +139,15 @@ pub struct AveragingDriver {
 }
 
 impl AveragingDriver {
-    /// Starts the relay of a fit of `workers` worker tasks and `rounds` averaging rounds.
-    pub fn start(settings_json: &str, workers: u32, rounds: u32) -> Result<Self, SharingError> {
+    /// Starts the relay of a fit of `workers` worker tasks and `rounds` averaging rounds, whose
+    /// workers start from `params` and, when given, `updater` (the driver's network).
+    pub fn start(
+        settings_json: &str,
+        workers: u32,
+        rounds: u32,
+        params: &[f32],
+        updater: Option<&[f32]>,
+    ) -> Result<Self, SharingError> {
         if workers == 0 || rounds == 0 {
             return Err(SharingError::Config(format!(
                 "averaging needs at least one worker and one round, got {workers} and {rounds}"
@@ -142,7 +163,8 @@ impl AveragingDriver {
         };
         let settings: RelaySettings = serde_json::from_value(json)
             .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
-        let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, rounds))));
+        let start = Arc::new(encode_start(params, updater));
+        let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, rounds, start))));
         let relay = Relay::start(settings.to_config()?, Box::new(master.clone()))?;
         let port = relay.local_addr().port();
         let hub = in_process.then(|| (settings.secret_hex.clone(), Hub::register(&settings.secret_hex, master.clone())));
@@ -212,7 +234,7 @@ mod tests {
 
     #[test]
     fn keeps_the_last_round_with_contributors_and_sums_iterations() {
-        let mut m = AveragingMaster::new(2, 2);
+        let mut m = AveragingMaster::new(2, 2, Arc::default());
         send(&mut m, 0, 0, 1, Some(&[1.0]), 2);
         send(&mut m, 0, 1, 1, Some(&[5.0]), 3); // round 1 arrives before round 0 is complete
         send(&mut m, 0, 0, 0, Some(&[3.0]), 2);
@@ -224,7 +246,7 @@ mod tests {
 
     #[test]
     fn hellos_count_for_nothing() {
-        let mut m = AveragingMaster::new(2, 1);
+        let mut m = AveragingMaster::new(2, 1, Arc::default());
         for p in 0..2 {
             let r = RoundReport { partition: p, ..RoundReport::default() };
             m.apply(WorkerId { partition: p, attempt: 0 }, &RoundMessage::encode_hello(&r)).unwrap();
@@ -239,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_retried_stage_starts_over_and_stragglers_are_ignored() {
-        let mut m = AveragingMaster::new(2, 1);
+        let mut m = AveragingMaster::new(2, 1, Arc::default());
         send(&mut m, 0, 0, 0, Some(&[1.0]), 1);
         send(&mut m, 0, 0, 1, Some(&[1.0]), 1);
         send(&mut m, 1, 0, 0, Some(&[7.0]), 4);
@@ -252,7 +274,7 @@ mod tests {
 
     #[test]
     fn refuses_a_message_for_another_partition() {
-        let mut m = AveragingMaster::new(2, 1);
+        let mut m = AveragingMaster::new(2, 1, Arc::default());
         let r = RoundReport { partition: 1, ..RoundReport::default() };
         let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &RoundMessage::encode(&r, None, None)).unwrap_err();
         assert!(e.contains("partition 1 on the connection of partition 0"), "{e}");

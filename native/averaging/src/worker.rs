@@ -118,6 +118,8 @@ impl Link {
 
 pub struct AveragingWorker {
     client: Option<Link>,
+    /// The fit's start state as received at connect, until [`AveragingWorker::take_start`].
+    start: Option<Vec<u8>>,
     shared: Arc<Shared>,
     config: AveragingWorkerConfig,
     done: Option<Done>,
@@ -180,18 +182,45 @@ impl AveragingWorker {
                     counts[1].fetch_add(payload.len() as u64, Relaxed);
                     deliver(payload)
                 }))?;
-                Link::Local { hub, me, sent: 0, bytes_sent: 0, received }
+                (Link::Local { hub: Arc::clone(&hub), me, sent: 0, bytes_sent: 0, received }, hub.start_state())
             }
             None => {
-                let (client, _snapshot) = RelayClient::connect(
+                let (client, snapshot) = RelayClient::connect(
                     &config.relay_address,
                     client_config,
                     Box::new(move |payload: &[u8]| on_message(payload)),
                 )?;
-                Link::Relay(client)
+                (Link::Relay(client), snapshot)
             }
         };
-        Ok(AveragingWorker { client: Some(link), shared, config, done: None, hello_sent: false, hellos_answered: 0 })
+        let (link, start) = link;
+        Ok(AveragingWorker {
+            client: Some(link),
+            start: Some(start),
+            shared,
+            config,
+            done: None,
+            hello_sent: false,
+            hellos_answered: 0,
+        })
+    }
+
+    /// The fit's start state the driver handed this worker at connect: the network's parameters
+    /// and, when the driver sent it, its updater state (`updater` empty otherwise). Once per worker.
+    pub fn take_start(&mut self) -> Result<RoundMessage, SharingError> {
+        let bytes = self
+            .start
+            .take()
+            .ok_or_else(|| SharingError::Message("the fit's start state was already taken".into()))?;
+        let m = RoundMessage::decode(&bytes)
+            .map_err(|e| SharingError::Message(format!("the driver's start state: {e}")))?;
+        if !m.contributes() {
+            return Err(SharingError::Message(format!(
+                "the driver's start state ({} bytes) carries no parameters",
+                bytes.len()
+            )));
+        }
+        Ok(m)
     }
 
     /// Waits up to `timeout` until every other worker's connection is up: `Ok(true)` then, and this
@@ -426,7 +455,16 @@ mod tests {
         let settings = format!(
             r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{secret}","maxMessageBytes":1048576,"queueLimit":8,"ioTimeoutMs":10000,"handshakeTimeoutMs":5000,"encrypt":true,"inProcess":{in_process}}}"#
         );
-        AveragingDriver::start(&settings, workers, 4).unwrap()
+        AveragingDriver::start(&settings, workers, 4, &start_params(), Some(&start_updater())).unwrap()
+    }
+
+    /// The driver's network at the start of the test fits.
+    fn start_params() -> Vec<f32> {
+        (0..1000).map(|i| i as f32 * 0.25 - 7.0).collect()
+    }
+
+    fn start_updater() -> Vec<f32> {
+        (0..2000).map(|i| (i % 13) as f32 * 1e-3).collect()
     }
 
     fn worker_json(port: u16, partition: u32, workers: u32) -> String {
@@ -473,6 +511,10 @@ mod tests {
                 thread::spawn(move || {
                     thread::sleep(Duration::from_millis([0, 150, 60][p as usize]));
                     let mut w = AveragingWorker::connect(&worker_json_with(port, p, workers, &secret)).unwrap();
+                    // every worker starts from the driver's arrays, handed over at connect
+                    let start = w.take_start().unwrap();
+                    assert_eq!((start.params, start.updater), (start_params(), start_updater()));
+                    assert!(w.take_start().unwrap_err().to_string().contains("already taken"));
                     while !w.await_peers(Duration::from_millis(20)).unwrap() {}
                     let mut params = vec![p as f32 + 0.5; 1000];
                     let mut seen = Vec::new();
@@ -542,7 +584,7 @@ mod tests {
         let e = AveragingWorker::connect(&worker_json(1, 2, 2)).err().unwrap().to_string();
         assert!(e.contains("partition 2 of an averaging fit with 2 workers"), "{e}");
         assert!(AveragingWorker::connect("{}").is_err());
-        let e = AveragingDriver::start(r#"{"inProcess":1}"#, 2, 1).err().unwrap().to_string();
+        let e = AveragingDriver::start(r#"{"inProcess":1}"#, 2, 1, &[1.0], None).err().unwrap().to_string();
         assert!(e.contains("inProcess must be a boolean"), "{e}");
     }
 }

@@ -24,9 +24,13 @@ public final class NativeAveraging {
      * @param settingsJson the relay settings, as for {@link NativeRelay#start}
      * @param workers the number of worker tasks (each sends one message per round)
      * @param rounds the number of averaging rounds (the final state is the last one's average)
+     * @param network the driver's network or graph handle: the fit's start state (every worker
+     *     receives it when it connects, see {@link #restoreStart}), read without a Java copy
+     * @param updater whether the start state includes the network's updater state
      * @return a handle, never 0
      */
-    public static native long startRelay(String settingsJson, int workers, int rounds);
+    public static native long startRelay(String settingsJson, int workers, int rounds, long network,
+                                         boolean updater);
 
     /** @param h relay handle @return the TCP port it listens on */
     public static native int port(long h);
@@ -63,6 +67,17 @@ public final class NativeAveraging {
      * @return a worker handle, never 0
      */
     public static native long connect(String configJson);
+
+    /**
+     * Writes the fit's start state, received from the driver when this worker connected, into a
+     * network's engine arrays: its parameters, and its updater state when {@code updater} and the
+     * driver sent one. Once per worker handle.
+     *
+     * @param h worker handle
+     * @param network network or graph handle with the driver's configuration (same sizes)
+     * @param updater whether to restore the updater state too
+     */
+    public static native void restoreStart(long h, long network, boolean updater);
 
     /**
      * Waits until every other worker of the fit is connected (each says hello through the relay),

@@ -11,7 +11,6 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.Function;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.rdd.RDD;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.jni.NativeAveraging;
@@ -25,7 +24,6 @@ import org.ferrodl.spark.impl.common.BalancedSplitter;
 import org.ferrodl.spark.impl.common.CachedBlocksRDD;
 import org.ferrodl.spark.impl.common.JobDescriptions;
 import org.ferrodl.spark.impl.common.NetworkKind;
-import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.SparkNetwork;
 import org.ferrodl.spark.parameterserver.training.RelayTrust;
 import org.slf4j.Logger;
@@ -152,22 +150,25 @@ final class AveragingRounds {
         byte[] secret = new byte[32];
         RANDOM.nextBytes(secret);
         String secretHex = HexFormat.of().formatHex(secret);
-        NetworkSnapshot<N> snapshot = NetworkSnapshot.of(kind, network, master.isSaveUpdater());
-        long values = snapshot.getParams().length
-                + (snapshot.getUpdaterState() == null ? 0L : snapshot.getUpdaterState().length);
+        long paramCount = network.numParams();
+        long values = paramCount + (master.isSaveUpdater() ? kind.updaterState(network).length() : 0L);
         long maxMessageBytes = 64L + 4L * values;
         String bindHost = trust.localMaster() ? "127.0.0.1" : "0.0.0.0";
         String advertisedHost = trust.localMaster() ? "127.0.0.1" : sc.getConf().get("spark.driver.host", "127.0.0.1");
+        // the workers start from the network's arrays, which the relay hands each of them when it
+        // connects (a Spark broadcast of its own cost each task 45-60 ms to read on the bench cluster);
         // on local[N] every task runs in this JVM: the workers exchange through the driver's in-process
         // hub (no sockets, no copies through the relay's threads); the relay stays for anything else
         long relay = NativeAveraging.startRelay(relaySettings(bindHost, secretHex, maxMessageBytes, timeoutMs,
-                trust.encrypt(), sc.isLocal() && inProcess(sc)), workers, splitter.numSplits());
-        Broadcast<AveragingRoundsWorker.Spec<N>> spec = null;
+                trust.encrypt(), sc.isLocal() && inProcess(sc)), workers, splitter.numSplits(), network.nativeHandle(),
+                master.isSaveUpdater());
         DealtRDD<T> dealtInPlace = null;
         try {
             String address = advertisedHost + ":" + NativeAveraging.port(relay);
-            spec = sc.broadcast(new AveragingRoundsWorker.Spec<>(snapshot, address, secretHex, trust.encrypt(),
-                    timeoutMs, timeoutMs, maxMessageBytes));
+            // small: it travels inside the tasks (no broadcast of its own to read)
+            AveragingRoundsWorker.Spec spec = new AveragingRoundsWorker.Spec(kind.configurationJson(network),
+                    Math.toIntExact(paramCount), kind.iterationCount(network), kind.epochCount(network), address,
+                    secretHex, trust.encrypt(), timeoutMs, timeoutMs, maxMessageBytes);
             AveragingRoundsWorker<N, B, T> worker = new AveragingRoundsWorker<>(kind, spec, loader, splitter, workers,
                     master.getBatchSizePerWorker(), master.getPrefetchNumBatches(), master.isSaveUpdater(),
                     stats != null, hooks, master.workerListeners(sparkNetwork));
@@ -217,7 +218,7 @@ final class AveragingRounds {
             kind.setCounters(network, kind.iterationCount(network) + (int) summary[1], kind.epochCount(network));
             if (stats != null) {
                 stats.setRelayStatsJson(NativeAveraging.statsJson(relay));
-                stats.setParameterCount(snapshot.getParams().length);
+                stats.setParameterCount(paramCount);
                 fillStats(stats, reports, prepareMillis, setupMillis, jobStartWall, jobEndWall,
                         (System.nanoTime() - applyStart) / 1e6, (System.nanoTime() - fitStart) / 1e6);
             }
@@ -229,9 +230,6 @@ final class AveragingRounds {
                 dealtInPlace.release();
             }
             NativeAveraging.destroyRelay(relay);
-            if (spec != null) {
-                spec.destroy();
-            }
         }
     }
 
@@ -278,10 +276,10 @@ final class AveragingRounds {
         }
         stats.setTimeBreakdown(new TimeBreakdown("parameter averaging, rounds in one job", fitMillis, most, minibatches)
                 .driver("data: index, position, persist", prepareMillis)
-                .driver("relay start + snapshot broadcast (once per fit)", setupMillis)
+                .driver("relay start with the network's state (once per fit)", setupMillis)
                 .worker("Spark scheduling, shuffle and task start", start)
                 .worker("read the task's share (shuffle read, once per task)", share)
-                .worker("restore the network from the snapshot (once per task)", restore)
+                .worker("restore the network from the relay's start state (once per task)", restore)
                 .worker("connect to the relay (once per task)", connect)
                 .worker("wait for every task to connect (hello through the relay, once per task)", barrier)
                 .worker("wait for minibatches (load, deserialize, assemble)", data)

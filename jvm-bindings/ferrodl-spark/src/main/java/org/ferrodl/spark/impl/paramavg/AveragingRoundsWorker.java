@@ -11,7 +11,6 @@ import java.util.List;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.TaskKilledException;
 import org.apache.spark.api.java.function.Function;
-import org.apache.spark.broadcast.Broadcast;
 import org.ferrodl.jni.NativeAveraging;
 import org.ferrodl.jni.NativeInfo;
 import org.ferrodl.linalg.cpu.nativecpu.NDArray;
@@ -23,7 +22,6 @@ import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.impl.common.BalancedSplitter;
 import org.ferrodl.spark.impl.common.BatchAssembler;
 import org.ferrodl.spark.impl.common.NetworkKind;
-import org.ferrodl.spark.impl.common.NetworkSnapshot;
 import org.ferrodl.spark.impl.common.PrefetchingIterator;
 import org.ferrodl.spark.impl.common.TaskThreads;
 import org.slf4j.Logger;
@@ -52,10 +50,13 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
     /** How long one native wait lasts before the task checks whether Spark killed it. */
     private static final long WAIT_SLICE_MS = 100;
 
-    /** What the driver broadcasts once per fit. */
-    record Spec<N extends NativeHandleOwner & Model>(NetworkSnapshot<N> snapshot, String relayAddress, String secretHex,
-                                                     boolean encrypt, long relayTimeoutMs, long roundTimeoutMs,
-                                                     long maxMessageBytes) implements Serializable {
+    /**
+     * What every task of a fit receives inside the task itself (small): the network's configuration
+     * and counters, and the relay. The parameters and updater state come from the relay at connect.
+     */
+    record Spec(String configurationJson, int paramCount, int iterationCount, int epochCount, String relayAddress,
+                String secretHex, boolean encrypt, long relayTimeoutMs, long roundTimeoutMs,
+                long maxMessageBytes) implements Serializable {
     }
 
     /** A task's report: counters and where its time went (ms), per phase summed over its rounds. */
@@ -67,7 +68,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
     }
 
     private final NetworkKind<N, B> kind;
-    private final Broadcast<Spec<N>> spec;
+    private final Spec spec;
     private final Function<T, B> loader;
     private final BalancedSplitter splitter;
     private final int workers;
@@ -78,7 +79,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
     private final List<TrainingHook> hooks;
     private final List<TrainingListener> listeners;
 
-    AveragingRoundsWorker(NetworkKind<N, B> kind, Broadcast<Spec<N>> spec, Function<T, B> loader,
+    AveragingRoundsWorker(NetworkKind<N, B> kind, Spec spec, Function<T, B> loader,
                           BalancedSplitter splitter, int workers, int batchSizePerWorker, int prefetchNumBatches,
                           boolean saveUpdater, boolean collectStats, List<TrainingHook> hooks,
                           List<TrainingListener> listeners) {
@@ -118,7 +119,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
         items = null;
         double shareRead = ms(shareStart);
 
-        Spec<N> s = spec.value();
+        Spec s = spec;
         long t = System.nanoTime();
         double restore;
         double connect;
@@ -132,7 +133,14 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
         long allExamples = 0;
         List<WorkerStats> stats = collectStats ? new ArrayList<>() : null;
         String executor = ParameterAveragingWorker.executorId();
-        try (N net = s.snapshot().restore()) {
+        long worker = NativeAveraging.connect(workerJson(s, partition, ctx));
+        connect = ms(t);
+        t = System.nanoTime();
+        try (WorkerHandle closing = new WorkerHandle(worker);
+             N net = kind.create(s.configurationJson(), new float[s.paramCount()])) {
+            // the driver's parameters (and updater state) as the relay handed them over at connect
+            NativeAveraging.restoreStart(worker, net.nativeHandle(), saveUpdater);
+            kind.setCounters(net, s.iterationCount(), s.epochCount());
             if (!listeners.isEmpty()) {
                 net.setListeners(listeners);
             }
@@ -141,10 +149,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
             int epoch = kind.epochCount(net);
             double[] roundMillis = new double[rounds.size()];
             restore = ms(t);
-            t = System.nanoTime();
-            long worker = NativeAveraging.connect(workerJson(s, partition, ctx));
-            try {
-                connect = ms(t);
+            {
                 t = System.nanoTime();
                 // every worker is connected before any round message is sent (the relay forwards a
                 // message only to the connections it has when the message arrives); through the relay
@@ -238,9 +243,15 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                         System.currentTimeMillis(), allMinibatches, allExamples, shareRead, restore, connect, barrier, data, fit,
                         extract,
                         exchange, apply, roundMillis, wire, stats == null ? Collections.emptyList() : stats));
-            } finally {
-                NativeAveraging.destroyWorker(worker);
             }
+        }
+    }
+
+    /** Releases the worker's connection when the task ends (closed after the network). */
+    private record WorkerHandle(long handle) implements AutoCloseable {
+        @Override
+        public void close() {
+            NativeAveraging.destroyWorker(handle);
         }
     }
 
@@ -299,7 +310,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
         };
     }
 
-    private String workerJson(Spec<N> s, int partition, BarrierTaskContext ctx) {
+    private String workerJson(Spec s, int partition, BarrierTaskContext ctx) {
         ObjectNode o = JSON.createObjectNode();
         o.put("relayAddress", s.relayAddress());
         o.put("secretHex", s.secretHex());

@@ -361,7 +361,7 @@ public class ParameterAveragingTrainingMaster
         Long seed = rngSeed == null ? null : rngSeed + kind.epochCount(network);
         int[] order = inPlace ? BalancedSplitter.inPlacePositions(sizes, objectsPerWorker, seed)
                 : seed == null ? null : BalancedSplitter.shuffledPositions((int) numObjects, seed);
-        Broadcast<int[]> shuffle = order == null ? null : sc.broadcast(order);
+        DealingOrder shuffle = DealingOrder.of(sc, order);
         // an object's index in RDD order is its partition's offset plus its index there
         JavaPairRDD<Placed, T> positioned = JavaPairRDD.fromJavaRDD(items.mapPartitionsWithIndex(
                 (p, it) -> new Positioning<>(it, p, offsets[p], shuffle), true));
@@ -516,10 +516,10 @@ public class ParameterAveragingTrainingMaster
     private static final class Positioning<T> implements java.util.Iterator<Tuple2<Placed, T>> {
         private final java.util.Iterator<T> it;
         private final int partition;
-        private final Broadcast<int[]> order;
+        private final DealingOrder order;
         private long index;
 
-        Positioning(java.util.Iterator<T> it, int partition, long offset, Broadcast<int[]> order) {
+        Positioning(java.util.Iterator<T> it, int partition, long offset, DealingOrder order) {
             this.it = it;
             this.partition = partition;
             this.index = offset;
@@ -534,7 +534,7 @@ public class ParameterAveragingTrainingMaster
         @Override
         public Tuple2<Placed, T> next() {
             long i = index++;
-            return new Tuple2<>(new Placed(order == null ? i : order.value()[(int) i], partition), it.next());
+            return new Tuple2<>(new Placed(order == null ? i : order.positionOf(i), partition), it.next());
         }
     }
 
