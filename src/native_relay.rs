@@ -1,7 +1,7 @@
 //! `org.ferrodl.jni.NativeRelay`: the driver's update relay of a gradient-sharing fit.
 //! Thread safety: calls on one handle are serialized; the relay's own threads run independently.
 
-use crate::arrays::{new_float_array, new_long_array, read_floats};
+use crate::arrays::{new_float_array, new_long_array, read_floats, read_optional_floats};
 use crate::boundary::{guard, invalid};
 use crate::handles::Registry;
 use ferrodl_sharing::DriverRelay;
@@ -21,6 +21,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_start<'local>(
     _class: JClass<'local>,
     settings_json: JString<'local>,
     params: JFloatArray<'local>,
+    updater_state: JFloatArray<'local>,
     iteration: jlong,
     epoch: jlong,
 ) -> jlong {
@@ -35,7 +36,8 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_start<'local>(
         }
         let json: String = env.get_string(&settings_json)?.into();
         let params = read_floats(env, &params, "params")?;
-        let relay = DriverRelay::start(&json, params, iteration as u64, epoch as u64)?;
+        let state = read_optional_floats(env, &updater_state, "updater state")?.unwrap_or_default();
+        let relay = DriverRelay::start(&json, params, state, iteration as u64, epoch as u64)?;
         Ok(relays().insert(relay))
     })
 }

@@ -4,7 +4,7 @@
 
 use crate::arrays::{
     as_mask, budgeted_copy, new_float_array, new_long_array, read_batch, read_features_mask,
-    read_float_arrays, read_floats, read_masks, read_optional_floats, OwnedMask,
+    read_float_arrays, read_masks, OwnedMask,
 };
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroError;
@@ -35,8 +35,6 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_connect<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     config_json: JString<'local>,
-    params: JFloatArray<'local>,
-    updater_state: JFloatArray<'local>,
 ) -> jlongArray {
     guard(&mut env, |env| {
         if config_json.as_raw().is_null() {
@@ -45,9 +43,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_connect<'local>(
         let json: String = env.get_string(&config_json)?.into();
         let config: WorkerConfig =
             serde_json::from_str(&json).map_err(|e| json_error("worker configuration", e))?;
-        let params = read_floats(env, &params, "params")?;
-        let state = read_optional_floats(env, &updater_state, "updater state")?;
-        let (node, trainers) = WorkerNode::connect(&config, &params, state.as_deref())?;
+        let (node, trainers) = WorkerNode::connect(&config)?;
         let mut handles = vec![nodes().insert(node)];
         handles.extend(trainers.into_iter().map(|t| replicas().insert(t)));
         Ok(new_long_array(env, &handles)?.into_raw())

@@ -234,14 +234,14 @@ fn main() {
         );
         let net_json = network_json(&hidden, &updater, lr, gamma, seed, iteration, epoch_count);
         let mut relay =
-            DriverRelay::start(&settings, params.clone(), iteration, epoch_count).expect("relay");
+            DriverRelay::start(&settings, params.clone(), updater_state.clone().unwrap_or_default(), iteration, epoch_count).expect("relay");
         let port = relay.port();
         let results: Vec<_> = std::thread::scope(|s| {
             let handles: Vec<_> = batches
                 .chunks(per_worker)
                 .enumerate()
                 .map(|(w, mine)| {
-                    let (params, updater_state, net_json) = (&params, &updater_state, &net_json);
+                    let net_json = &net_json;
                     let (threshold, post, threshold_state) = (&threshold, &post, &threshold_state);
                     let train = &train;
                     let carried = residuals[w].take();
@@ -265,7 +265,7 @@ fn main() {
                         }))
                         .unwrap();
                         let (mut node, mut replicas) =
-                            WorkerNode::connect(&cfg, params, updater_state.as_deref()).expect("connect");
+                            WorkerNode::connect(&cfg).expect("connect");
                         if let Some(r) = carried.filter(|_| carry) {
                             replicas[0].set_residual(&r).expect("residual");
                         }

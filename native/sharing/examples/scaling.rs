@@ -130,7 +130,7 @@ impl Tree {
     /// `fanout` workers per leaf and `fanout` children per interior node, levels added until
     /// the root has at most `fanout` children.
     fn build(workers: usize, fanout: usize, params: &[f32]) -> Tree {
-        let root = DriverRelay::start(&settings(), params.to_vec(), 0, 0).expect("relay");
+        let root = DriverRelay::start(&settings(), params.to_vec(), Vec::new(), 0, 0).expect("relay");
         let root_addr = format!("127.0.0.1:{}", root.port());
         if fanout < 2 || workers <= fanout {
             return Tree { root, nodes: Vec::new(), worker_addr: vec![root_addr; workers] };
@@ -220,7 +220,7 @@ fn window(
     }
 }
 
-fn run_train(workers: usize, seconds: f64, batch: usize, params: &[f32], tree: &Tree) -> Point {
+fn run_train(workers: usize, seconds: f64, batch: usize, tree: &Tree) -> Point {
     let stop = AtomicBool::new(false);
     let connected = AtomicU64::new(0);
     let counters: Vec<AtomicU64> = (0..workers).map(|_| AtomicU64::new(0)).collect();
@@ -239,7 +239,7 @@ fn run_train(workers: usize, seconds: f64, batch: usize, params: &[f32], tree: &
                         "maxMessageBytes": 268435456, "collectStats": false, "encrypt": false
                     }))
                     .expect("config");
-                    let (mut node, mut replicas) = WorkerNode::connect(&cfg, params, None).expect("connect");
+                    let (mut node, mut replicas) = WorkerNode::connect(&cfg).expect("connect");
                     connected.fetch_add(1, Ordering::SeqCst);
                     let mut rng = Rng(w as u64 + 1);
                     let x: Vec<f32> = (0..batch * 784).map(|_| rng.unit()).collect();
@@ -346,7 +346,7 @@ fn main() {
         let tree = Tree::build(workers, fanout, &params);
         let tree_nodes = tree.nodes.len();
         let p = match mode.as_str() {
-            "train" => run_train(workers, seconds, batch, &params, &tree),
+            "train" => run_train(workers, seconds, batch, &tree),
             "comm" => run_comm(workers, seconds, n, &pool, &tree),
             other => panic!("--mode train|comm, got {other}"),
         };

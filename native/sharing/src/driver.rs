@@ -87,7 +87,7 @@ pub fn start_tree_node(
     };
     Ok(TreeNode::start(config, parent_addr, client, |snapshot| {
         let s = Snapshot::from_bytes(snapshot).map_err(|e| e.to_string())?;
-        Ok(Box::new(MasterCopy::new(s.params, s.iteration, s.epoch)))
+        Ok(Box::new(MasterCopy::new(s.params, s.updater_state, s.iteration, s.epoch)))
     })?)
 }
 
@@ -102,9 +102,12 @@ pub struct DriverRelay {
 }
 
 impl DriverRelay {
+    /// Starts the relay of a fit whose workers start from `params` and `updater_state` (empty:
+    /// none) with the network's counters `iteration` and `epoch`.
     pub fn start(
         settings_json: &str,
         params: Vec<f32>,
+        updater_state: Vec<f32>,
         iteration: u64,
         epoch: u64,
     ) -> Result<Self, SharingError> {
@@ -112,7 +115,7 @@ impl DriverRelay {
             .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
         let relay = Relay::start(
             settings.to_config()?,
-            Box::new(MasterCopy::new(params, iteration, epoch)),
+            Box::new(MasterCopy::new(params, updater_state, iteration, epoch)),
         )?;
         let port = relay.local_addr().port();
         Ok(DriverRelay {

@@ -11,12 +11,14 @@ pub struct MasterCopy {
 }
 
 impl MasterCopy {
-    pub fn new(params: Vec<f32>, iteration: u64, epoch: u64) -> Self {
+    /// `updater_state`: the fit's start updater state, handed to every connecting worker (empty: none).
+    pub fn new(params: Vec<f32>, updater_state: Vec<f32>, iteration: u64, epoch: u64) -> Self {
         MasterCopy {
             snapshot: Snapshot {
                 iteration,
                 epoch,
                 params,
+                updater_state,
             },
             applied: 0,
         }

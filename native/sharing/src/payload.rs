@@ -3,9 +3,12 @@
 //! Update payload: `iteration`, `epoch` (each an unsigned LEB128 varint, `ferrodl_comm::varint`:
 //! 2–4 bytes together for any realistic fit, against 16 as two `u64`), then one encoded update
 //! (docs/UPDATE_FORMAT.md).
-//! Snapshot: `iteration u64 LE`, `epoch u64 LE`, `param_count u64 LE`, then `param_count` f32 LE.
-//! The counters travel with the data so that a worker re-run by Spark resumes the driver's
-//! iteration and epoch counters (learning-rate schedules and Adam's bias correction depend on them).
+//! Snapshot: `iteration u64 LE`, `epoch u64 LE`, `param_count u64 LE`, `updater_count u64 LE`,
+//! then `param_count` f32 LE (the current parameters) and `updater_count` f32 LE (the updater state
+//! the fit started from; 0 values for none). The counters travel with the data so that a worker
+//! re-run by Spark resumes the driver's iteration and epoch counters (learning-rate schedules and
+//! Adam's bias correction depend on them); the updater state travels here rather than in a Spark
+//! broadcast, which cost each task 40-60 ms to read on the bench cluster whatever its size.
 
 use crate::error::SharingError;
 
@@ -46,49 +49,64 @@ pub struct Snapshot {
     pub iteration: u64,
     pub epoch: u64,
     pub params: Vec<f32>,
+    /// The updater state the fit started from (empty: none, e.g. plain SGD).
+    pub updater_state: Vec<f32>,
 }
+
+const HEADER: usize = 32;
 
 impl Snapshot {
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(24 + 4 * self.params.len());
+        let mut out =
+            Vec::with_capacity(HEADER + 4 * (self.params.len() + self.updater_state.len()));
         out.extend_from_slice(&self.iteration.to_le_bytes());
         out.extend_from_slice(&self.epoch.to_le_bytes());
         out.extend_from_slice(&(self.params.len() as u64).to_le_bytes());
-        for p in &self.params {
-            out.extend_from_slice(&p.to_le_bytes());
+        out.extend_from_slice(&(self.updater_state.len() as u64).to_le_bytes());
+        for v in self.params.iter().chain(&self.updater_state) {
+            out.extend_from_slice(&v.to_le_bytes());
         }
         out
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, SharingError> {
         let bad = |m: String| SharingError::Message(format!("parameter snapshot: {m}"));
-        if bytes.len() < 24 {
+        if bytes.len() < HEADER {
             return Err(bad(format!(
-                "{} bytes, shorter than its 24-byte header",
+                "{} bytes, shorter than its {HEADER}-byte header",
                 bytes.len()
             )));
         }
         let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        let (iteration, epoch, n) = (word(0), word(8), word(16));
-        let expected = n.checked_mul(4).and_then(|b| b.checked_add(24));
+        let (iteration, epoch, n, m) = (word(0), word(8), word(16), word(24));
+        let expected = n
+            .checked_add(m)
+            .and_then(|v| v.checked_mul(4))
+            .and_then(|b| b.checked_add(HEADER as u64));
         if expected != Some(bytes.len() as u64) {
             return Err(bad(format!(
-                "{} bytes, header says {n} parameters",
+                "{} bytes, header says {n} parameters and {m} updater-state values",
                 bytes.len()
             )));
         }
-        let mut params = ferrodl_memory::try_with_capacity(n as usize, || {
-            format!("the parameter snapshot ({n} parameters)")
-        })?;
-        params.extend(
-            bytes[24..]
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))),
-        );
+        let floats = |from: usize, count: u64, what: &str| -> Result<Vec<f32>, SharingError> {
+            let mut v = ferrodl_memory::try_with_capacity(count as usize, || {
+                format!("the snapshot's {what} ({count} values)")
+            })?;
+            v.extend(
+                bytes[from..from + 4 * count as usize]
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))),
+            );
+            Ok(v)
+        };
+        let params = floats(HEADER, n, "parameters")?;
+        let updater_state = floats(HEADER + 4 * n as usize, m, "updater state")?;
         Ok(Snapshot {
             iteration,
             epoch,
             params,
+            updater_state,
         })
     }
 }
@@ -119,14 +137,21 @@ mod tests {
             iteration: 11,
             epoch: 3,
             params: vec![1.5, -2.25, f32::MIN_POSITIVE],
+            updater_state: vec![0.5, -0.0],
         };
         let b = s.to_bytes();
-        assert_eq!(b.len(), 24 + 12);
+        assert_eq!(b.len(), 32 + 12 + 8);
         assert_eq!(Snapshot::from_bytes(&b).unwrap(), s);
         assert!(Snapshot::from_bytes(&b[..b.len() - 1])
             .unwrap_err()
             .to_string()
-            .contains("3 parameters"));
+            .contains("3 parameters and 2 updater-state values"));
         assert!(Snapshot::from_bytes(&b[..10]).is_err());
+        let none = Snapshot { updater_state: Vec::new(), ..s };
+        assert_eq!(Snapshot::from_bytes(&none.to_bytes()).unwrap(), none);
+        // counts whose byte size overflows are refused, not wrapped
+        let mut huge = none.to_bytes();
+        huge[24..32].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
+        assert!(Snapshot::from_bytes(&huge).unwrap_err().to_string().contains("updater-state values"));
     }
 }

@@ -282,14 +282,10 @@ pub struct ReplicaTrainer {
 }
 
 impl WorkerNode {
-    /// Builds `config.replicas` replicas from the broadcast parameters, connects to the relay and
-    /// replaces parameters and counters with the driver's current ones: a task that Spark re-runs
-    /// resumes where the fit is, not where it started.
-    pub fn connect(
-        config: &WorkerConfig,
-        params: &[f32],
-        updater_state: Option<&[f32]>,
-    ) -> Result<(WorkerNode, Vec<ReplicaTrainer>), SharingError> {
+    /// Builds `config.replicas` replicas of the configured network, connects to the relay and
+    /// takes parameters, counters and the fit's start updater state from the driver's snapshot: a
+    /// task that Spark re-runs resumes where the fit is, not where it started.
+    pub fn connect(config: &WorkerConfig) -> Result<(WorkerNode, Vec<ReplicaTrainer>), SharingError> {
         if config.replicas == 0 || config.replicas > 1024 {
             return Err(SharingError::Config(format!(
                 "replicas (workersPerNode) must be in 1..=1024, got {}",
@@ -298,12 +294,7 @@ impl WorkerNode {
         }
         let mut nets = Vec::with_capacity(config.replicas);
         for _ in 0..config.replicas {
-            let mut net = ReplicaNetwork::from_json(&config.network, config.graph)?;
-            net.set_params(params)?;
-            if let Some(state) = updater_state {
-                net.set_updater_state(state)?;
-            }
-            nets.push(net);
+            nets.push(ReplicaNetwork::from_json(&config.network, config.graph)?);
         }
         let n = nets[0].num_params();
         // One dense sum of relayed updates per replica (used when its queue overflows), sized by
@@ -349,6 +340,13 @@ impl WorkerNode {
                 snapshot.params.len()
             )));
         }
+        let updater_len = nets[0].updater_state().len();
+        if !snapshot.updater_state.is_empty() && snapshot.updater_state.len() != updater_len {
+            return Err(SharingError::Message(format!(
+                "the driver's snapshot has {} updater-state values but the network's updater has {updater_len}",
+                snapshot.updater_state.len()
+            )));
+        }
         let carried = match &config.threshold_state {
             Some(v) if !v.is_null() => Some(v),
             _ => None,
@@ -371,6 +369,9 @@ impl WorkerNode {
         };
         for (index, mut net) in nets.into_iter().enumerate() {
             net.set_params(&snapshot.params)?;
+            if !snapshot.updater_state.is_empty() {
+                net.set_updater_state(&snapshot.updater_state)?;
+            }
             // A re-run attempt resumes the driver's counters; a first attempt that merely starts
             // late keeps the fit's starting counters, so the iteration counter grows by the
             // minibatches of each worker, not by those of the workers that started earlier.
@@ -417,6 +418,7 @@ impl WorkerNode {
             attempt: config.attempt,
             started_from: Snapshot {
                 params: Vec::new(),
+                updater_state: Vec::new(),
                 iteration: start_iteration,
                 epoch: start_epoch,
             },

@@ -24,7 +24,7 @@ fn start_relay(params: Vec<f32>) -> DriverRelay {
         r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
             "maxMessageBytes":1048576,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
     );
-    DriverRelay::start(&settings, params, 0, 0).unwrap()
+    DriverRelay::start(&settings, params, Vec::new(), 0, 0).unwrap()
 }
 
 fn worker_config(
@@ -74,7 +74,7 @@ fn one_worker_master_copy_equals_the_worker_exactly() {
         1,
         r#"{"type":"fixed","threshold":0.001}"#,
     );
-    let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+    let (mut node, mut replicas) = WorkerNode::connect(&cfg).unwrap();
     let mut rng = Rng::new(1);
     for _ in 0..20 {
         let (x, y) = batch(&mut rng, 8);
@@ -104,10 +104,9 @@ fn two_nodes_learn_together_and_send_far_less_than_dense() {
     let port = relay.port();
     let handles: Vec<_> = (0..2u32)
         .map(|p| {
-            let params = params.clone();
             std::thread::spawn(move || {
                 let cfg = worker_config(port, p, 0, 1, r#"{"type":"adaptive"}"#);
-                let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+                let (mut node, mut replicas) = WorkerNode::connect(&cfg).unwrap();
                 let mut rng = Rng::new(100 + u64::from(p));
                 for _ in 0..150 {
                     let (x, y) = batch(&mut rng, 16);
@@ -165,7 +164,7 @@ fn a_rerun_worker_starts_from_the_driver_state() {
         1,
         r#"{"type":"fixed","threshold":0.0005}"#,
     );
-    let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+    let (mut node, mut replicas) = WorkerNode::connect(&cfg).unwrap();
     let mut rng = Rng::new(5);
     for _ in 0..7 {
         let (x, y) = batch(&mut rng, 8);
@@ -182,7 +181,7 @@ fn a_rerun_worker_starts_from_the_driver_state() {
         1,
         r#"{"type":"fixed","threshold":0.0005}"#,
     );
-    let (mut node2, replicas2) = WorkerNode::connect(&retry, &params, None).unwrap();
+    let (mut node2, replicas2) = WorkerNode::connect(&retry).unwrap();
     assert_eq!(replicas2[0].network().params(), &trained[..]);
     assert_eq!(replicas2[0].network().iteration_count(), 7);
     let report = node2.finish().unwrap();
@@ -203,7 +202,7 @@ fn replicas_of_one_node_share_updates_locally() {
         2,
         r#"{"type":"fixed","threshold":0.001}"#,
     );
-    let (mut node, mut replicas) = WorkerNode::connect(&cfg, &params, None).unwrap();
+    let (mut node, mut replicas) = WorkerNode::connect(&cfg).unwrap();
     let mut rng = Rng::new(9);
     let (x, y) = batch(&mut rng, 8);
     replicas[0].fit(&x, &y, 8, None).unwrap();
@@ -238,7 +237,7 @@ fn bad_configuration_and_wrong_secret_are_clear_errors() {
         r#"{"type":"fixed","threshold":0.001}"#,
     );
     cfg.secret_hex = "ff".repeat(32);
-    let err = WorkerNode::connect(&cfg, &params, None)
+    let err = WorkerNode::connect(&cfg)
         .err()
         .expect("wrong secret must fail");
     let text = err.to_string();
@@ -248,7 +247,7 @@ fn bad_configuration_and_wrong_secret_are_clear_errors() {
     );
 
     let bad = worker_config(relay.port(), 0, 0, 1, r#"{"type":"fixed","threshold":-1}"#);
-    let err = WorkerNode::connect(&bad, &params, None)
+    let err = WorkerNode::connect(&bad)
         .err()
         .expect("negative threshold must fail");
     assert!(err.to_string().contains("threshold"), "{err}");
@@ -260,5 +259,37 @@ fn bad_configuration_and_wrong_secret_are_clear_errors() {
         0,
         r#"{"type":"fixed","threshold":0.001}"#,
     );
-    assert!(WorkerNode::connect(&zero, &params, None).is_err());
+    assert!(WorkerNode::connect(&zero).is_err());
+}
+
+/// The relay hands every connecting worker the fit's parameters and its start updater state (no
+/// Spark broadcast carries them): each replica starts from exactly those arrays. A state of the
+/// wrong length is refused naming both lengths.
+#[test]
+fn workers_start_from_the_relays_parameters_and_updater_state() {
+    let params: Vec<f32> = initial_params().iter().map(|p| p * 0.5 + 0.125).collect();
+    let n = params.len();
+    let settings = format!(
+        r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
+            "maxMessageBytes":1048576,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
+    );
+    // Adam: two values per parameter
+    let state: Vec<f32> = (0..2 * n).map(|i| (i % 17) as f32 * 1e-3).collect();
+    let mut relay = DriverRelay::start(&settings, params.clone(), state.clone(), 40, 3).unwrap();
+    let cfg = worker_config(relay.port(), 0, 0, 2, r#"{"type":"fixed","threshold":0.001}"#);
+    let (mut node, replicas) = WorkerNode::connect(&cfg).unwrap();
+    for r in &replicas {
+        assert_eq!(r.network().params(), &params[..]);
+        assert_eq!(r.network().updater_state(), &state[..]);
+    }
+    node.finish().unwrap();
+    relay.shutdown().unwrap();
+
+    let short = DriverRelay::start(&settings, params, state[..n].to_vec(), 0, 0).unwrap();
+    let cfg = worker_config(short.port(), 0, 0, 1, r#"{"type":"fixed","threshold":0.001}"#);
+    let err = WorkerNode::connect(&cfg).err().expect("a short updater state must fail").to_string();
+    assert!(
+        err.contains(&format!("{n} updater-state values but the network's updater has {}", 2 * n)),
+        "{err}"
+    );
 }

@@ -155,7 +155,7 @@ fn shared_fit(train: &Digits, initial: Vec<f32>) -> (Vec<f32>, u64, u64) {
     let (mut params, mut updater, mut carried) = (initial, None::<Vec<f32>>, None::<String>);
     let (mut iteration, mut wire_bytes, mut steps) = (0u64, 0u64, 0u64);
     for epoch in 0..EPOCHS {
-        let mut relay = DriverRelay::start(&settings, params.clone(), iteration, epoch).unwrap();
+        let mut relay = DriverRelay::start(&settings, params.clone(), updater.clone().unwrap_or_default(), iteration, epoch).unwrap();
         let batches = minibatches(train.n, epoch);
         let share = batches.len().div_ceil(2);
         let net = network(iteration, epoch);
@@ -164,8 +164,7 @@ fn shared_fit(train: &Digits, initial: Vec<f32>) -> (Vec<f32>, u64, u64) {
                 .chunks(share)
                 .enumerate()
                 .map(|(w, mine)| {
-                    let (net, params, updater, carried, threshold, train) =
-                        (&net, &params, &updater, &carried, &threshold, &train);
+                    let (net, carried, threshold, train) = (&net, &carried, &threshold, &train);
                     let port = relay.port();
                     s.spawn(move || {
                         let cfg: WorkerConfig = serde_json::from_value(serde_json::json!({
@@ -179,7 +178,7 @@ fn shared_fit(train: &Digits, initial: Vec<f32>) -> (Vec<f32>, u64, u64) {
                         }))
                         .unwrap();
                         let (mut node, mut replicas) =
-                            WorkerNode::connect(&cfg, params, updater.as_deref()).unwrap();
+                            WorkerNode::connect(&cfg).unwrap();
                         let (mut x, mut y) = (Vec::new(), Vec::new());
                         for b in mine {
                             gather(train, b, &mut x, &mut y);

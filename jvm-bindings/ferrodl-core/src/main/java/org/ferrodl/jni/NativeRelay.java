@@ -22,11 +22,14 @@ public final class NativeRelay {
      * @param settingsJson {@code {"bindHost":..,"portFrom":..|null,"portTo":..|null,"secretHex":..,
      *     "maxMessageBytes":..,"queueLimit":..,"ioTimeoutMs":..,"handshakeTimeoutMs":..}}
      * @param params the parameters at the start of the fit
+     * @param updaterState the network's updater state at the start of the fit, or null for none;
+     *     every connecting worker receives it with the current parameters
      * @param iteration the network's iteration counter
      * @param epoch the network's epoch counter
      * @return a handle, never 0
      */
-    public static native long start(String settingsJson, float[] params, long iteration, long epoch);
+    public static native long start(String settingsJson, float[] params, float[] updaterState, long iteration,
+                                    long epoch);
 
     /** @param h handle @return the TCP port the relay listens on */
     public static native int port(long h);

@@ -18,14 +18,12 @@ public final class NativeSharedWorker {
 
     /**
      * Builds the replicas, connects to the relay and downloads the driver's current parameters
-     * and counters.
+     * and counters and the fit's start updater state (the relay's snapshot).
      *
      * @param configJson the worker configuration (see {@code ferrodl_sharing::WorkerConfig})
-     * @param params the broadcast parameters (replaced by the driver's current ones on connect)
-     * @param updaterState the broadcast updater state, or null for a fresh one
      * @return {@code [nodeHandle, replicaHandle0, replicaHandle1, ...]}
      */
-    public static native long[] connect(String configJson, float[] params, float[] updaterState);
+    public static native long[] connect(String configJson);
 
     /**
      * One training step of a replica (row-major: a {@code [N, C, T]} time series is N rows of C·T

@@ -8,8 +8,11 @@ import org.ferrodl.spark.api.TrainingHook;
 import org.ferrodl.spark.impl.common.NetworkKind;
 
 /**
- * What every worker of one gradient-sharing fit receives through a Spark broadcast: the network,
- * the relay's address and the per-fit secret, and the encoding settings. Immutable, plain fields.
+ * What every worker of one gradient-sharing fit receives inside its Spark task (small: no
+ * broadcast of its own, which cost each task 40-60 ms to read on the bench cluster): the network's
+ * configuration, the relay's address and the per-fit secret, and the encoding settings. The
+ * parameters and the start updater state come from the relay's snapshot at connect. Immutable,
+ * plain fields.
  */
 final class SharedFitSpec<B> implements Serializable {
     private static final long serialVersionUID = 2L;
@@ -17,8 +20,8 @@ final class SharedFitSpec<B> implements Serializable {
     /** The network type: what the engine builds from {@link #networkJson}, how a minibatch is fitted. */
     final NetworkKind<?, B> kind;
     final String networkJson;
-    final float[] params;
-    final float[] updaterState;
+    /** The network's parameter count (the parameters themselves come from the relay). */
+    final int paramCount;
     final String relayAddress;
     final String secretHex;
     final String thresholdAlgorithmJson;
@@ -42,7 +45,7 @@ final class SharedFitSpec<B> implements Serializable {
     /** The master's hooks: run around each minibatch of every replica ({@link ReplicaModel}). */
     final List<TrainingHook> hooks;
 
-    SharedFitSpec(NetworkKind<?, B> kind, String networkJson, float[] params, float[] updaterState, String relayAddress, String secretHex,
+    SharedFitSpec(NetworkKind<?, B> kind, String networkJson, int paramCount, String relayAddress, String secretHex,
                   String thresholdAlgorithmJson, String residualPostProcessorJson, String thresholdStateJson,
                   int batchSizePerWorker, int replicasPerWorker, int prefetchNumBatches, long connectTimeoutMs,
                   long ioTimeoutMs, int queueLimit, long maxMessageBytes, boolean collectStats,
@@ -50,8 +53,7 @@ final class SharedFitSpec<B> implements Serializable {
                   List<TrainingListener> listeners, List<TrainingHook> hooks) {
         this.kind = kind;
         this.networkJson = networkJson;
-        this.params = params;
-        this.updaterState = updaterState;
+        this.paramCount = paramCount;
         this.relayAddress = relayAddress;
         this.secretHex = secretHex;
         this.thresholdAlgorithmJson = thresholdAlgorithmJson;

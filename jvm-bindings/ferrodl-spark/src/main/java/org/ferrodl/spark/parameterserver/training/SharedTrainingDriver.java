@@ -15,7 +15,6 @@ import java.util.UUID;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.FlatMapFunction;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.jni.NativeRelay;
@@ -169,15 +168,16 @@ final class SharedTrainingDriver {
         String advertisedHost = master.getRelayBindAddress() != null ? master.getRelayBindAddress()
                 : trust.localMaster() ? "127.0.0.1" : sc.getConf().get("spark.driver.host", "127.0.0.1");
 
+        // every worker takes the parameters and the start updater state from the relay at connect
         long relay = NativeRelay.start(relaySettings(master, bindHost, secretHex, maxMessageBytes, trust.encrypt()),
-                params, kind.iterationCount(network), kind.epochCount(network));
-        Broadcast<SharedFitSpec<B>> spec = null;
+                params, kind.updaterState(network).toFloatVector(), kind.iterationCount(network),
+                kind.epochCount(network));
         try {
             String address = advertisedHost + ":" + NativeRelay.port(relay);
             LOG.info("ferrodl gradient sharing: relay listening on {} for {} parameters", address, params.length);
             int replicas = master.getWorkersPerNode() > 0 ? master.getWorkersPerNode() : 1;
-            spec = sc.broadcast(new SharedFitSpec<>(kind, kind.configurationJson(network), params,
-                    kind.updaterState(network).toFloatVector(), address, secretHex,
+            SharedFitSpec<B> spec = new SharedFitSpec<>(kind, kind.configurationJson(network), params.length,
+                    address, secretHex,
                     master.getThresholdAlgorithm().toNativeJson(), master.getResidualPostProcessor().toNativeJson(),
                     sparkNetwork.getCarriedTrainingState(THRESHOLD_STATE_KEY), master.getBatchSizePerWorker(),
                     replicas, master.getWorkerPrefetchNumBatches(), master.getRelayTimeoutMs(),
@@ -185,7 +185,7 @@ final class SharedTrainingDriver {
                     master.getIsCollectTrainingStats(), master.isEncodingDebugMode(),
                     master.getDebugLongerIterations(), trust.encrypt(), master.getWorkerStallTimeoutMs(),
                     SparkListeners.forWorkers(sparkNetwork.getListeners(), master.getWorkerListeners()),
-                    master.getTrainingHooks()));
+                    master.getTrainingHooks());
 
             JobDescriptions.part(sc, "gradient-sharing workers");
             double setupMillis = (System.nanoTime() - relayStart) / 1e6;
@@ -210,9 +210,6 @@ final class SharedTrainingDriver {
             return stats;
         } finally {
             NativeRelay.destroy(relay);
-            if (spec != null) {
-                spec.destroy();
-            }
         }
     }
 
@@ -259,10 +256,10 @@ final class SharedTrainingDriver {
         }
         TimeBreakdown b = new TimeBreakdown("gradient sharing", fitMillis, maxPerWorker, all)
                 .driver("data: persist/export and repartition", prepareMillis)
-                .driver("relay start, parameter broadcast", setupMillis)
+                .driver("relay start with the network's state", setupMillis)
                 .worker("Spark scheduling and task start", startDelay)
-                .worker("task: broadcast spec and first object (data source)", firstData)
-                .worker("connect: build network, relay handshake, download params", connect)
+                .worker("task: first object (data source)", firstData)
+                .worker("connect: build network, relay handshake, download params + updater state", connect)
                 .worker("wait for minibatches (data source, deserialization)", data)
                 .worker("apply received updates (inbox)", step[0])
                 .worker("compute: forward, backward, updater", step[1])

@@ -48,13 +48,13 @@ public final class SharedTrainingWorker<B>
 
     private final NetworkKind<?, B> kind;
     /** The fit's settings (a worker of a fit), or null (a worker from getWorkerInstance). */
-    private final Broadcast<SharedFitSpec<B>> spec;
+    private final SharedFitSpec<B> spec;
     /** The network at getWorkerInstance (a worker from getWorkerInstance), or null. */
     private final Broadcast<? extends NetworkSnapshot<?>> initial;
     private final WorkerConfiguration configuration;
     private final long instanceId;
 
-    SharedTrainingWorker(NetworkKind<?, B> kind, Broadcast<SharedFitSpec<B>> spec) {
+    SharedTrainingWorker(NetworkKind<?, B> kind, SharedFitSpec<B> spec) {
         this.kind = kind;
         this.spec = spec;
         this.initial = null;
@@ -95,20 +95,13 @@ public final class SharedTrainingWorker<B>
             throw new IllegalStateException("SharedTrainingWorker." + method + ": this worker trains a "
                     + kind.networkName() + ", not a " + wanted.networkName());
         }
-        if (initial != null) {
-            return initial.value().restore();
+        if (initial == null) {
+            // a fit's worker takes its parameters from the fit's relay when its task connects
+            throw new IllegalStateException("SharedTrainingWorker." + method + ": this is a worker of a running "
+                    + "fit, which starts from the relay's state when its task connects; use the worker "
+                    + "SharedTrainingMaster.getWorkerInstance returns");
         }
-        SharedFitSpec<B> s = spec.value();
-        return restore(kind, s.networkJson, s.params, s.updaterState);
-    }
-
-    private static <N extends org.ferrodl.nn.api.NativeHandleOwner & org.ferrodl.nn.api.Model> N restore(
-            NetworkKind<N, ?> kind, String json, float[] params, float[] updaterState) {
-        N net = kind.create(json, params);
-        if (updaterState != null) {
-            kind.setUpdaterState(net, org.ferrodl.linalg.factory.Nd4j.create(updaterState, 1, updaterState.length));
-        }
-        return net;
+        return initial.value().restore();
     }
 
     /**
@@ -209,7 +202,7 @@ public final class SharedTrainingWorker<B>
         if (configuration != null) {
             return configuration;
         }
-        SharedFitSpec<B> s = spec.value();
+        SharedFitSpec<B> s = spec;
         return new WorkerConfiguration(kind.isGraph(), 0, s.batchSizePerWorker, 0, s.prefetchNumBatches,
                 s.collectStats);
     }
@@ -226,7 +219,7 @@ public final class SharedTrainingWorker<B>
         if (!data.hasNext()) {
             return Collections.emptyIterator();
         }
-        SharedFitSpec<B> s = spec.value();
+        SharedFitSpec<B> s = spec;
         TaskContext task = TaskContext.get();
         int attempt = task == null ? 0 : task.attemptNumber();
         String executor = executorId();
@@ -238,7 +231,7 @@ public final class SharedTrainingWorker<B>
                 ? new PrefetchingIterator<>(batches, s.prefetchNumBatches, "ferrodl-prefetch-p" + partition) : null;
         Iterator<B> source = prefetch != null ? prefetch : batches;
 
-        long[] handles = NativeSharedWorker.connect(configJson(s, partition, attempt), s.params, s.updaterState);
+        long[] handles = NativeSharedWorker.connect(configJson(s, partition, attempt));
         long connectNanos = System.nanoTime() - t0;
         TaskThreads.configure(handles.length - 1);
         LOG.info("ferrodl-worker-start executor={} partition={} attempt={} relay={}", executor, partition, attempt,
@@ -379,7 +372,7 @@ public final class SharedTrainingWorker<B>
                                            int index, SharedFitSpec<B> s, Progress progress) throws Exception {
         long n = 0;
         long examples = 0;
-        ReplicaModel model = new ReplicaModel(replica, s.params.length, s.listeners);
+        ReplicaModel model = new ReplicaModel(replica, s.paramCount, s.listeners);
         long startIteration = 0;
         long epoch = 0;
         if (model.hasListeners()) {

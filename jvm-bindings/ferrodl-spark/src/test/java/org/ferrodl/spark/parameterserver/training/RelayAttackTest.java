@@ -11,7 +11,6 @@ import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.InputStreamReader;
-import java.io.ObjectInputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -42,7 +41,6 @@ import org.ferrodl.evaluation.classification.Evaluation;
 import org.ferrodl.jni.NativeSharedWorker;
 import org.ferrodl.linalg.dataset.DataSet;
 import org.ferrodl.linalg.learning.config.Adam;
-import org.ferrodl.linalg.learning.config.Sgd;
 import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.FixedThresholdAlgorithm;
 import org.ferrodl.spark.SparkTestSupport;
 import org.ferrodl.spark.api.RDDTrainingApproach;
@@ -55,7 +53,7 @@ import org.junit.jupiter.api.Timeout;
  * The broadcast-stealing attack of issue 16 against real fits. A stranger that knows nothing but
  * the host and port of a Spark block manager (an attacker finds them by scanning) asks it for
  * broadcast blocks through Spark's own block-transfer client, finds the gradient-sharing fit's
- * spec among them, joins the relay with the stolen secret as an extra partition and sends
+ * relay address and secret in them (its tasks' binary), joins the relay with the stolen secret as an extra partition and sends
  * poisoned updates.
  *
  * <ul>
@@ -102,21 +100,30 @@ class RelayAttackTest {
             return got.get(10, TimeUnit.SECONDS);
         }
 
+        /** What the stranger needs to join a fit's relay. */
+        record Stolen(String relayAddress, String secretHex) {
+        }
+
         /**
-         * Asks for broadcast pieces fromId..toId again and again until one is a fit spec or time is
-         * up (broadcast ids are consecutive numbers: an attacker walks them).
+         * Asks for broadcast pieces fromId..toId again and again until one holds a fit's relay
+         * address and secret, or time is up (broadcast ids are consecutive numbers: an attacker
+         * walks them). The fit's settings travel inside its tasks, whose binary Spark broadcasts:
+         * the stranger reads the strings of each serialized piece and takes a 64-digit hex string
+         * and the host:port written before it.
          */
-        SharedFitSpec<?> steal(String host, int port, long fromId, long toId, long millis) {
+        Stolen steal(String host, int port, long fromId, long toId, long millis) {
             long end = System.currentTimeMillis() + millis;
             while (System.currentTimeMillis() < end) {
                 for (long id = fromId; id <= toId && System.currentTimeMillis() < end; id++) {
                     try {
                         byte[] piece = fetch(host, port, "broadcast_" + id + "_piece0");
-                        try (ObjectInputStream in = new ObjectInputStream(
-                                codec.compressedInputStream(new ByteArrayInputStream(piece)))) {
-                            if (in.readObject() instanceof SharedFitSpec<?> spec) {
-                                return spec;
-                            }
+                        byte[] bytes;
+                        try (java.io.InputStream in = codec.compressedInputStream(new ByteArrayInputStream(piece))) {
+                            bytes = in.readAllBytes();
+                        }
+                        Stolen found = relayIn(bytes);
+                        if (found != null) {
+                            return found;
                         }
                     } catch (Exception e) {
                         failures.add(id + ": " + e);
@@ -126,16 +133,38 @@ class RelayAttackTest {
             return null;
         }
 
-        /** Joins the relay with a stolen spec as partition 77 and sends {@code steps} poisoned updates. */
-        static void poison(SharedFitSpec<?> stolen, int steps) throws Exception {
-            // Its own network of the same shape: a huge learning rate and an always-wrong label, and a
-            // fixed threshold of 0.5 so that every message moves every parameter by 0.5.
+        /** The relay address and secret among the Java-serialized strings of {@code bytes}, or null. */
+        static Stolen relayIn(byte[] bytes) {
+            String address = null;
+            for (int i = 0; i + 3 <= bytes.length; i++) {
+                if (bytes[i] != 0x74) { // TC_STRING, then a 2-byte length
+                    continue;
+                }
+                int len = ((bytes[i + 1] & 0xff) << 8) | (bytes[i + 2] & 0xff);
+                if (len == 0 || i + 3 + len > bytes.length) {
+                    continue;
+                }
+                String text = new String(bytes, i + 3, len, StandardCharsets.ISO_8859_1);
+                if (text.matches("\\d+\\.\\d+\\.\\d+\\.\\d+:\\d+")) {
+                    address = text;
+                } else if (address != null && text.matches("[0-9a-f]{64}")) {
+                    return new Stolen(address, text);
+                }
+            }
+            return null;
+        }
+
+        /** Joins the relay with stolen settings as partition 77 and sends {@code steps} poisoned updates. */
+        static void poison(Stolen stolen, int steps) throws Exception {
+            // Its own network of the same shape and updater (the relay hands it the fit's Adam state):
+            // a huge learning rate and an always-wrong label, and a
+            // fixed threshold of 0.5 so that every message moves every parameter by 0.5 (the parameter
+            // count is not part of the worker's configuration: the relay's snapshot brings them).
             SharedFitSpec<DataSet> evil = new SharedFitSpec<>(NetworkKind.MULTI_LAYER,
-                    SparkTestSupport.conf(new Sgd(1000.0), 0).toJson(), stolen.params,
-                    null, stolen.relayAddress, stolen.secretHex, new FixedThresholdAlgorithm(0.5).toNativeJson(),
-                    stolen.residualPostProcessorJson, null, 16, 1, 0, stolen.connectTimeoutMs, stolen.ioTimeoutMs,
-                    stolen.queueLimit, stolen.maxMessageBytes, false, false, 0, stolen.encrypt, 60_000, null, null);
-            long[] h = NativeSharedWorker.connect(SharedTrainingWorker.configJson(evil, 77, 0), stolen.params, null);
+                    SparkTestSupport.conf(new Adam(1000.0), 0).toJson(), 0, stolen.relayAddress(),
+                    stolen.secretHex(), new FixedThresholdAlgorithm(0.5).toNativeJson(), "null", null, 16, 1, 0,
+                    10_000, 60_000, 16, 1 << 24, false, false, 0, false, 60_000, null, null);
+            long[] h = NativeSharedWorker.connect(SharedTrainingWorker.configJson(evil, 77, 0));
             try {
                 Random r = new Random(5);
                 float[] f = new float[16 * SparkTestSupport.N_IN];
@@ -199,9 +228,9 @@ class RelayAttackTest {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Thief thief = new Thief()) {
             Future<?> fit = pool.submit(() -> victim.fit(train));
-            SharedFitSpec<?> stolen = thief.steal("127.0.0.1", blockManagerPort, frontier, frontier + 50, 60_000);
-            assertNotNull(stolen, "the stranger found no fit spec; failures: " + thief.failures.size());
-            assertEquals(64, stolen.secretHex.length());
+            Thief.Stolen stolen = thief.steal("127.0.0.1", blockManagerPort, frontier, frontier + 50, 60_000);
+            assertNotNull(stolen, "the stranger found no relay secret; failures: " + thief.failures.size());
+            assertEquals(64, stolen.secretHex().length());
             Thief.poison(stolen, 40);
             fit.get(240, TimeUnit.SECONDS);
         } finally {
@@ -254,8 +283,8 @@ class RelayAttackTest {
             int port = blockManager.get(120, TimeUnit.SECONDS);
             assertTrue(port > 0, String.join("\n", out));
             // While the victim fits, the stranger asks for every broadcast piece, over and over.
-            SharedFitSpec<?> stolen = thief.steal("127.0.0.1", port, 0, 60, 8_000);
-            assertNull(stolen, "the stranger stole the fit spec despite spark.authenticate");
+            Thief.Stolen stolen = thief.steal("127.0.0.1", port, 0, 60, 8_000);
+            assertNull(stolen, "the stranger stole the relay secret despite spark.authenticate");
             assertTrue(!thief.failures.isEmpty());
             assertTrue(victim.waitFor(240, TimeUnit.SECONDS), "the victim did not finish");
         } finally {
