@@ -65,6 +65,21 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_params<'local>(
     })
 }
 
+/// The mean of the updater states the workers sent with their FINISH, or null when none did.
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_updaterState<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jfloatArray {
+    guard(&mut env, |env| {
+        Ok(match relays().with(handle, |r| Ok(r.final_updater_state()))? {
+            Some((mean, _)) => new_float_array(env, &mean)?.into_raw(),
+            None => std::ptr::null_mut(),
+        })
+    })
+}
+
 /// `[iteration, epoch, messages applied]` of the master copy.
 #[no_mangle]
 pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_counters<'local>(

@@ -10,7 +10,7 @@ use crate::boundary::{guard, invalid};
 use crate::errors::FerroError;
 use crate::handles::Registry;
 use ferrodl_sharing::{ReplicaTrainer, SharingError, WorkerConfig, WorkerNode};
-use jni::objects::{JClass, JFloatArray, JIntArray, JObjectArray, JString};
+use jni::objects::{JClass, JFloatArray, JIntArray, JLongArray, JObjectArray, JString};
 use jni::sys::{jdouble, jfloatArray, jint, jlong, jlongArray, jstring};
 use jni::JNIEnv;
 use std::sync::OnceLock;
@@ -176,9 +176,24 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeSharedWorker_finish<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     node: jlong,
+    replica_handles: JLongArray<'local>,
 ) -> jstring {
     guard(&mut env, |env| {
-        let report = nodes().with(node, |n| Ok(n.finish()?))?;
+        // the replicas' updater states go to the driver with the FINISH (averaged there)
+        let mut handles = Vec::new();
+        if !replica_handles.as_raw().is_null() {
+            handles = vec![0i64; env.get_array_length(&replica_handles)? as usize];
+            env.get_long_array_region(&replica_handles, 0, &mut handles)?;
+        }
+        let mut states = Vec::with_capacity(handles.len());
+        for &h in &handles {
+            let state = replicas().with(h, |t| Ok(t.network().updater_state().to_vec()))?;
+            if !state.is_empty() {
+                states.push(state); // plain SGD has none
+            }
+        }
+        let refs: Vec<&[f32]> = states.iter().map(Vec::as_slice).collect();
+        let report = nodes().with(node, |n| Ok(n.finish_with_updater_states(&refs)?))?;
         let json = serde_json::to_string(&report).map_err(|e| json_error("node report", e))?;
         Ok(env.new_string(json)?.into_raw())
     })

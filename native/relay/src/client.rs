@@ -25,7 +25,7 @@ enum Out {
     Update(Vec<u8>),
     Stall(Vec<u8>),
     Flush,
-    Finish,
+    Finish(Vec<u8>),
 }
 
 #[derive(Default)]
@@ -33,6 +33,7 @@ struct Counters {
     messages_sent: AtomicU64,
     bytes_sent: AtomicU64,
     wire_bytes_sent: AtomicU64,
+    final_state_bytes: AtomicU64,
     messages_received: AtomicU64,
     bytes_received: AtomicU64,
     max_queued: AtomicU64,
@@ -85,6 +86,7 @@ impl Shared {
             messages_sent: c.messages_sent.load(Ordering::SeqCst),
             bytes_sent: c.bytes_sent.load(Ordering::SeqCst),
             wire_bytes_sent: c.wire_bytes_sent.load(Ordering::SeqCst),
+            final_state_bytes: c.final_state_bytes.load(Ordering::SeqCst),
             messages_received: c.messages_received.load(Ordering::SeqCst),
             bytes_received: c.bytes_received.load(Ordering::SeqCst),
             max_queued: c.max_queued.load(Ordering::SeqCst),
@@ -523,9 +525,15 @@ impl RelayClient {
 
     /// Sends everything queued, then waits until the relay confirms that every message this
     /// client sent has been applied to the master state; then closes.
-    pub fn finish(mut self) -> Result<ClientStats, RelayError> {
+    pub fn finish(self) -> Result<ClientStats, RelayError> {
+        self.finish_with(Vec::new())
+    }
+
+    /// [`RelayClient::finish`], handing the relay this worker's final `state` with the FINISH
+    /// ([`crate::MasterState::finish`]; at most the relay's `max_message_bytes`).
+    pub fn finish_with(mut self, state: Vec<u8>) -> Result<ClientStats, RelayError> {
         let tx = self.tx.take().expect("sender lives until finish/drop");
-        let queued = tx.send(Out::Finish);
+        let queued = tx.send(Out::Finish(state));
         drop(tx);
         let verdict = match queued {
             Err(_) => Err(self.shared.error()),
@@ -608,12 +616,20 @@ fn writer_loop(
             Some(Out::Flush) => {
                 proto::write_frame_opt(&mut w, proto::T_FLUSH, &mut [], sealer.as_mut())
             }
-            Some(Out::Finish) => {
-                proto::write_frame_opt(&mut w, proto::T_FINISH, &mut [], sealer.as_mut())
+            Some(Out::Finish(p)) => {
+                proto::write_frame_opt(&mut w, proto::T_FINISH, p, sealer.as_mut())
             }
         };
-        let res = res.map(|n| pend_wire += n);
-        let last = matches!(item, Some(Out::Finish));
+        // a FINISH that carries a final state is counted apart (it is no update traffic)
+        let final_state = matches!(&item, Some(Out::Finish(p)) if !p.is_empty());
+        let res = res.map(|n| {
+            if final_state {
+                sh.counters.final_state_bytes.fetch_add(n, Ordering::SeqCst);
+            } else {
+                pend_wire += n;
+            }
+        });
+        let last = matches!(item, Some(Out::Finish(_)));
         let push = last || matches!(item, Some(Out::Flush));
         let res = res.and_then(|_| {
             if push || rx.is_empty() {

@@ -131,6 +131,17 @@ pub trait MasterState: Send + 'static {
     /// Current state (parameters + counters), opaque bytes sent to every worker when it
     /// connects (a re-run task starts from it).
     fn snapshot(&self) -> Vec<u8>;
+    /// Takes a worker's final state, sent with its FINISH after its last update (e.g. its
+    /// updater state, which the driver averages): an `Err` refuses it like an invalid update.
+    /// By default only an empty state is accepted.
+    fn finish(&mut self, worker: WorkerId, state: &[u8]) -> Result<(), String> {
+        let _ = worker;
+        if state.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("this relay takes no final state ({} bytes sent)", state.len()))
+        }
+    }
 }
 
 /// A worker: Spark partition index and attempt number.
@@ -157,6 +168,9 @@ pub struct RelayConfig {
     pub secret: Vec<u8>,
     /// Larger frames are refused: the connection is closed and the message counted as dropped.
     pub max_message_bytes: usize,
+    /// The largest final state a worker may send with its FINISH (0: none; a larger one ends the
+    /// connection like a too-large update).
+    pub max_final_state_bytes: usize,
     /// Bound of each connection's outbound queue (messages, at most [`MAX_QUEUE_LIMIT`]).
     pub queue_limit_messages: usize,
     /// Read/write timeout; also how long a full destination queue may block a forward before
@@ -185,6 +199,7 @@ impl Default for RelayConfig {
             port_range: None,
             secret: Vec::new(),
             max_message_bytes: 64 << 20,
+            max_final_state_bytes: 0,
             queue_limit_messages: 64,
             io_timeout: Duration::from_secs(60),
             handshake_timeout: Duration::from_secs(5),
@@ -205,6 +220,7 @@ impl fmt::Debug for RelayConfig {
                 &format_args!("<{} bytes redacted>", self.secret.len()),
             )
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("max_final_state_bytes", &self.max_final_state_bytes)
             .field("queue_limit_messages", &self.queue_limit_messages)
             .field("io_timeout", &self.io_timeout)
             .field("handshake_timeout", &self.handshake_timeout)
@@ -356,8 +372,11 @@ pub struct ClientStats {
     /// Payload bytes of those updates.
     pub bytes_sent: u64,
     /// Every byte this client wrote to its socket: the AUTH message, and each frame's 2–6-byte
-    /// header and payload (updates, heartbeats, FINISH). What the connection cost on the wire.
+    /// header and payload (updates, heartbeats, FINISH). What the connection cost on the wire,
+    /// except a final state sent with FINISH, which is counted in `final_state_bytes`.
     pub wire_bytes_sent: u64,
+    /// The FINISH frame that carried a final state ([`RelayClient::finish_with`]), if any.
+    pub final_state_bytes: u64,
     /// Relayed updates received (and passed to `on_message`).
     pub messages_received: u64,
     pub bytes_received: u64,

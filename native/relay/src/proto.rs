@@ -15,7 +15,7 @@ type HmacSha256 = Hmac<Sha256>;
 
 pub(crate) const HELLO_MAGIC: &[u8; 8] = b"FDLRELAY";
 pub(crate) const AUTH_MAGIC: &[u8; 8] = b"FDLRAUTH";
-pub(crate) const VERSION: u16 = 3;
+pub(crate) const VERSION: u16 = 4;
 pub(crate) const NONCE_LEN: usize = 32;
 pub(crate) const MAC_LEN: usize = 32;
 /// HELLO (relay → client): magic, version, relay nonce.
@@ -53,7 +53,9 @@ pub(crate) const MAX_FRAME_HEADER_LEN: usize = 6;
 const MAX_LEN_BYTES: usize = 5;
 /// worker → relay: one encoded update.
 pub(crate) const T_UPDATE: u8 = 0x01;
-/// worker → relay: no more updates; answer FINISH_ACK once all earlier ones are applied.
+/// worker → relay: no more updates, with the worker's final state for
+/// [`crate::MasterState::finish`] (empty for none; at most `max_message_bytes`); answer
+/// FINISH_ACK once all earlier updates are applied and the state is taken.
 pub(crate) const T_FINISH: u8 = 0x02;
 /// both ways: heartbeat, empty.
 pub(crate) const T_PING: u8 = 0x03;

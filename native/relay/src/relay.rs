@@ -245,6 +245,12 @@ fn validate(cfg: &RelayConfig) -> Result<(), String> {
             cfg.secret.len()
         ));
     }
+    if cfg.max_final_state_bytes > u32::MAX as usize {
+        return Err(format!(
+            "max_final_state_bytes must be at most 4294967295, got {}",
+            cfg.max_final_state_bytes
+        ));
+    }
     if cfg.max_message_bytes == 0 || cfg.max_message_bytes > u32::MAX as usize {
         return Err(format!(
             "max_message_bytes must be in 1..=4294967295, got {}",
@@ -938,6 +944,32 @@ fn thread_cpu_nanos() -> u64 {
 }
 
 /// Applies an update, then forwards it to every other live connection.
+/// A worker's final state, sent with its FINISH: handed to the master state under the lock that
+/// applies updates (every earlier update of the connection is applied: frames are handled in order).
+fn take_final_state(sh: &Shared, conn: &Conn, state: &[u8]) -> Result<(), String> {
+    let mut core = lock(&sh.core);
+    if conn.superseded.load(Ordering::SeqCst) {
+        return Err("superseded by a newer attempt of this partition".into());
+    }
+    let master = core.state.as_mut().ok_or("relay is shutting down")?;
+    catch_unwind(AssertUnwindSafe(|| master.finish(conn.worker, state)))
+        .unwrap_or_else(|_| Err("MasterState::finish panicked".into()))
+        .map_err(|e| format!("final state rejected by the master state: {e}"))
+}
+
+/// After a worker's FINISH (frames are handled in order: every earlier update is applied): stops
+/// forwarding to it, lets forwards already aimed at it land in its queue, and acks.
+fn acknowledge_finish(sh: &Shared, conn: &Arc<Conn>) -> Result<(), ReadEnd> {
+    sh.unregister(conn);
+    conn.wait_inflight_zero(|| {});
+    // In a tree, "applied" means at the root: wait for the parent's word.
+    flush_upstream(sh).map_err(|reason| ReadEnd::Abort { reason, tell: true })?;
+    conn.tx.send(Out::FinishAck).map_err(|_| ReadEnd::Abort {
+        reason: "connection lost before FINISH_ACK".into(),
+        tell: false,
+    })
+}
+
 fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), String> {
     let w = conn.worker;
     let dests: Vec<Arc<Conn>> = {
@@ -1143,6 +1175,41 @@ fn reader_loop(
                     break ReadEnd::Abort { reason, tell: true };
                 }
             }
+            proto::T_FINISH if !finished && len > 0 => {
+                let max_final = sh.cfg.max_final_state_bytes;
+                if len > max_final {
+                    sh.stats().protocol_errors += 1;
+                    break ReadEnd::Abort {
+                        reason: format!(
+                            "final state of {len} bytes exceeds max_final_state_bytes ({max_final})"
+                        ),
+                        tell: true,
+                    };
+                }
+                let mut state = Vec::new();
+                if let Err(e) = proto::reserve_body(&mut state, len, "a final state") {
+                    break ReadEnd::Abort {
+                        reason: format!("final state refused: {e}"),
+                        tell: true,
+                    };
+                }
+                if let Err(e) = proto::read_body(&mut r, ty, len, &mut state, opener.as_mut()) {
+                    if tampered(&e) {
+                        sh.stats().protocol_errors += 1;
+                    }
+                    break ReadEnd::Abort {
+                        reason: format!("final state of {len} bytes discarded ({e})"),
+                        tell: false,
+                    };
+                }
+                if let Err(reason) = take_final_state(sh, conn, &state) {
+                    break ReadEnd::Abort { reason, tell: true };
+                }
+                if let Err(end) = acknowledge_finish(sh, conn) {
+                    break end;
+                }
+                finished = true;
+            }
             proto::T_PING | proto::T_FINISH | proto::T_STALL | proto::T_FLUSH
                 if (ty == proto::T_STALL && len <= proto::MAX_ERROR_LEN)
                     || (len == 0 && !(ty != proto::T_PING && finished)) =>
@@ -1181,20 +1248,8 @@ fn reader_loop(
                         };
                     }
                 } else if ty == proto::T_FINISH {
-                    // Frames are handled in order: every earlier update is applied. Stop
-                    // forwarding to this worker, let forwards already aimed at it land in its
-                    // queue, then ack.
-                    sh.unregister(conn);
-                    conn.wait_inflight_zero(|| {});
-                    // In a tree, "applied" means at the root: wait for the parent's word.
-                    if let Err(reason) = flush_upstream(sh) {
-                        break ReadEnd::Abort { reason, tell: true };
-                    }
-                    if conn.tx.send(Out::FinishAck).is_err() {
-                        break ReadEnd::Abort {
-                            reason: "connection lost before FINISH_ACK".into(),
-                            tell: false,
-                        };
+                    if let Err(end) = acknowledge_finish(sh, conn) {
+                        break end;
                     }
                     finished = true;
                 }

@@ -52,6 +52,13 @@ impl MasterState for SumState {
         self.applied += 1;
         Ok(())
     }
+    /// A final state counts as one more applied message (and "BAD!" ones are refused).
+    fn finish(&mut self, worker: WorkerId, state: &[u8]) -> Result<(), String> {
+        if state.is_empty() {
+            return Ok(());
+        }
+        self.apply(worker, state)
+    }
     fn snapshot(&self) -> Vec<u8> {
         let mut v = self.applied.to_be_bytes().to_vec();
         for s in self.sums {
@@ -145,6 +152,7 @@ fn relay_cfg(secret: &[u8]) -> (RelayConfig, Arc<Mutex<Vec<String>>>) {
         bind_host: "127.0.0.1".into(),
         secret: secret.to_vec(),
         max_message_bytes: 1 << 20,
+        max_final_state_bytes: 1 << 20,
         queue_limit_messages: 16,
         io_timeout: Duration::from_secs(3),
         handshake_timeout: Duration::from_millis(500),
@@ -420,6 +428,55 @@ fn finish_waits_until_every_update_is_applied() {
     // No waiting: the relay acknowledged FINISH only after the 40th apply.
     assert_eq!(state_of(&relay).0, 40);
     assert_eq!(relay.stats().per_worker[&0].finished, 1);
+}
+
+/// A master state that keeps the default `finish` (takes no final state).
+struct NoFinalState;
+
+impl MasterState for NoFinalState {
+    fn apply(&mut self, _worker: WorkerId, _payload: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+    fn snapshot(&self) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
+#[test]
+fn a_final_state_travels_with_finish_after_every_update() {
+    let (cfg, _l) = relay_cfg(SECRET);
+    let relay = Relay::start(cfg, SumState::boxed()).unwrap();
+    let ib = Arc::new(Inbox::default());
+    let (c, _) = connect(&relay, client_cfg(SECRET, 0, 0), &ib, Duration::ZERO);
+    send_all(&c, 0, 5, |_| 64, None);
+    // 300 KB: more than one read of the socket
+    let st = c.finish_with(vec![3u8; 300_000]).unwrap();
+    // counted apart from the update traffic
+    assert!(st.final_state_bytes > 300_000 && st.final_state_bytes < 300_010, "{st:?}");
+    assert!(st.wire_bytes_sent < 2_000, "{st:?}");
+    let (applied, sums) = state_of(&relay);
+    assert_eq!(applied, 6);
+    assert!(sums.iter().sum::<u64>() >= 900_000, "{sums:?}");
+    assert_eq!(relay.stats().per_worker[&0].finished, 1);
+
+    // refused by the state, too large, or sent to a state that takes none: the worker's finish fails
+    let (c, _) = connect(&relay, client_cfg(SECRET, 1, 0), &ib, Duration::ZERO);
+    let e = c.finish_with(b"BAD!final".to_vec()).unwrap_err().to_string();
+    assert!(e.contains("final state rejected by the master state: payload starts with BAD!"), "{e}");
+    let (c, _) = connect(&relay, client_cfg(SECRET, 2, 0), &ib, Duration::ZERO);
+    // the relay drops the connection after the frame header (the worker may see its ERROR or a
+    // broken pipe while it still writes the body)
+    assert!(c.finish_with(vec![0u8; (1 << 20) + 1]).is_err());
+    assert_eq!(relay.stats().protocol_errors, 1);
+    assert_eq!(state_of(&relay).0, 6);
+
+    let (cfg, _l) = relay_cfg(SECRET);
+    let plain = Relay::start(cfg, Box::new(NoFinalState)).unwrap();
+    let (c, _) = connect(&plain, client_cfg(SECRET, 0, 0), &ib, Duration::ZERO);
+    let e = c.finish_with(vec![1, 2, 3]).unwrap_err().to_string();
+    assert!(e.contains("this relay takes no final state (3 bytes sent)"), "{e}");
+    let (c, _) = connect(&plain, client_cfg(SECRET, 1, 0), &ib, Duration::ZERO);
+    c.finish().unwrap();
 }
 
 #[test]

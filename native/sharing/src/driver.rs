@@ -1,7 +1,7 @@
 //! The driver's side of a gradient-sharing fit: the relay with the master copy as its state.
 
 use crate::error::SharingError;
-use crate::master::MasterCopy;
+use crate::master::{lock_finals, MasterCopy, SharedFinalStates};
 use crate::payload::Snapshot;
 use crate::worker::parse_hex;
 use ferrodl_relay::{
@@ -21,6 +21,9 @@ pub struct RelaySettings {
     pub port_to: Option<u16>,
     pub secret_hex: String,
     pub max_message_bytes: usize,
+    /// The largest final updater state a worker node may send with its FINISH (0: none).
+    #[serde(default)]
+    pub max_final_state_bytes: usize,
     pub queue_limit: usize,
     pub io_timeout_ms: u64,
     pub handshake_timeout_ms: u64,
@@ -52,6 +55,7 @@ impl RelaySettings {
             port_range,
             secret: parse_hex(&self.secret_hex)?,
             max_message_bytes: self.max_message_bytes,
+            max_final_state_bytes: self.max_final_state_bytes,
             queue_limit_messages: self.queue_limit,
             io_timeout: Duration::from_millis(self.io_timeout_ms),
             handshake_timeout: Duration::from_millis(self.handshake_timeout_ms),
@@ -99,6 +103,8 @@ pub struct DriverRelay {
     sealed: bool,
     /// Master state and counters once stopped.
     stopped: Option<(Snapshot, RelayStats)>,
+    /// The workers' final updater states (summed as they finish).
+    finals: SharedFinalStates,
 }
 
 impl DriverRelay {
@@ -113,9 +119,10 @@ impl DriverRelay {
     ) -> Result<Self, SharingError> {
         let settings: RelaySettings = serde_json::from_str(settings_json)
             .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
+        let finals = SharedFinalStates::default();
         let relay = Relay::start(
             settings.to_config()?,
-            Box::new(MasterCopy::new(params, updater_state, iteration, epoch)),
+            Box::new(MasterCopy::new(params, updater_state, iteration, epoch).with_final_states(finals.clone())),
         )?;
         let port = relay.local_addr().port();
         Ok(DriverRelay {
@@ -123,11 +130,19 @@ impl DriverRelay {
             port,
             sealed: settings.encrypt,
             stopped: None,
+            finals,
         })
     }
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The mean of the final updater states the workers sent with their FINISH, and how many
+    /// there were (None: none was sent).
+    pub fn final_updater_state(&self) -> Option<(Vec<f32>, u32)> {
+        let f = lock_finals(&self.finals);
+        f.mean().map(|m| (m, f.count()))
     }
 
     /// CPU seconds used so far by the relay's running threads ([`Relay::cpu_seconds`]).

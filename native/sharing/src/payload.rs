@@ -43,6 +43,59 @@ pub fn read_update(payload: &[u8]) -> Result<(u64, u64, &[u8]), SharingError> {
     Ok((iteration, epoch, &payload[pos..]))
 }
 
+/// A worker node's final updater states, sent with its FINISH (each replica's state after its last
+/// step; the driver averages them into the network instead of collecting them as Spark task
+/// results): `count u32 LE`, `len u64 LE`, then `count × len` f32 LE. No states: no bytes.
+pub fn write_final_states(states: &[&[f32]]) -> Result<Vec<u8>, SharingError> {
+    let Some(first) = states.first() else {
+        return Ok(Vec::new());
+    };
+    if let Some(other) = states.iter().find(|s| s.len() != first.len()) {
+        return Err(SharingError::Message(format!(
+            "replicas' updater states differ in length: {} and {}",
+            first.len(),
+            other.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(12 + 4 * first.len() * states.len());
+    out.extend_from_slice(&(states.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(first.len() as u64).to_le_bytes());
+    for v in states.iter().flat_map(|s| s.iter()) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    Ok(out)
+}
+
+/// Adds the states of [`write_final_states`] bytes into `sum` (one f64 per value); returns how
+/// many states they held. Checked whole before anything is added: the length each state must
+/// have (`sum.len()`), the byte count, and finite values.
+pub fn add_final_states(bytes: &[u8], sum: &mut [f64]) -> Result<u32, SharingError> {
+    let bad = |m: String| SharingError::Message(format!("final updater states: {m}"));
+    if bytes.len() < 12 {
+        return Err(bad(format!("{} bytes, shorter than their 12-byte header", bytes.len())));
+    }
+    let count = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+    let len = u64::from_le_bytes(bytes[4..12].try_into().expect("8 bytes"));
+    if len != sum.len() as u64 {
+        return Err(bad(format!(
+            "states of {len} values, but the network's updater state has {}",
+            sum.len()
+        )));
+    }
+    let expected = len.checked_mul(u64::from(count)).and_then(|v| v.checked_mul(4)).and_then(|v| v.checked_add(12));
+    if count == 0 || expected != Some(bytes.len() as u64) {
+        return Err(bad(format!("{} bytes for {count} states of {len} values", bytes.len())));
+    }
+    let values = || bytes[12..].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")));
+    if let Some((i, v)) = values().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(bad(format!("value {i} is {v}")));
+    }
+    for (i, v) in values().enumerate() {
+        sum[i % sum.len()] += f64::from(v);
+    }
+    Ok(count)
+}
+
 /// The driver's state as sent to a connecting worker.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Snapshot {

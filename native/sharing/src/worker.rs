@@ -252,8 +252,11 @@ pub struct NodeReport {
     /// Payload bytes of the updates sent (counters and encoded message).
     pub bytes_sent: u64,
     /// Everything the node's relay connection wrote to its socket: handshake, frame headers,
-    /// update payloads, heartbeats and FINISH.
+    /// update payloads, heartbeats and FINISH, but not the final updater states.
     pub wire_bytes_sent: u64,
+    /// The FINISH frame with the replicas' final updater states (sent once per fit; before,
+    /// they were Spark task results).
+    pub final_state_bytes: u64,
     pub messages_received: u64,
     pub bytes_received: u64,
     /// Time the connection's reader thread spent decoding relayed updates into the replicas'
@@ -440,10 +443,17 @@ impl WorkerNode {
     /// Flushes everything sent and waits until the driver has applied all of it, then closes the
     /// connection. Replicas can no longer send afterwards.
     pub fn finish(&mut self) -> Result<NodeReport, SharingError> {
+        self.finish_with_updater_states(&[])
+    }
+
+    /// [`WorkerNode::finish`], handing the driver each replica's updater state with the FINISH
+    /// (it averages them into the network; [`crate::payload::write_final_states`]).
+    pub fn finish_with_updater_states(&mut self, states: &[&[f32]]) -> Result<NodeReport, SharingError> {
+        let state = crate::payload::write_final_states(states)?;
         let client = lock(&self.shared.client)
             .take()
             .ok_or_else(|| SharingError::Message("this worker node has already finished".into()))?;
-        let stats: ClientStats = client.finish()?;
+        let stats: ClientStats = client.finish_with(state)?;
         if let Some(e) = lock(&self.shared.relayed_error).clone() {
             return Err(SharingError::Message(e));
         }
@@ -455,6 +465,7 @@ impl WorkerNode {
             messages_sent: stats.messages_sent,
             bytes_sent: stats.bytes_sent,
             wire_bytes_sent: stats.wire_bytes_sent,
+            final_state_bytes: stats.final_state_bytes,
             messages_received: stats.messages_received,
             bytes_received: stats.bytes_received,
             decode_received_millis: self.shared.decode_nanos.load(Ordering::Relaxed) as f64 / 1e6,

@@ -293,3 +293,43 @@ fn workers_start_from_the_relays_parameters_and_updater_state() {
         "{err}"
     );
 }
+
+/// Each worker node hands its replicas' updater states to the driver with its FINISH (no Spark
+/// task result carries them): the driver's relay holds their mean. A state of the wrong length
+/// fails that worker's finish, naming both lengths.
+#[test]
+fn final_updater_states_reach_the_driver_with_finish() {
+    let params = initial_params();
+    let n = params.len();
+    let settings = format!(
+        r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
+            "maxMessageBytes":1048576,"maxFinalStateBytes":4194304,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
+    );
+    let mut relay = DriverRelay::start(&settings, params, vec![0.0; 2 * n], 0, 0).unwrap();
+    let mut rng = Rng::new(3);
+    let mut states = Vec::new();
+    for (partition, replicas) in [(0u32, 2usize), (1, 1)] {
+        let cfg = worker_config(relay.port(), partition, 0, replicas, r#"{"type":"fixed","threshold":0.001}"#);
+        let (mut node, mut trainers) = WorkerNode::connect(&cfg).unwrap();
+        for t in trainers.iter_mut() {
+            let (x, y) = batch(&mut rng, 8);
+            t.fit(&x, &y, 8, None).unwrap();
+        }
+        let mine: Vec<Vec<f32>> = trainers.iter().map(|t| t.network().updater_state().to_vec()).collect();
+        let refs: Vec<&[f32]> = mine.iter().map(Vec::as_slice).collect();
+        node.finish_with_updater_states(&refs).unwrap();
+        states.extend(mine);
+    }
+    let cfg = worker_config(relay.port(), 2, 0, 1, r#"{"type":"fixed","threshold":0.001}"#);
+    let (mut node, _trainers) = WorkerNode::connect(&cfg).unwrap();
+    let e = node.finish_with_updater_states(&[&[0.5; 7]]).err().expect("a short state must fail").to_string();
+    assert!(e.contains(&format!("states of 7 values, but the network's updater state has {}", 2 * n)), "{e}");
+    relay.shutdown().unwrap();
+    let (mean, count) = relay.final_updater_state().expect("states were sent");
+    assert_eq!(count, 3);
+    for (i, m) in mean.iter().enumerate() {
+        let expect = states.iter().map(|s| f64::from(s[i])).sum::<f64>() / 3.0;
+        assert_eq!(*m, expect as f32, "value {i}");
+    }
+    assert!(mean.iter().any(|v| *v != 0.0));
+}

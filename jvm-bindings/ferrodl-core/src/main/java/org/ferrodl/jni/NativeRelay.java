@@ -34,6 +34,12 @@ public final class NativeRelay {
     /** @param h handle @return the TCP port the relay listens on */
     public static native int port(long h);
 
+    /**
+     * @param h handle
+     * @return the mean of the updater states the workers sent when they finished, or null when none did
+     */
+    public static native float[] updaterState(long h);
+
     /** @param h handle @return a copy of the master parameters (current, or final after shutdown) */
     public static native float[] params(long h);
 

@@ -60,11 +60,15 @@ public final class NativeSharedWorker {
     public static native String debugStats(long replica);
 
     /**
-     * Waits until the driver has applied every message this node sent, then closes the connection.
+     * Waits until the driver has applied every message this node sent, handing it the updater
+     * state of each replica in {@code replicas} (the driver averages them into its network), then
+     * closes the connection.
      *
+     * @param node node handle
+     * @param replicas replica handles whose updater states go to the driver, or null for none
      * @return the node's report as JSON (messages and bytes sent and received)
      */
-    public static native String finish(long node);
+    public static native String finish(long node, long[] replicas);
 
     /**
      * Tells the driver that this node's task made no progress (its stall watchdog); the driver

@@ -168,14 +168,16 @@ final class SharedTrainingDriver {
         String advertisedHost = master.getRelayBindAddress() != null ? master.getRelayBindAddress()
                 : trust.localMaster() ? "127.0.0.1" : sc.getConf().get("spark.driver.host", "127.0.0.1");
 
-        // every worker takes the parameters and the start updater state from the relay at connect
-        long relay = NativeRelay.start(relaySettings(master, bindHost, secretHex, maxMessageBytes, trust.encrypt()),
-                params, kind.updaterState(network).toFloatVector(), kind.iterationCount(network),
-                kind.epochCount(network));
+        // every worker takes the parameters and the start updater state from the relay at connect,
+        // and sends its replicas' final updater states with its FINISH (12 bytes + 4 per value)
+        float[] updaterState = kind.updaterState(network).toFloatVector();
+        int replicas = master.getWorkersPerNode() > 0 ? master.getWorkersPerNode() : 1;
+        long maxFinalStateBytes = 12L + 4L * replicas * updaterState.length;
+        long relay = NativeRelay.start(relaySettings(master, bindHost, secretHex, maxMessageBytes, maxFinalStateBytes,
+                trust.encrypt()), params, updaterState, kind.iterationCount(network), kind.epochCount(network));
         try {
             String address = advertisedHost + ":" + NativeRelay.port(relay);
             LOG.info("ferrodl gradient sharing: relay listening on {} for {} parameters", address, params.length);
-            int replicas = master.getWorkersPerNode() > 0 ? master.getWorkersPerNode() : 1;
             SharedFitSpec<B> spec = new SharedFitSpec<>(kind, kind.configurationJson(network), params.length,
                     address, secretHex,
                     master.getThresholdAlgorithm().toNativeJson(), master.getResidualPostProcessor().toNativeJson(),
@@ -194,18 +196,23 @@ final class SharedTrainingDriver {
                     CachedBlocksRDD.of(data).mapPartitionsWithIndex(new SharedTrainingWorker<>(kind, spec), false),
                     relay);
             long jobEndWall = System.currentTimeMillis();
+            long stopStart = System.nanoTime();
 
             // Every worker waited for its messages to be applied: the master copy is final.
             NativeRelay.shutdown(relay);
             float[] finalParams = NativeRelay.params(relay);
+            // the mean of the replicas' final updater states, which they sent with their FINISH
+            float[] finalUpdater = NativeRelay.updaterState(relay);
             long[] counters = NativeRelay.counters(relay);
             String relayStats = NativeRelay.statsJson(relay);
             long finishStart = System.nanoTime();
-            SparkTrainingStats stats = finish(master, sparkNetwork, results, finalParams, counters, relayStats);
+            double stopMillis = (finishStart - stopStart) / 1e6;
+            SparkTrainingStats stats = finish(master, sparkNetwork, results, finalParams, finalUpdater, counters,
+                    relayStats);
             if (stats != null) {
                 double finishMillis = (System.nanoTime() - finishStart) / 1e6;
                 stats.setTimeBreakdown(breakdown(results, (System.nanoTime() - fitStart) / 1e6, prepareMillis,
-                        setupMillis, jobStartWall, jobEndWall, finishMillis));
+                        setupMillis, jobStartWall, jobEndWall, stopMillis, finishMillis));
             }
             return stats;
         } finally {
@@ -215,7 +222,8 @@ final class SharedTrainingDriver {
 
     /** Where the fit's time went (docs/ARCHITECTURE.md §7): driver, Spark, Java and native phases. */
     static TimeBreakdown breakdown(List<SharedWorkerResult> results, double fitMillis, double prepareMillis,
-                                   double setupMillis, long jobStartWall, long jobEndWall, double finishMillis) {
+                                   double setupMillis, long jobStartWall, long jobEndWall, double stopMillis,
+                                   double finishMillis) {
         long maxPerWorker = 0;
         long all = 0;
         double startDelay = 0;
@@ -270,6 +278,7 @@ final class SharedTrainingDriver {
                 .worker("finish: wait until the driver applied the last updates", finishWait)
                 .worker("reports and updater states", result)
                 .driver("task results to the driver", Math.max(0, jobEndWall - lastTaskEnd))
+                .driver("relay stop, master copy and counters read", stopMillis)
                 .driver("driver: master copy to the network, updater states averaged", finishMillis)
                 .concurrent("receive + decode relayed updates (reader thread)", decode);
         return b;
@@ -281,14 +290,12 @@ final class SharedTrainingDriver {
 
     private static <N extends NativeHandleOwner & Model> SparkTrainingStats finish(
             SharedTrainingMaster master, SparkNetwork<N, ?> sparkNetwork, List<SharedWorkerResult> results,
-            float[] params, long[] counters, String relayStats) {
+            float[] params, float[] updaterState, long[] counters, String relayStats) {
         N network = sparkNetwork.getNetwork();
         NetworkKind<N, ?> kind = sparkNetwork.getNetworkKind();
         long iteration = counters[0];
         double scoreSum = 0;
         int scored = 0;
-        float[] updaterSum = null;
-        int updaterCount = 0;
         ArrayNode thresholdStates = JSON.createArrayNode();
         SparkTrainingStats stats = master.getIsCollectTrainingStats() ? new SparkTrainingStats() : null;
         for (SharedWorkerResult r : results) {
@@ -316,16 +323,6 @@ final class SharedTrainingDriver {
                             st.path("sparsity").asDouble(), st.path("bytes").asInt()));
                 }
                 steps.add(series);
-                float[] u = r.updaterStates.get(i);
-                if (u != null && u.length > 0) {
-                    if (updaterSum == null) {
-                        updaterSum = new float[u.length];
-                    }
-                    for (int j = 0; j < u.length; j++) {
-                        updaterSum[j] += u[j];
-                    }
-                    updaterCount++;
-                }
             }
             if (stats != null) {
                 // bytesSent: everything the worker's relay connection wrote to its socket (handshake,
@@ -339,11 +336,8 @@ final class SharedTrainingDriver {
             }
         }
         network.setParams(Nd4j.create(params, 1, params.length));
-        if (updaterSum != null) {
-            for (int j = 0; j < updaterSum.length; j++) {
-                updaterSum[j] /= updaterCount;
-            }
-            kind.setUpdaterState(network, Nd4j.create(updaterSum, 1, updaterSum.length));
+        if (updaterState != null) {
+            kind.setUpdaterState(network, Nd4j.create(updaterState, 1, updaterState.length));
         }
         kind.setCounters(network, Math.toIntExact(iteration), kind.epochCount(network) + 1);
         sparkNetwork.setScore(scored == 0 ? Double.NaN : scoreSum / scored);
@@ -360,7 +354,7 @@ final class SharedTrainingDriver {
     }
 
     private static String relaySettings(SharedTrainingMaster master, String bindHost, String secretHex,
-                                        long maxMessageBytes, boolean encrypt) {
+                                        long maxMessageBytes, long maxFinalStateBytes, boolean encrypt) {
         ObjectNode s = JSON.createObjectNode();
         s.put("bindHost", bindHost);
         s.put("encrypt", encrypt);
@@ -373,6 +367,7 @@ final class SharedTrainingDriver {
         }
         s.put("secretHex", secretHex);
         s.put("maxMessageBytes", maxMessageBytes);
+        s.put("maxFinalStateBytes", maxFinalStateBytes);
         s.put("queueLimit", master.getRelayQueueLimit());
         s.put("ioTimeoutMs", master.getRelayTimeoutMs());
         // Short: a pending handshake holds a socket and nothing else, a worker answers within one RTT.

@@ -267,16 +267,17 @@ public final class SharedTrainingWorker<B>
             }
             progress.set("waiting for the driver to apply this task's last updates");
             long t1 = System.nanoTime();
-            String nodeReport = NativeSharedWorker.finish(handles[0]);
+            // the replicas' updater states go to the driver with the relay's FINISH (not in the task
+            // result: above Spark's 1 MB direct-result size it is fetched through the block manager)
+            String nodeReport = NativeSharedWorker.finish(handles[0],
+                    java.util.Arrays.copyOfRange(handles, 1, handles.length));
             long finishNanos = System.nanoTime() - t1;
             t1 = System.nanoTime();
             List<String> reports = new ArrayList<>(replicas);
-            List<float[]> updaterStates = new ArrayList<>(replicas);
             long total = 0;
             long examples = 0;
             for (int i = 0; i < replicas; i++) {
                 reports.add(NativeSharedWorker.replicaReport(handles[1 + i]));
-                updaterStates.add(NativeSharedWorker.replicaUpdaterState(handles[1 + i]));
                 total += trained[i][0];
                 examples += trained[i][1];
             }
@@ -285,7 +286,7 @@ public final class SharedTrainingWorker<B>
             LOG.info("ferrodl-worker executor={} partition={} attempt={} minibatches={} replicas={} millis={} {}",
                     executor, partition, attempt, total, replicas, millis, nodeReport);
             return Collections.singletonList(new SharedWorkerResult(partition, attempt, executor, millis,
-                    nodeReport, reports, updaterStates, total, examples, start, firstDataNanos, connectNanos,
+                    nodeReport, reports, total, examples, start, firstDataNanos, connectNanos,
                     progress.dataNanos.get(), progress.fitCallNanos.get(), finishNanos, resultNanos)).iterator();
         } finally {
             watchdog.interrupt();

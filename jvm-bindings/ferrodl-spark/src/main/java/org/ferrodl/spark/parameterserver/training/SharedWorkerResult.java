@@ -10,7 +10,7 @@ import org.ferrodl.spark.api.TrainingResult;
  * holds them.
  */
 public final class SharedWorkerResult implements TrainingResult {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
 
     final int partition;
     final int attempt;
@@ -18,7 +18,6 @@ public final class SharedWorkerResult implements TrainingResult {
     final long fitMillis;
     final String nodeReportJson;
     final List<String> replicaReportsJson;
-    final List<float[]> updaterStates;
     final long minibatches;
     final long examples;
     /** Wall clock (ms since the epoch, executor host) when the task started. */
@@ -27,10 +26,11 @@ public final class SharedWorkerResult implements TrainingResult {
      * Java-side phase times of the task (ns): connecting (network replicas built, relay
      * handshake, parameters downloaded), waiting for minibatches from the data source, the
      * native training calls (the native phases plus JNI and the batch copies), waiting for the
-     * driver to apply the last updates, and reading the reports and updater states.
+     * driver to apply the last updates (handing it the replicas' updater states), and reading the
+     * reports.
      */
     final long connectNanos;
-    /** From the task's start to the broadcast spec read and the first object of the data source. */
+    /** From the task's start to the first object of the data source. */
     final long firstDataNanos;
     final long dataNanos;
     final long fitCallNanos;
@@ -38,7 +38,7 @@ public final class SharedWorkerResult implements TrainingResult {
     final long resultNanos;
 
     SharedWorkerResult(int partition, int attempt, String executorId, long fitMillis, String nodeReportJson,
-                       List<String> replicaReportsJson, List<float[]> updaterStates, long minibatches,
+                       List<String> replicaReportsJson, long minibatches,
                        long examples, long startWallMillis, long firstDataNanos,
                        long connectNanos, long dataNanos, long fitCallNanos, long finishNanos, long resultNanos) {
         this.partition = partition;
@@ -47,7 +47,6 @@ public final class SharedWorkerResult implements TrainingResult {
         this.fitMillis = fitMillis;
         this.nodeReportJson = nodeReportJson;
         this.replicaReportsJson = replicaReportsJson;
-        this.updaterStates = updaterStates;
         this.minibatches = minibatches;
         this.examples = examples;
         this.startWallMillis = startWallMillis;

@@ -178,7 +178,7 @@ class RelayAttackTest {
                     }
                     NativeSharedWorker.fit(h[1], f, 16, SparkTestSupport.N_IN, l, SparkTestSupport.N_OUT, null, 0, null, 0);
                 }
-                NativeSharedWorker.finish(h[0]);
+                NativeSharedWorker.finish(h[0], null);
             } finally {
                 NativeSharedWorker.destroyReplica(h[1]);
                 NativeSharedWorker.destroyNode(h[0]);
