@@ -14,7 +14,7 @@ use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
 use crate::handles::Registry;
 use crate::info_json::{enum_name, param_table_json, shape_json};
-use ferrodl_nn::{ComputationGraph, ComputationGraphConfiguration, LayerConfig};
+use ferrodl_nn::{ComputationGraph, ComputationGraphConfiguration, LayerConfig, ParamInit};
 use jni::objects::{JClass, JFloatArray, JIntArray, JObjectArray, JString};
 use jni::sys::{
     jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jobjectArray, jstring,
@@ -104,6 +104,26 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_create<'local>(
         let json: String = env.get_string(&conf_json)?.into();
         let conf = ComputationGraphConfiguration::from_json(&json)?;
         Ok(graphs().insert(ComputationGraph::new(conf)?))
+    })
+}
+
+/// Builds a graph with the given parameters (no seeded weight draw: the same graph as `create`
+/// then `setParams`).
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_createWithParams<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    conf_json: JString<'local>,
+    params: JFloatArray<'local>,
+) -> jlong {
+    guard(&mut env, |env| {
+        if conf_json.as_raw().is_null() {
+            return invalid("configuration JSON is null");
+        }
+        let json: String = env.get_string(&conf_json)?.into();
+        let conf = ComputationGraphConfiguration::from_json(&json)?;
+        let params = read_floats(env, &params, "params")?;
+        Ok(graphs().insert(ComputationGraph::with_init(conf, ParamInit::Given(&params))?))
     })
 }
 

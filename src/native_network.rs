@@ -10,7 +10,7 @@ use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
 use crate::handles::Registry;
 use crate::info_json::{enum_name, param_table_json, shape_json};
-use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork};
+use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork, ParamInit};
 use jni::objects::{JClass, JFloatArray, JString};
 use jni::sys::{
     jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jobjectArray, jstring,
@@ -38,6 +38,27 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_create<'local>(
         let json: String = env.get_string(&conf_json)?.into();
         let conf = MultiLayerConfiguration::from_json(&json)?;
         let network = MultiLayerNetwork::new(conf)?;
+        Ok(networks().insert(network))
+    })
+}
+
+/// Builds a network with the given parameters (no seeded weight draw: the same network as
+/// `create` then `setParams`).
+#[no_mangle]
+pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_createWithParams<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    conf_json: JString<'local>,
+    params: JFloatArray<'local>,
+) -> jlong {
+    guard(&mut env, |env| {
+        if conf_json.as_raw().is_null() {
+            return invalid("configuration JSON is null");
+        }
+        let json: String = env.get_string(&conf_json)?.into();
+        let conf = MultiLayerConfiguration::from_json(&json)?;
+        let params = read_floats(env, &params, "params")?;
+        let network = MultiLayerNetwork::with_init(conf, ParamInit::Given(&params))?;
         Ok(networks().insert(network))
     })
 }

@@ -11,7 +11,7 @@ use crate::config::{
     Shape,
 };
 use crate::error::NnError;
-use crate::executor::{Executor, NodeDef, NodeDefKind, Src};
+use crate::executor::{Executor, NodeDef, NodeDefKind, ParamInit, Src};
 use crate::layers::{Layer, StateMode};
 use crate::tbptt;
 use crate::loss::LabelsMask;
@@ -86,6 +86,12 @@ fn non_finite_at<T: Scalar>(what: &str, data: &[T], cols: usize) -> Result<(), N
 impl<T: Scalar> ComputationGraph<T> {
     /// Builds a graph of any element type (`ComputationGraph::<f64>::from_configuration`).
     pub fn from_configuration(conf: ComputationGraphConfiguration) -> Result<Self, NnError> {
+        Self::with_init(conf, ParamInit::Seeded)
+    }
+
+    /// [`Self::from_configuration`] with the parameters filled as `init` says: the same graph as
+    /// `from_configuration` then `set_params`, without drawing the weights that would replace.
+    pub fn with_init(conf: ComputationGraphConfiguration, init: ParamInit<'_, T>) -> Result<Self, NnError> {
         let plan = conf.plan()?;
         let mut node_of = vec![0; conf.vertices.len()];
         for (j, &v) in plan.order.iter().enumerate() {
@@ -135,6 +141,7 @@ impl<T: Scalar> ComputationGraph<T> {
             &outputs,
             conf.seed,
             conf.mini_batch,
+            init,
         )?;
         let layout = Self::boundary(&conf, &plan);
         Ok(ComputationGraph {

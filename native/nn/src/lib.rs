@@ -25,6 +25,7 @@ pub use config::{
     UpdaterConfig, WeightInit,
 };
 pub use error::NnError;
+pub use executor::ParamInit;
 pub use layers::{Layer, ParamKind, ParamSpec};
 pub use loss::LabelsMask;
 pub use network::MultiLayerNetwork;

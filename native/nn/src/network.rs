@@ -6,7 +6,7 @@ use crate::config::{
     Activation, BackpropType, GradientNormalization, LayerShapes, MultiLayerConfiguration,
 };
 use crate::error::NnError;
-use crate::executor::{Executor, NodeDef, NodeDefKind, Src};
+use crate::executor::{Executor, NodeDef, NodeDefKind, ParamInit, Src};
 use crate::layers::{Layer, StateMode};
 use crate::loss::LabelsMask;
 use crate::tbptt::{self, MaskArg};
@@ -78,6 +78,12 @@ impl MultiLayerNetwork<f32> {
 impl<T: Scalar> MultiLayerNetwork<T> {
     /// Builds a network of any element type (`MultiLayerNetwork::<f64>::from_configuration`).
     pub fn from_configuration(conf: MultiLayerConfiguration) -> Result<Self, NnError> {
+        Self::with_init(conf, ParamInit::Seeded)
+    }
+
+    /// [`Self::from_configuration`] with the parameters filled as `init` says: the same network as
+    /// `from_configuration` then `set_params`, without drawing the weights that would replace.
+    pub fn with_init(conf: MultiLayerConfiguration, init: ParamInit<'_, T>) -> Result<Self, NnError> {
         let shapes = conf.layer_shapes()?;
         let n = conf.layers.len();
         let defs = conf
@@ -107,6 +113,7 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             &[n - 1],
             conf.seed,
             conf.mini_batch,
+            init,
         )?;
         let last = &conf.layers[n - 1];
         let layout = Boundary::new(

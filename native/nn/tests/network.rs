@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork, NnError};
+use ferrodl_nn::{MultiLayerConfiguration, MultiLayerNetwork, NnError, ParamInit};
 use ferrodl_testutil::{normal_matrix, to_f32, Rng};
 use serde_json::json;
 
@@ -202,6 +202,37 @@ fn seeded_initialisation_is_deterministic() {
     assert!(a.params()[600..630].iter().all(|&b| b == 0.0));
     // Negative seeds are fine (Java longs).
     assert!(MultiLayerNetwork::new(conf(-5, layers())).is_ok());
+}
+
+/// Given parameters build the same network as a seeded one followed by `set_params` (the dropout
+/// RNG included: both train to the same bits), without drawing the weights; zeros leave them at 0;
+/// a wrong count is refused naming both.
+#[test]
+fn given_parameters_skip_the_draw_and_build_the_same_network() {
+    let mut first = dense(20, 30, "RELU");
+    first["dropOut"] = json!(0.8);
+    let layers = || vec![first.clone(), output(30, 5, "SOFTMAX", "MCXENT")];
+    let donor = MultiLayerNetwork::new(conf(77, layers())).unwrap();
+    let p: Vec<f32> = donor.params().iter().map(|v| v * 0.5 + 0.01).collect();
+    let mut a = MultiLayerNetwork::new(conf(1234, layers())).unwrap();
+    a.set_params(&p).unwrap();
+    let mut b = MultiLayerNetwork::with_init(conf(1234, layers()), ParamInit::Given(&p)).unwrap();
+    assert_eq!(a.params(), b.params());
+    let mut rng = Rng::new(4);
+    let x = to_f32(&normal_matrix(&mut rng, 8, 20));
+    let mut y = vec![0.0f32; 8 * 5];
+    for r in 0..8 {
+        y[r * 5 + r % 5] = 1.0;
+    }
+    for _ in 0..3 {
+        a.fit(&x, &y, 8, None).unwrap();
+        b.fit(&x, &y, 8, None).unwrap();
+    }
+    assert_eq!(a.params(), b.params());
+    let z = MultiLayerNetwork::<f32>::with_init(conf(1234, layers()), ParamInit::Zeros).unwrap();
+    assert!(z.params().iter().all(|&v| v == 0.0));
+    let e = MultiLayerNetwork::with_init(conf(1234, layers()), ParamInit::Given(&p[1..])).err().unwrap();
+    assert!(e.to_string().contains(&format!("params have {} values but this network has {} parameters", p.len() - 1, p.len())), "{e}");
 }
 
 #[test]

@@ -24,6 +24,12 @@ public final class NativeGraph {
     /** @return a handle (never 0) for a graph built from a ComputationGraphConfiguration JSON */
     public static native long create(String confJson);
 
+    /**
+     * {@link #create} with the given parameters (as many as the graph has): the same graph as
+     * {@code create} then {@code setParams}, without drawing the seeded weights they replace.
+     */
+    public static native long createWithParams(String confJson, float[] params);
+
     public static native void destroy(long handle);
 
     public static native long numParams(long handle);

@@ -25,6 +25,16 @@ public final class NativeNetwork {
      */
     public static native long create(String confJson);
 
+    /**
+     * {@link #create} with the given parameters: the same network as {@code create} then
+     * {@code setParams}, without drawing the seeded weights they replace.
+     *
+     * @param confJson a configuration as written by {@code MultiLayerConfiguration.toJson()}
+     * @param params as many values as the network has parameters
+     * @return a new handle, never 0
+     */
+    public static native long createWithParams(String confJson, float[] params);
+
     /** @param h handle to release; an unknown handle is an error */
     public static native void destroy(long h);
 

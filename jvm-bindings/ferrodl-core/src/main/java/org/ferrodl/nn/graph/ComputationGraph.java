@@ -132,6 +132,15 @@ public class ComputationGraph extends NativeHandleOwner implements Model, Serial
      * @param cloneParametersArray ignored: parameters are always copied into the native graph
      */
     public void init(INDArray parameters, boolean cloneParametersArray) {
+        ensureOpen();
+        if (parameters != null && !hasHandle()) {
+            // built with these parameters: no seeded weight draw for them to replace
+            NativeLoader.load();
+            adoptHandle(NativeGraph.createWithParams(conf.toJson(), NDArray.internalData(parameters)),
+                    NativeGraph::destroy);
+            NativeGraph.setCounters(handle(), conf.getIterationCount(), conf.getEpochCount());
+            return;
+        }
         init();
         if (parameters != null) {
             setParams(parameters);

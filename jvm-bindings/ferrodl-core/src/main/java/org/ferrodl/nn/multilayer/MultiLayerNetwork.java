@@ -172,6 +172,14 @@ public class MultiLayerNetwork extends NativeHandleOwner implements Model, Seria
      * @param cloneParametersArray ignored: parameters are always copied into the native network
      */
     public void init(INDArray parameters, boolean cloneParametersArray) {
+        ensureOpen();
+        if (parameters != null && !hasHandle()) {
+            // built with these parameters: no seeded weight draw for them to replace
+            NativeLoader.load();
+            adoptHandle(NativeNetwork.createWithParams(conf.toJson(), NDArray.internalData(parameters)),
+                    NativeNetwork::destroy);
+            return;
+        }
         init();
         if (parameters != null) {
             setParams(parameters);
