@@ -97,14 +97,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_create<'local>(
     _class: JClass<'local>,
     conf_json: JString<'local>,
 ) -> jlong {
-    guard(&mut env, |env| {
-        if conf_json.as_raw().is_null() {
-            return invalid("configuration JSON is null");
-        }
-        let json: String = env.get_string(&conf_json)?.into();
-        let conf = ComputationGraphConfiguration::from_json(&json)?;
-        Ok(graphs().insert(ComputationGraph::new(conf)?))
-    })
+    guard(&mut env, |env| build(env, &conf_json, None))
 }
 
 /// Builds a graph with the given parameters (no seeded weight draw: the same graph as `create`
@@ -117,14 +110,17 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeGraph_createWithParams<'local>
     params: JFloatArray<'local>,
 ) -> jlong {
     guard(&mut env, |env| {
-        if conf_json.as_raw().is_null() {
-            return invalid("configuration JSON is null");
-        }
-        let json: String = env.get_string(&conf_json)?.into();
-        let conf = ComputationGraphConfiguration::from_json(&json)?;
         let params = read_floats(env, &params, "params")?;
-        Ok(graphs().insert(ComputationGraph::with_init(conf, ParamInit::Given(&params))?))
+        build(env, &conf_json, Some(&params))
     })
+}
+
+/// A new graph from its configuration JSON, seeded or with the given parameters.
+fn build(env: &mut JNIEnv<'_>, conf_json: &JString<'_>, params: Option<&[f32]>) -> FerroResult<jlong> {
+    let json = read_string(env, conf_json, "configuration JSON")?;
+    let conf = ComputationGraphConfiguration::from_json(&json)?;
+    let init = params.map_or(ParamInit::Seeded, ParamInit::Given);
+    Ok(graphs().insert(ComputationGraph::with_init(conf, init)?))
 }
 
 #[no_mangle]

@@ -31,15 +31,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_create<'local>(
     _class: JClass<'local>,
     conf_json: JString<'local>,
 ) -> jlong {
-    guard(&mut env, |env| {
-        if conf_json.as_raw().is_null() {
-            return invalid("configuration JSON is null");
-        }
-        let json: String = env.get_string(&conf_json)?.into();
-        let conf = MultiLayerConfiguration::from_json(&json)?;
-        let network = MultiLayerNetwork::new(conf)?;
-        Ok(networks().insert(network))
-    })
+    guard(&mut env, |env| build(env, &conf_json, None))
 }
 
 /// Builds a network with the given parameters (no seeded weight draw: the same network as
@@ -52,15 +44,16 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeNetwork_createWithParams<'loca
     params: JFloatArray<'local>,
 ) -> jlong {
     guard(&mut env, |env| {
-        if conf_json.as_raw().is_null() {
-            return invalid("configuration JSON is null");
-        }
-        let json: String = env.get_string(&conf_json)?.into();
-        let conf = MultiLayerConfiguration::from_json(&json)?;
         let params = read_floats(env, &params, "params")?;
-        let network = MultiLayerNetwork::with_init(conf, ParamInit::Given(&params))?;
-        Ok(networks().insert(network))
+        build(env, &conf_json, Some(&params))
     })
+}
+
+/// A new network from its configuration JSON, seeded or with the given parameters.
+fn build(env: &mut JNIEnv<'_>, conf_json: &JString<'_>, params: Option<&[f32]>) -> FerroResult<jlong> {
+    let conf = MultiLayerConfiguration::from_json(&read_string(env, conf_json, "configuration JSON")?)?;
+    let init = params.map_or(ParamInit::Seeded, ParamInit::Given);
+    Ok(networks().insert(MultiLayerNetwork::with_init(conf, init)?))
 }
 
 #[no_mangle]
