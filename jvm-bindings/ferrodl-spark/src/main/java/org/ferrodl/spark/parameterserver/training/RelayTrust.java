@@ -8,7 +8,8 @@ import org.ferrodl.exception.DL4JInvalidConfigException;
  * relay protects its traffic (the one place this rule lives; README "Security" describes it).
  *
  * <ul>
- *   <li>The relay's per-fit secret reaches the workers in a Spark broadcast. With
+ *   <li>The relay's per-fit secret reaches the workers inside their tasks, whose binary Spark
+ *       broadcasts. With
  *       {@code spark.authenticate=false}, Spark's block manager serves broadcast blocks to any
  *       process that can reach the driver or an executor, so a stranger can read the secret, join
  *       the relay, download the parameters and poison the model. On a master other than
@@ -40,7 +41,7 @@ public record RelayTrust(boolean localMaster, boolean encrypt, String warning) {
         String warning = null;
         if (!local && !authenticated) {
             String risk = SPARK_AUTHENTICATE + " is false on master " + master + ", so Spark's block manager serves "
-                    + "the broadcast that carries the gradient-sharing relay's per-fit secret to any process that "
+                    + "the tasks' broadcast binary that carries the relay's per-fit secret to any process that "
                     + "can reach the driver or an executor; with it a stranger can join the relay, read the "
                     + "model's parameters and poison its updates";
             if (!allowed) {

@@ -808,8 +808,8 @@ public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, 
         /**
          * Lets a fit run on a cluster whose Spark authentication is off. Default false: with
          * {@code spark.authenticate=false} and a master other than {@code local[...]}, a fit is
-         * refused, because Spark's block manager then serves the broadcast that carries the
-         * relay's per-fit secret to anyone who can reach it, and with the secret a stranger can
+         * refused, because Spark's block manager then serves the tasks' broadcast binary that
+         * carries the relay's per-fit secret to anyone who can reach it, and with the secret a stranger can
          * join the relay, read the parameters and poison the model. Set it only where every
          * process that can reach the driver and executors is trusted (an isolated network); the
          * fit then logs a warning. The Spark property
