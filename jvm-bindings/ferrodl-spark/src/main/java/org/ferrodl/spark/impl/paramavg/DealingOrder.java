@@ -38,11 +38,6 @@ final class DealingOrder implements Serializable {
         return (inline != null ? inline : broadcast.value())[(int) index];
     }
 
-    /** Whether the order is broadcast (not carried in the tasks). */
-    boolean isBroadcast() {
-        return broadcast != null;
-    }
-
     /** Releases the broadcast, if any (the fit is over). */
     void destroy() {
         if (broadcast != null) {
