@@ -57,7 +57,7 @@ impl Hub {
 
     /// The fit's start state (what the relay hands a connecting worker).
     pub(crate) fn start_state(&self) -> Vec<u8> {
-        self.master.snapshot()
+        self.master.snapshot().to_vec()
     }
 
     pub(crate) fn find(secret_hex: &str) -> Option<Arc<Hub>> {

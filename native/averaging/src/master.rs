@@ -5,7 +5,7 @@
 
 use crate::local::Hub;
 use crate::message::{average, Average, RoundMessage, RoundReport};
-use ferrodl_relay::{MasterState, Relay, RelayStats, WorkerId};
+use ferrodl_relay::{MasterState, Relay, RelayStats, SnapshotBytes, WorkerId};
 use ferrodl_sharing::{relay_stats_json, RelaySettings, SharingError};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -94,9 +94,12 @@ impl MasterState for AveragingMaster {
         Ok(())
     }
 
-    /// The fit's start state: every worker restores its network from it.
-    fn snapshot(&self) -> Vec<u8> {
-        self.start.as_ref().clone()
+    /// The fit's start state: every worker restores its network from it (one copy shared by
+    /// every connect).
+    fn snapshot(&self) -> SnapshotBytes {
+        let mut s = SnapshotBytes::new();
+        s.push(self.start.clone());
+        s
     }
 }
 
@@ -120,10 +123,8 @@ impl MasterState for SharedMaster {
     fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String> {
         self.lock().apply(worker, payload)
     }
-    fn snapshot(&self) -> Vec<u8> {
-        // copied outside the lock: the round messages' apply does not wait for it
-        let start = Arc::clone(&self.lock().start);
-        start.as_ref().clone()
+    fn snapshot(&self) -> SnapshotBytes {
+        self.lock().snapshot()
     }
 }
 

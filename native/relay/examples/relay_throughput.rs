@@ -6,7 +6,7 @@
 //!
 //! `sealed` turns on frame encryption (ChaCha20-Poly1305) on the relay and both clients.
 
-use ferrodl_relay::{ClientConfig, MasterState, Relay, RelayClient, RelayConfig, WorkerId};
+use ferrodl_relay::{ClientConfig, MasterState, Relay, RelayClient, RelayConfig, SnapshotBytes, WorkerId};
 use std::time::{Duration, Instant};
 
 struct Count(u64);
@@ -16,8 +16,8 @@ impl MasterState for Count {
         self.0 += payload.len() as u64;
         Ok(())
     }
-    fn snapshot(&self) -> Vec<u8> {
-        self.0.to_le_bytes().to_vec()
+    fn snapshot(&self) -> SnapshotBytes {
+        self.0.to_le_bytes().to_vec().into()
     }
 }
 

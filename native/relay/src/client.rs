@@ -15,6 +15,7 @@ use crossbeam::channel::{self, Receiver, Sender};
 use crate::error::RelayError;
 use crate::proto::{self, HeaderError, Side};
 use crate::seal::{self, Opener, Sealer};
+use crate::snapshot;
 use crate::relay::lock;
 use crate::{ClientConfig, ClientStats};
 
@@ -339,29 +340,46 @@ impl RelayClient {
             addr: addr.into(),
             error,
         })?;
-        let got = s
-            .take(len)
-            .read_to_end(&mut snapshot)
-            .map_err(|e| hs("reading the snapshot", e))?;
-        if (got as u64) < len {
-            return Err(RelayError::Closed {
-                addr: addr.into(),
-                reason: format!("snapshot truncated ({got} of {len} bytes)"),
-            });
-        }
         let mut keys = config
             .encrypt
             .then(|| seal::keys(&config.secret, false, &relay_nonce, &client_nonce, w));
-        if let Some((_, opener)) = keys.as_mut() {
-            let mut tag = [0u8; seal::TAG_LEN];
-            s.read_exact(&mut tag)
-                .map_err(|e| hs("reading the snapshot", e))?;
-            opener
-                .open(&len.to_be_bytes(), &mut snapshot, &tag)
-                .map_err(|detail| RelayError::Protocol {
-                    addr: addr.into(),
-                    detail: format!("snapshot: {detail}"),
-                })?;
+        let truncated = |got: usize| RelayError::Closed {
+            addr: addr.into(),
+            reason: format!("snapshot truncated ({got} of {len} bytes)"),
+        };
+        match keys.as_mut() {
+            None => {
+                let got = s
+                    .take(len)
+                    .read_to_end(&mut snapshot)
+                    .map_err(|e| hs("reading the snapshot", e))?;
+                if (got as u64) < len {
+                    return Err(truncated(got));
+                }
+            }
+            // Sealed: chunk after chunk, each opened as it arrives (protocol version 5).
+            Some((_, opener)) => {
+                let mut tag = [0u8; seal::TAG_LEN];
+                for _ in 0..snapshot::piece_count(len, proto::SNAPSHOT_CHUNK) {
+                    let start = snapshot.len();
+                    let want = (len - start as u64).min(proto::SNAPSHOT_CHUNK as u64);
+                    let got = s
+                        .take(want)
+                        .read_to_end(&mut snapshot)
+                        .map_err(|e| hs("reading the snapshot", e))?;
+                    if (got as u64) < want {
+                        return Err(truncated(snapshot.len()));
+                    }
+                    s.read_exact(&mut tag)
+                        .map_err(|e| hs("reading the snapshot", e))?;
+                    opener
+                        .open(&len.to_be_bytes(), &mut snapshot[start..], &tag)
+                        .map_err(|detail| RelayError::Protocol {
+                            addr: addr.into(),
+                            detail: format!("snapshot: {detail}"),
+                        })?;
+                }
+            }
         }
         let (sealer, opener) = match keys {
             Some((s, o)) => (Some(s), Some(o)),

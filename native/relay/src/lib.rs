@@ -27,7 +27,7 @@
 //!    flags)`
 //!    (the client checks it in constant time: it reached the real relay, not an impostor), the
 //!    relay's heartbeat wish `u32` (ms), then the snapshot: length `u64` and the bytes of
-//!    [`MasterState::snapshot`].
+//!    [`MasterState::snapshot`] (sealed: in chunks of at most 1 MiB, each followed by its tag).
 //!
 //! Each side sends a PING after `min(own io_timeout / 3, peer's wish)` of idleness, so peers
 //! with different `io_timeout`s still hear from each other in time (the wishes are not covered
@@ -104,6 +104,7 @@ mod handshake;
 mod proto;
 mod relay;
 mod seal;
+mod snapshot;
 mod tree;
 
 #[cfg(test)]
@@ -117,6 +118,7 @@ use std::time::Duration;
 pub use client::{OnMessage, RelayClient};
 pub use error::RelayError;
 pub use relay::{Relay, UPSTREAM_WORKER};
+pub use snapshot::{SnapshotBytes, SnapshotPart};
 pub use tree::{TreeNode, TREE_NODE_PARTITION_BASE};
 
 /// Largest STALL report (longer ones are cut by the client).
@@ -129,8 +131,9 @@ pub trait MasterState: Send + 'static {
     /// dropped, logs, and closes that worker's connection.
     fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String>;
     /// Current state (parameters + counters), opaque bytes sent to every worker when it
-    /// connects (a re-run task starts from it).
-    fn snapshot(&self) -> Vec<u8>;
+    /// connects (a re-run task starts from it). Called under the state lock for every connect:
+    /// share what did not change since the last call (`Arc` parts) rather than copy it.
+    fn snapshot(&self) -> SnapshotBytes;
     /// Takes a worker's final state, sent with its FINISH after its last update (e.g. its
     /// updater state, which the driver averages): an `Err` refuses it like an invalid update.
     /// By default only an empty state is accepted.

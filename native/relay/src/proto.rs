@@ -15,7 +15,8 @@ type HmacSha256 = Hmac<Sha256>;
 
 pub(crate) const HELLO_MAGIC: &[u8; 8] = b"FDLRELAY";
 pub(crate) const AUTH_MAGIC: &[u8; 8] = b"FDLRAUTH";
-pub(crate) const VERSION: u16 = 4;
+/// 5: a sealed snapshot travels in chunks of [`SNAPSHOT_CHUNK`] bytes, each with its own tag.
+pub(crate) const VERSION: u16 = 5;
 pub(crate) const NONCE_LEN: usize = 32;
 pub(crate) const MAC_LEN: usize = 32;
 /// HELLO (relay → client): magic, version, relay nonce.
@@ -28,6 +29,11 @@ pub(crate) const AUTH_LEN: usize = 8 + 2 + NONCE_LEN + 4 + 4 + 4 + 1 + MAC_LEN;
 pub(crate) const FLAG_SEALED: u8 = 0x01;
 /// ACCEPT (relay → client) after the verdict byte: relay tag, heartbeat wish (ms), snapshot length.
 pub(crate) const ACCEPT_LEN: usize = 1 + MAC_LEN + 4 + 8;
+/// Plaintext bytes per sealed chunk of the snapshot (the last may be shorter; an empty snapshot
+/// is one empty chunk). Each chunk is sealed under the next sequence number with the snapshot's
+/// length as its AAD, so the relay needs a buffer of this size per connection, not one of the
+/// snapshot's size.
+pub(crate) const SNAPSHOT_CHUNK: usize = 1 << 20;
 /// Heartbeat wishes are clamped to at least this (a peer cannot make us spin).
 pub(crate) const MIN_HEARTBEAT: Duration = Duration::from_millis(5);
 /// Minimum secret length, both sides.

@@ -647,24 +647,22 @@ fn register(
     head.push(proto::VERDICT_ACCEPT);
     head.extend_from_slice(&relay_tag);
     head.extend_from_slice(&proto::to_ms(own_heartbeat).to_be_bytes());
-    head.extend_from_slice(&(snapshot.len() as u64).to_be_bytes());
-    let mut snapshot = snapshot;
-    // Sealed: the snapshot is the relay's first sealed message (sequence 0), its length the AAD.
-    let tag = match keys.as_mut() {
-        Some((sealer, _)) => Some(
-            sealer
-                .seal(&(snapshot.len() as u64).to_be_bytes(), &mut snapshot)
-                .map_err(|e| e.to_string())?,
-        ),
-        None => None,
-    };
-    let sent = s
-        .write_all(&head)
-        .and_then(|_| s.write_all(&snapshot))
-        .and_then(|_| match &tag {
-            Some(t) => s.write_all(t),
-            None => Ok(()),
-        });
+    head.extend_from_slice(&snapshot.len().to_be_bytes());
+    // Sealed: chunk i of the snapshot is the relay's sealed message i, the length its AAD.
+    let aad = snapshot.len().to_be_bytes();
+    let sent = s.write_all(&head).and_then(|_| match keys.as_mut() {
+        Some((sealer, _)) => {
+            let mut chunk = Vec::new();
+            snapshot.for_each_piece(proto::SNAPSHOT_CHUNK, &mut chunk, |piece| {
+                let tag = sealer
+                    .seal(&aad, piece)
+                    .map_err(std::io::Error::other)?;
+                s.write_all(piece)?;
+                s.write_all(&tag)
+            })
+        }
+        None => snapshot.parts().try_for_each(|part| s.write_all(part)),
+    });
     drop(snapshot);
     if let Err(e) = sent {
         sh.log(&format!(

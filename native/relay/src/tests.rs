@@ -9,6 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::proto::{self, Side};
+use crate::seal;
 use crate::*;
 
 const SECRET: &[u8] = b"test-secret-0123456789abcdef";
@@ -59,12 +60,12 @@ impl MasterState for SumState {
         }
         self.apply(worker, state)
     }
-    fn snapshot(&self) -> Vec<u8> {
+    fn snapshot(&self) -> SnapshotBytes {
         let mut v = self.applied.to_be_bytes().to_vec();
         for s in self.sums {
             v.extend_from_slice(&s.to_be_bytes());
         }
-        v
+        v.into()
     }
 }
 
@@ -79,7 +80,7 @@ fn parse_snap(b: &[u8]) -> (u64, [u64; 16]) {
 }
 
 fn state_of(relay: &Relay) -> (u64, [u64; 16]) {
-    parse_snap(&relay.with_state(|s| s.snapshot()))
+    parse_snap(&relay.with_state(|s| s.snapshot()).to_vec())
 }
 
 /// Deterministic, content-checkable payload: partition, sequence, then derived filler.
@@ -366,7 +367,7 @@ fn three_clients_exchange_exactly() {
         relay.stats().live_threads == 1
     });
     let (state, stats) = relay.shutdown();
-    assert_eq!(parse_snap(&state.snapshot()).0, 3 * N as u64);
+    assert_eq!(parse_snap(&state.snapshot().to_vec()).0, 3 * N as u64);
     for p in 0..3u32 {
         let c = &stats.per_worker[&p];
         let bytes: u64 = (0..N).map(|s| len(s) as u64).sum();
@@ -437,8 +438,8 @@ impl MasterState for NoFinalState {
     fn apply(&mut self, _worker: WorkerId, _payload: &[u8]) -> Result<(), String> {
         Ok(())
     }
-    fn snapshot(&self) -> Vec<u8> {
-        Vec::new()
+    fn snapshot(&self) -> SnapshotBytes {
+        SnapshotBytes::new()
     }
 }
 
@@ -617,7 +618,7 @@ fn the_newest_attempt_of_a_partition_wins() {
         (7, 1, 1)
     );
     assert!(w0.messages_dropped <= 1);
-    assert_eq!(parse_snap(&state.snapshot()).0, 7);
+    assert_eq!(parse_snap(&state.snapshot().to_vec()).0, 7);
     assert_eq!(
         (
             st.connections_superseded,
@@ -1721,6 +1722,134 @@ fn a_stall_report_reaches_the_relay_with_its_sender_and_the_connection_stays() {
     assert!(r.report.len() <= MAX_STALL_REPORT_BYTES && r.report.len() > 4000, "{}", r.report.len());
     assert_eq!(st.per_worker[&3].messages_applied, 1);
     assert!(lines.lock().unwrap()[0].contains("partition 3 attempt 0"));
+}
+
+/// A master state whose snapshot is larger than two sealing chunks, in two shared parts.
+struct BigSnapshot(Arc<Vec<u8>>, Arc<Vec<u8>>);
+
+impl BigSnapshot {
+    fn new() -> Self {
+        let bytes = |len: usize, seed: u64| -> Vec<u8> {
+            (0..len as u64).map(|i| (i.wrapping_mul(2654435761) >> 7 ^ seed) as u8).collect()
+        };
+        BigSnapshot(
+            Arc::new(bytes(proto::SNAPSHOT_CHUNK + 1000, 1)),
+            Arc::new(bytes(proto::SNAPSHOT_CHUNK + 17, 2)),
+        )
+    }
+    fn bytes(&self) -> Vec<u8> {
+        [self.0.as_slice(), self.1.as_slice()].concat()
+    }
+}
+
+impl MasterState for BigSnapshot {
+    fn apply(&mut self, _worker: WorkerId, _payload: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+    fn snapshot(&self) -> SnapshotBytes {
+        let mut s = SnapshotBytes::new();
+        s.push(self.0.clone()).push(self.1.clone());
+        s
+    }
+}
+
+/// A TCP proxy between one client and the relay that lets a hook rewrite what the relay sends
+/// (offsets count from the relay's first byte).
+fn proxy_down(relay: &str, mut hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let relay = relay.to_string();
+    thread::spawn(move || {
+        let (mut c, _) = l.accept().unwrap();
+        let mut r = TcpStream::connect(relay).unwrap();
+        let (mut c2, mut r2) = (c.try_clone().unwrap(), r.try_clone().unwrap());
+        thread::spawn(move || {
+            let _ = std::io::copy(&mut c2, &mut r2);
+            let _ = r2.shutdown(std::net::Shutdown::Write);
+        });
+        let mut b = vec![0u8; 65536];
+        let mut off = 0;
+        loop {
+            let n = match r.read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let mut chunk = b[..n].to_vec();
+            hook(&mut chunk, off);
+            off += n;
+            if c.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = c.shutdown(std::net::Shutdown::Both);
+    });
+    addr
+}
+
+/// A snapshot of 2 MiB + 1017 bytes in two shared parts reaches sealed and unsealed clients
+/// whole; sealed, it travels as three chunks of at most 1 MiB, each with its own tag and sequence
+/// number (frames after it still open: the numbering continues). A chunk altered or cut short on
+/// the path is refused, naming the chunk.
+#[test]
+fn a_large_snapshot_travels_in_sealed_chunks_and_an_altered_chunk_is_refused() {
+    let want = BigSnapshot::new().bytes();
+    for encrypt in [true, false] {
+        let (mut cfg, lines) = relay_cfg(SECRET);
+        cfg.encrypt = encrypt;
+        let relay = Relay::start(cfg, Box::new(BigSnapshot::new())).unwrap();
+        let ccfg = |p| ClientConfig {
+            encrypt,
+            ..client_cfg(SECRET, p, 0)
+        };
+        let ib: Vec<Arc<Inbox>> = (0..2).map(|_| Arc::new(Inbox::default())).collect();
+        let (c0, snap0) = connect(&relay, ccfg(0), &ib[0], Duration::ZERO);
+        let (c1, snap1) = connect(&relay, ccfg(1), &ib[1], Duration::ZERO);
+        assert!(snap0 == want && snap1 == want, "sealed {encrypt}: the snapshot arrives whole");
+        c0.send(payload(0, 0, 64)).unwrap();
+        c1.send(payload(1, 0, 300)).unwrap();
+        wait_until("the relayed updates", WAIT, || ib[0].count() == 1 && ib[1].count() == 1);
+        c0.finish().unwrap();
+        c1.finish().unwrap();
+        assert_eq!(ib[0].set(), expected_from(&[(1, 1)], 0));
+        let st = relay.shutdown().1;
+        assert_eq!((st.connections_accepted, st.connections_aborted), (2, 0));
+        assert!(lines.lock().unwrap().is_empty(), "{:?}", lines.lock().unwrap());
+    }
+    // The relay's stream: HELLO, ACCEPT, then chunk 0 (1 MiB + tag), chunk 1, chunk 2.
+    let chunk1 = proto::HELLO_LEN + proto::ACCEPT_LEN + proto::SNAPSHOT_CHUNK + seal::TAG_LEN;
+    for attack in ["flip", "cut"] {
+        let (mut cfg, _lines) = relay_cfg(SECRET);
+        cfg.encrypt = true;
+        let relay = Relay::start(cfg, Box::new(BigSnapshot::new())).unwrap();
+        let addr = proxy_down(&relay.local_addr().to_string(), move |piece, off| {
+            let end = off + piece.len();
+            match attack {
+                "flip" if (off..end).contains(&(chunk1 + 100)) => piece[chunk1 + 100 - off] ^= 1,
+                "cut" if end > chunk1 + 100 => piece.truncate((chunk1 + 100).saturating_sub(off)),
+                _ => {}
+            }
+        });
+        let mut c = ClientConfig {
+            encrypt: true,
+            ..client_cfg(SECRET, 0, 0)
+        };
+        c.io_timeout = Duration::from_secs(3);
+        let e = RelayClient::connect(&addr, c, Box::new(|_: &[u8]| {}))
+            .err()
+            .expect("refused");
+        let text = e.to_string();
+        match attack {
+            "flip" => assert!(
+                text.contains("snapshot: frame 1 failed authentication"),
+                "{attack}: {text}"
+            ),
+            _ => assert!(
+                text.contains("snapshot truncated") || text.contains("reading the snapshot"),
+                "{attack}: {text}"
+            ),
+        }
+        relay.shutdown();
+    }
 }
 
 /// A peer's announced sizes are checked against the native memory budget before anything is

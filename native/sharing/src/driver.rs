@@ -153,7 +153,7 @@ impl DriverRelay {
     /// The master copy: current while running, final once stopped.
     pub fn snapshot(&self) -> Result<Snapshot, SharingError> {
         match (&self.relay, &self.stopped) {
-            (Some(relay), _) => Snapshot::from_bytes(&relay.with_state(|s| s.snapshot())),
+            (Some(relay), _) => Snapshot::from_bytes(&relay.with_state(|s| s.snapshot()).to_vec()),
             (None, Some((snapshot, _))) => Ok(snapshot.clone()),
             (None, None) => Err(SharingError::Message("relay state is gone".into())),
         }
@@ -186,7 +186,7 @@ impl DriverRelay {
     pub fn shutdown(&mut self) -> Result<(), SharingError> {
         if let Some(relay) = self.relay.take() {
             let (state, stats) = relay.shutdown();
-            let snapshot = Snapshot::from_bytes(&state.snapshot())?;
+            let snapshot = Snapshot::from_bytes(&state.snapshot().to_vec())?;
             self.stopped = Some((snapshot, stats));
         }
         Ok(())

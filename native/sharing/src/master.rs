@@ -1,7 +1,7 @@
 //! The driver's master copy of the parameters, kept by applying every update the relay receives.
 
-use crate::payload::{add_final_states, read_update, Snapshot};
-use ferrodl_relay::{MasterState, WorkerId};
+use crate::payload::{add_final_states, read_update, snapshot_bytes};
+use ferrodl_relay::{MasterState, SnapshotBytes, WorkerId};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The sum of the final updater states the workers sent with their FINISH, read by the driver
@@ -33,8 +33,18 @@ pub(crate) fn lock_finals(f: &SharedFinalStates) -> MutexGuard<'_, FinalUpdaterS
 
 /// Parameters and counters on the driver. Every update message is subtracted as it arrives, so
 /// the final model never has to be collected from the workers.
+///
+/// The arrays are shared with the snapshots the relay is still sending (copy on write): a
+/// connect costs a few pointer copies under the relay's lock, workers connecting between two
+/// updates share one copy of the parameters, and every worker shares the one copy of the fit's
+/// start updater state (3.5 MB for the MNIST MLP with Adam, 200 MB for 25M parameters), which
+/// never changes. An update that arrives while a snapshot still holds the parameters copies them
+/// once before applying.
 pub struct MasterCopy {
-    snapshot: Snapshot,
+    iteration: u64,
+    epoch: u64,
+    params: Arc<Vec<f32>>,
+    updater_state: Arc<Vec<f32>>,
     applied: u64,
     /// Where the workers' final updater states are summed (the driver's relay), or None (a relay
     /// tree node, which refuses them).
@@ -45,12 +55,10 @@ impl MasterCopy {
     /// `updater_state`: the fit's start updater state, handed to every connecting worker (empty: none).
     pub fn new(params: Vec<f32>, updater_state: Vec<f32>, iteration: u64, epoch: u64) -> Self {
         MasterCopy {
-            snapshot: Snapshot {
-                iteration,
-                epoch,
-                params,
-                updater_state,
-            },
+            iteration,
+            epoch,
+            params: Arc::new(params),
+            updater_state: Arc::new(updater_state),
             applied: 0,
             finals: None,
         }
@@ -59,13 +67,9 @@ impl MasterCopy {
     /// Also takes the workers' final updater states (each as long as the start state), summing
     /// them into `finals`.
     pub fn with_final_states(mut self, finals: SharedFinalStates) -> Self {
-        lock_finals(&finals).sum = vec![0.0; self.snapshot.updater_state.len()];
+        lock_finals(&finals).sum = vec![0.0; self.updater_state.len()];
         self.finals = Some(finals);
         self
-    }
-
-    pub fn state(&self) -> &Snapshot {
-        &self.snapshot
     }
 
     /// Number of update messages applied so far.
@@ -78,16 +82,16 @@ impl MasterState for MasterCopy {
     fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String> {
         let (iteration, epoch, encoded) = read_update(payload).map_err(|e| e.to_string())?;
         // decode_add validates the whole message before touching the parameters.
-        ferrodl_comm::decode_add(encoded, -1.0, &mut self.snapshot.params)
+        ferrodl_comm::decode_add(encoded, -1.0, Arc::make_mut(&mut self.params).as_mut_slice())
             .map_err(|e| format!("update from partition {}: {e}", worker.partition))?;
-        self.snapshot.iteration = self.snapshot.iteration.max(iteration);
-        self.snapshot.epoch = self.snapshot.epoch.max(epoch);
+        self.iteration = self.iteration.max(iteration);
+        self.epoch = self.epoch.max(epoch);
         self.applied += 1;
         Ok(())
     }
 
-    fn snapshot(&self) -> Vec<u8> {
-        self.snapshot.to_bytes()
+    fn snapshot(&self) -> SnapshotBytes {
+        snapshot_bytes(self.iteration, self.epoch, &self.params, &self.updater_state)
     }
 
     fn finish(&mut self, worker: WorkerId, state: &[u8]) -> Result<(), String> {
@@ -115,6 +119,51 @@ impl MasterState for MasterCopy {
 mod tests {
     use super::*;
     use crate::payload::write_final_states;
+
+    /// Snapshots share the master copy's arrays: connects between two updates share one copy of
+    /// the parameters, every connect shares the start updater state, and an update that arrives
+    /// while a snapshot is still being sent changes the master copy, never the bytes being sent.
+    #[test]
+    fn snapshots_share_the_arrays_and_an_update_copies_the_parameters_first() {
+        use crate::payload::{write_update, Snapshot};
+        let w = WorkerId { partition: 2, attempt: 0 };
+        let params: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
+        let updater: Vec<f32> = (0..2000).map(|i| -(i as f32)).collect();
+        let mut m = MasterCopy::new(params.clone(), updater.clone(), 5, 1);
+        let ptrs = |s: &SnapshotBytes| s.parts().map(<[u8]>::as_ptr).collect::<Vec<_>>();
+        let (a, b) = (m.snapshot(), m.snapshot());
+        let before = Snapshot { iteration: 5, epoch: 1, params: params.clone(), updater_state: updater.clone() };
+        assert_eq!(a.to_vec(), before.to_bytes(), "the wire layout of Snapshot::to_bytes");
+        assert_eq!(ptrs(&a)[1..], ptrs(&b)[1..], "no copy of the arrays between two connects");
+        assert_eq!(ptrs(&a)[1], params_ptr(&m), "the snapshot holds the master copy itself");
+
+        // an update of +1 at index 3 (the master copy subtracts it), from iteration 9
+        let mut residual = vec![0.0f32; 1000];
+        residual[3] = 1.0;
+        let mut encoded = Vec::new();
+        ferrodl_comm::encode(&mut residual, 1.0, &mut encoded).unwrap();
+        let mut payload = Vec::new();
+        write_update(9, 1, &encoded, &mut payload);
+        m.apply(w, &payload).unwrap();
+        assert_eq!(a.to_vec(), before.to_bytes(), "the bytes being sent did not change");
+        let c = m.snapshot();
+        let mut after = before.clone();
+        after.iteration = 9;
+        after.params[3] -= 1.0;
+        assert_eq!(Snapshot::from_bytes(&c.to_vec()).unwrap(), after);
+        assert_ne!(ptrs(&c)[1], ptrs(&a)[1], "the update copied the parameters once");
+        assert_eq!(ptrs(&c)[2], ptrs(&a)[2], "one start updater state for every connect");
+        // with no snapshot left holding them, updates apply in place
+        drop((a, b, c));
+        let p = params_ptr(&m);
+        m.apply(w, &payload).unwrap();
+        assert_eq!(params_ptr(&m), p);
+        assert_eq!(m.applied(), 2);
+    }
+
+    fn params_ptr(m: &MasterCopy) -> *const u8 {
+        m.params.as_ptr().cast()
+    }
 
     #[test]
     fn final_updater_states_are_averaged_and_checked_whole() {

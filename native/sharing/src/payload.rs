@@ -13,6 +13,8 @@
 use crate::error::SharingError;
 
 use ferrodl_comm::varint;
+use ferrodl_relay::{SnapshotBytes, SnapshotPart};
+use std::sync::Arc;
 
 /// Prefixes `encoded` with the sender's counters into `out` (cleared first).
 pub fn write_update(iteration: u64, epoch: u64, encoded: &[u8], out: &mut Vec<u8>) {
@@ -94,6 +96,42 @@ pub fn add_final_states(bytes: &[u8], sum: &mut [f64]) -> Result<u32, SharingErr
         sum[i % sum.len()] += f64::from(v);
     }
     Ok(count)
+}
+
+/// A snapshot's bytes ([`Snapshot::to_bytes`]'s layout) as parts that share `params` and
+/// `updater_state` instead of copying them: only the 32-byte header is new.
+pub(crate) fn snapshot_bytes(
+    iteration: u64,
+    epoch: u64,
+    params: &Arc<Vec<f32>>,
+    updater_state: &Arc<Vec<f32>>,
+) -> SnapshotBytes {
+    let mut head = Vec::with_capacity(HEADER);
+    for word in [iteration, epoch, params.len() as u64, updater_state.len() as u64] {
+        head.extend_from_slice(&word.to_le_bytes());
+    }
+    let mut s = SnapshotBytes::new();
+    s.push(Arc::new(head)).push(le_part(params)).push(le_part(updater_state));
+    s
+}
+
+/// `values` as a snapshot part holding their little-endian bytes: shared on a little-endian
+/// target (the values' own bytes are that encoding), a converted copy elsewhere.
+fn le_part(values: &Arc<Vec<f32>>) -> SnapshotPart {
+    #[cfg(target_endian = "little")]
+    {
+        struct LeBytes(Arc<Vec<f32>>);
+        impl AsRef<[u8]> for LeBytes {
+            fn as_ref(&self) -> &[u8] {
+                bytemuck::cast_slice(self.0.as_slice())
+            }
+        }
+        Arc::new(LeBytes(values.clone()))
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        Arc::new(values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())
+    }
 }
 
 /// The driver's state as sent to a connecting worker.

@@ -35,7 +35,7 @@ fn worker(addr: &str, p: u32, attempt: u32, sealed: bool, inbox: &Arc<Inbox>) ->
 }
 
 fn node_state(n: &TreeNode) -> (u64, [u64; 16]) {
-    parse_snap(&n.with_state(|s| s.snapshot()))
+    parse_snap(&n.with_state(|s| s.snapshot()).to_vec())
 }
 
 fn every_worker_gets_every_update_once(sealed: bool) {
