@@ -155,7 +155,19 @@ def single_section(e, charts, out):
         gf, gj = flop[key] * f["median"] / 1e9, flop[key] * j["median"] / 1e9
         lines.append(f"| {name} | {b} | {fmt(f, 0)} | {fmt(j, 0)} | **{f['median'] / j['median']:.2f}** | "
                      f"{gf:.1f} ({100 * gf / fg:.0f} %) | {gj:.1f} ({100 * gj / ng:.0f} %) |")
+    pg = res.get("train_of_gemm_paired")
+    if pg:
+        parts = [f"{TRAIN_LABEL[k][0]} batch {TRAIN_LABEL[k][1]} {100 * v['median']:.0f} % "
+                 f"({100 * v['min']:.0f}–{100 * v['max']:.0f})" for k, v in pg.items() if k in TRAIN_LABEL]
+        tail_note = ("Paired: each ferrodl sample divided by the 1024³ GEMM rate the same server "
+                     "measured just before it (this host's speed swings up to 2× within minutes, "
+                     "which a ratio of medians taken minutes apart inherits), median (min–max) over "
+                     "the rounds: " + "; ".join(parts) + ".")
+    else:
+        tail_note = None
     lines.append(f"| {LSTM_ROW[0]} | 64 | {LSTM_ROW[1]} | | | | |")
+    if tail_note:
+        lines += ["", tail_note]
     st = res["train_state"]
     lines += ["", "ferrodl's Adam state at the end: " + "; ".join(
         f"{TRAIN_LABEL[k][0]} batch {TRAIN_LABEL[k][1]}: {st[k]['steps']} steps, "

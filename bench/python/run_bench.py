@@ -200,6 +200,10 @@ def measure_training(args, server, res):
     cases = [("mlp", b) for b in BATCHES] + [("cnn", CNN_BATCH)]
     jax_models = {c: peers.JaxTrainer(c[1], model=c[0]) for c in cases}
     samples = {f"{m}-{b}": {"ferrodl": [], "jax": []} for m, b in cases}
+    # This host's speed swings up to 2x within minutes, so a ratio of two medians taken minutes
+    # apart moves with it: each ferrodl sample also gets the 1024³ GEMM rate measured just
+    # before it, and its own ratio (issue 15 item 7).
+    paired = {f"{m}-{b}": [] for m, b in cases}
     res["train_state"] = {}
     for r in range(args.rounds):
         for m, b in cases:
@@ -207,7 +211,10 @@ def measure_training(args, server, res):
             order = ("ferrodl", "jax") if r % 2 == 0 else ("jax", "ferrodl")
             for system in order:
                 if system == "ferrodl":
+                    g = server.ask(f"gemm 1024 {args.gemm_secs}")["gflops"]
                     reply = server.ask(f"{m} {b} {secs}")
+                    paired[f"{m}-{b}"].append(
+                        peers.MODELS[m][2] * reply["examples_per_sec"] / 1e9 / g)
                     v = reply["examples_per_sec"]
                     res["train_state"][f"{m}-{b}"] = reply
                 else:
@@ -215,6 +222,7 @@ def measure_training(args, server, res):
                 samples[f"{m}-{b}"][system].append(v)
                 settle()
     res["train"] = {k: {s: stats(v) for s, v in d.items()} for k, d in samples.items()}
+    res["train_of_gemm_paired"] = {k: stats(v) for k, v in paired.items()}
     res["train_flop_per_example"] = {
         f"{m}-{b}": peers.MODELS[m][2] for m, b in cases
     }
