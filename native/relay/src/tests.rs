@@ -1528,24 +1528,40 @@ struct Proxy {
     seen: Arc<Mutex<Vec<u8>>>,
 }
 
-fn proxy(relay: &str, mut hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static) -> Proxy {
+fn proxy(relay: &str, hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static) -> Proxy {
+    proxy_hooked(relay, true, hook)
+}
+
+/// The same for what the relay sends (offsets count from the relay's first byte).
+fn proxy_down(relay: &str, hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static) -> String {
+    proxy_hooked(relay, false, hook).addr
+}
+
+/// A proxy whose client → relay stream (`upstream`) or relay → client stream goes through
+/// `hook` and is recorded; the other direction is copied as it is.
+fn proxy_hooked(
+    relay: &str,
+    upstream: bool,
+    mut hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static,
+) -> Proxy {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
     let relay = relay.to_string();
     thread::spawn(move || {
-        let (mut c, _) = l.accept().unwrap();
-        let mut r = TcpStream::connect(relay).unwrap();
-        let (mut c2, mut r2) = (c.try_clone().unwrap(), r.try_clone().unwrap());
+        let (c, _) = l.accept().unwrap();
+        let r = TcpStream::connect(relay).unwrap();
+        let (mut from, mut to) = if upstream { (c, r) } else { (r, c) };
+        let (mut back_from, mut back_to) = (to.try_clone().unwrap(), from.try_clone().unwrap());
         thread::spawn(move || {
-            let _ = std::io::copy(&mut r2, &mut c2);
-            let _ = c2.shutdown(std::net::Shutdown::Write);
+            let _ = std::io::copy(&mut back_from, &mut back_to);
+            let _ = back_to.shutdown(std::net::Shutdown::Write);
         });
         let mut b = vec![0u8; 65536];
         let mut off = 0;
         loop {
-            let n = match c.read(&mut b) {
+            let n = match from.read(&mut b) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
@@ -1553,11 +1569,11 @@ fn proxy(relay: &str, mut hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static
             seen2.lock().unwrap().extend_from_slice(&chunk);
             hook(&mut chunk, off);
             off += n;
-            if r.write_all(&chunk).is_err() {
+            if to.write_all(&chunk).is_err() {
                 break;
             }
         }
-        let _ = r.shutdown(std::net::Shutdown::Write);
+        let _ = to.shutdown(std::net::Shutdown::Write);
     });
     Proxy { addr, seen }
 }
@@ -1751,39 +1767,6 @@ impl MasterState for BigSnapshot {
         s.push(self.0.clone()).push(self.1.clone());
         s
     }
-}
-
-/// A TCP proxy between one client and the relay that lets a hook rewrite what the relay sends
-/// (offsets count from the relay's first byte).
-fn proxy_down(relay: &str, mut hook: impl FnMut(&mut Vec<u8>, usize) + Send + 'static) -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    let relay = relay.to_string();
-    thread::spawn(move || {
-        let (mut c, _) = l.accept().unwrap();
-        let mut r = TcpStream::connect(relay).unwrap();
-        let (mut c2, mut r2) = (c.try_clone().unwrap(), r.try_clone().unwrap());
-        thread::spawn(move || {
-            let _ = std::io::copy(&mut c2, &mut r2);
-            let _ = r2.shutdown(std::net::Shutdown::Write);
-        });
-        let mut b = vec![0u8; 65536];
-        let mut off = 0;
-        loop {
-            let n = match r.read(&mut b) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            let mut chunk = b[..n].to_vec();
-            hook(&mut chunk, off);
-            off += n;
-            if c.write_all(&chunk).is_err() {
-                break;
-            }
-        }
-        let _ = c.shutdown(std::net::Shutdown::Both);
-    });
-    addr
 }
 
 /// A snapshot of 2 MiB + 1017 bytes in two shared parts reaches sealed and unsealed clients
