@@ -1,10 +1,12 @@
 //! The in-process exchange: when every worker task runs in the driver's process (Spark's local[N]),
-//! a round message goes from the sending worker's thread straight to the other workers' inboxes
-//! and to the driver's [`AveragingMaster`], instead of through the relay's sockets (writer thread,
-//! relay reader, relay forward, worker reader: four copies of ~5 MB and four thread hand-offs per
-//! message for the MNIST MLP with Adam). Same messages, same delivery rule (a message reaches the
-//! workers registered when it is sent, so the hello handshake is unchanged), same state on the
-//! driver: every worker and the driver hold the same bits as over the relay.
+//! a round message goes from the sending worker's thread straight to the driver's
+//! [`AveragingMaster`], and what it answers (receipts, a round's average) straight to the workers'
+//! inboxes, instead of through the relay's sockets (writer thread, relay reader, relay writer,
+//! worker reader: four copies of ~5 MB and four thread hand-offs per message for the MNIST MLP with
+//! Adam). Same messages, same delivery rule (an answer reaches the workers registered when it is
+//! made, so the hello handshake is unchanged), same state on the driver: every worker and the
+//! driver hold the same bits as over the relay. The workers of one fit are all in the driver's
+//! process (local[N]) or none is: a hub reaches only the workers that joined it.
 //!
 //! The driver registers a hub under the fit's secret when its settings ask for it (`inProcess`);
 //! a worker whose secret names a registered hub uses it, any other (another process) the relay.
@@ -91,8 +93,9 @@ impl Hub {
         }
     }
 
-    /// The relay's work for one message: the driver's state applies it, then every other worker
-    /// registered now receives it.
+    /// The relay's work for one message: the driver's state applies it, then every worker
+    /// registered now (the sender included) receives what the state answers (the receipt, and a
+    /// completed round's average).
     pub(crate) fn send(&self, from: WorkerId, payload: &[u8]) -> Result<(), SharingError> {
         let targets: Vec<Deliver> = {
             let peers = self.peers();
@@ -105,15 +108,17 @@ impl Hub {
                     )))
                 }
             }
-            peers.iter().filter(|(p, _)| **p != from.partition).map(|(_, (_, d))| Arc::clone(d)).collect()
+            peers.values().map(|(_, d)| Arc::clone(d)).collect()
         };
-        self.master.clone().apply(from, payload).map_err(SharingError::Message)?;
+        let answers = self.master.apply_and_take(from, payload).map_err(SharingError::Message)?;
         self.messages.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
-        for d in &targets {
-            d(payload);
+        for m in &answers {
+            for d in &targets {
+                d(m);
+            }
         }
-        self.deliveries.fetch_add(targets.len() as u64, Ordering::Relaxed);
+        self.deliveries.fetch_add((targets.len() * answers.len()) as u64, Ordering::Relaxed);
         Ok(())
     }
 }

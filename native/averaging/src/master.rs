@@ -1,7 +1,9 @@
 //! The driver's side: the relay's state hands every connecting worker the fit's start state (the
-//! network's parameters and updater state, instead of a Spark broadcast that each task would read)
-//! and collects every round's messages, so the final average is computed on the driver from the
-//! last round's contributions (no task returns its parameters).
+//! network's parameters and updater state, instead of a Spark broadcast that each task would read),
+//! collects every round's messages and answers every worker with a receipt of each and, once the
+//! round is complete, its average (`message` has the layout), so the relay forwards no worker's
+//! message: a round moves N messages of the network's size out of the hub instead of N·(N − 1).
+//! The last average is also the fit's result on the driver (no task returns its parameters).
 
 use crate::local::Hub;
 use crate::message::{average, Average, RoundMessage, RoundReport};
@@ -13,20 +15,20 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// The relay's state of one averaging fit.
 pub struct AveragingMaster {
     workers: u32,
-    /// Rounds of the fit: only the last one's arrays are kept (earlier ones count by their headers).
-    rounds: u32,
     /// Stage attempt whose rounds are being collected; messages of older attempts are ignored.
     stage: u32,
     /// Rounds not yet complete: round -> partition -> message.
     pending: BTreeMap<u32, BTreeMap<u32, RoundMessage>>,
-    /// The messages of the last complete round that had a contributor.
-    last: Option<Vec<RoundMessage>>,
+    /// The average of the last complete round that had a contributor.
+    last: Option<Average>,
     rounds_done: u32,
     /// Sum over complete rounds of the most iterations one worker made.
     iterations: u64,
     /// The fit's start state, a [`RoundMessage`] carrying the driver's parameters (and updater
     /// state): the snapshot every connecting worker receives (a retried stage starts from it too).
     start: Arc<Vec<u8>>,
+    /// Messages for every worker, taken by the relay (or the in-process hub) after each apply.
+    out: Vec<Arc<Vec<u8>>>,
 }
 
 /// What the driver takes from the fit.
@@ -41,28 +43,35 @@ pub struct FinalState {
 
 impl AveragingMaster {
     /// `start`: the fit's start state ([`encode_start`]).
-    pub fn new(workers: u32, rounds: u32, start: Arc<Vec<u8>>) -> Self {
-        AveragingMaster { workers, rounds, stage: 0, pending: BTreeMap::new(), last: None, rounds_done: 0, iterations: 0, start }
+    pub fn new(workers: u32, start: Arc<Vec<u8>>) -> Self {
+        AveragingMaster {
+            workers,
+            stage: 0,
+            pending: BTreeMap::new(),
+            last: None,
+            rounds_done: 0,
+            iterations: 0,
+            start,
+            out: Vec::new(),
+        }
     }
 
     pub fn final_state(&self) -> Result<FinalState, SharingError> {
-        let average = match &self.last {
-            Some(msgs) => average(&msgs.iter().collect::<Vec<_>>())?,
-            None => None,
-        };
-        Ok(FinalState { average, rounds_done: self.rounds_done, iterations: self.iterations })
+        Ok(FinalState { average: self.last.clone(), rounds_done: self.rounds_done, iterations: self.iterations })
     }
 }
 
 impl MasterState for AveragingMaster {
     fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String> {
         let header = RoundMessage::decode_header(payload).map_err(|e| e.to_string())?;
-        // the final state needs the last round's arrays only: earlier rounds cost no copy here
-        let m = if header.round + 1 >= self.rounds && !header.is_hello() {
-            RoundMessage::decode(payload).map_err(|e| e.to_string())?
-        } else {
-            header
-        };
+        if header.is_receipt() || header.is_average() {
+            return Err(format!(
+                "partition {}: a worker sent a message only the driver sends (flags {:#04x})",
+                worker.partition, header.flags
+            ));
+        }
+        // every round is averaged here: its messages' arrays are read (a hello has none)
+        let m = if header.is_hello() { header } else { RoundMessage::decode(payload).map_err(|e| e.to_string())? };
         if m.partition != worker.partition || m.partition >= self.workers {
             return Err(format!(
                 "averaging message of partition {} on the connection of partition {} ({} workers)",
@@ -74,12 +83,14 @@ impl MasterState for AveragingMaster {
         }
         if m.stage > self.stage {
             // Spark retried the whole (barrier) stage: every worker starts the fit again.
-            *self = AveragingMaster::new(self.workers, self.rounds, Arc::clone(&self.start));
+            *self = AveragingMaster::new(self.workers, Arc::clone(&self.start));
             self.stage = m.stage;
         }
         if m.is_hello() {
-            return Ok(()); // for the other workers only
+            self.out.push(Arc::new(payload.to_vec())); // for every worker: who is connected
+            return Ok(());
         }
+        self.out.push(Arc::new(RoundMessage::receipt(payload)));
         let round = m.round;
         let entry = self.pending.entry(round).or_default();
         entry.insert(m.partition, m);
@@ -87,11 +98,21 @@ impl MasterState for AveragingMaster {
             let msgs: Vec<RoundMessage> = self.pending.remove(&round).expect("present").into_values().collect();
             self.rounds_done += 1;
             self.iterations += u64::from(msgs.iter().filter(|m| m.contributes()).map(|m| m.iterations).max().unwrap_or(0));
-            if msgs.iter().any(RoundMessage::contributes) {
-                self.last = Some(msgs);
+            // the workers' arithmetic (partition order, f64 sums): every worker gets the same bits
+            if let Some(avg) = average(&msgs.iter().collect::<Vec<_>>()).map_err(|e| e.to_string())? {
+                self.out.push(Arc::new(RoundMessage::encode_average(self.stage, round, &avg)));
+                self.last = Some(avg);
             }
         }
         Ok(())
+    }
+
+    fn forwards_updates(&self) -> bool {
+        false // every worker gets the receipts and the average instead
+    }
+
+    fn take_broadcasts(&mut self) -> Vec<Arc<Vec<u8>>> {
+        std::mem::take(&mut self.out)
     }
 
     /// The fit's start state: every worker restores its network from it (one copy shared by
@@ -117,6 +138,14 @@ impl SharedMaster {
     fn lock(&self) -> MutexGuard<'_, AveragingMaster> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Applies a message and takes what it makes the master send to every worker, under one lock
+    /// (the in-process hub's path; the relay's holds its own lock around both).
+    pub(crate) fn apply_and_take(&self, worker: WorkerId, payload: &[u8]) -> Result<Vec<Arc<Vec<u8>>>, String> {
+        let mut m = self.lock();
+        m.apply(worker, payload)?;
+        Ok(m.take_broadcasts())
+    }
 }
 
 impl MasterState for SharedMaster {
@@ -125,6 +154,12 @@ impl MasterState for SharedMaster {
     }
     fn snapshot(&self) -> SnapshotBytes {
         self.lock().snapshot()
+    }
+    fn forwards_updates(&self) -> bool {
+        false
+    }
+    fn take_broadcasts(&mut self) -> Vec<Arc<Vec<u8>>> {
+        self.lock().take_broadcasts()
     }
 }
 
@@ -165,7 +200,7 @@ impl AveragingDriver {
         let settings: RelaySettings = serde_json::from_value(json)
             .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
         let start = Arc::new(encode_start(params, updater));
-        let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, rounds, start))));
+        let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, start))));
         let relay = Relay::start(settings.to_config()?, Box::new(master.clone()))?;
         let port = relay.local_addr().port();
         let hub = in_process.then(|| (settings.secret_hex.clone(), Hub::register(&settings.secret_hex, master.clone())));
@@ -235,7 +270,7 @@ mod tests {
 
     #[test]
     fn keeps_the_last_round_with_contributors_and_sums_iterations() {
-        let mut m = AveragingMaster::new(2, 2, Arc::default());
+        let mut m = AveragingMaster::new(2, Arc::default());
         send(&mut m, 0, 0, 1, Some(&[1.0]), 2);
         send(&mut m, 0, 1, 1, Some(&[5.0]), 3); // round 1 arrives before round 0 is complete
         send(&mut m, 0, 0, 0, Some(&[3.0]), 2);
@@ -247,7 +282,7 @@ mod tests {
 
     #[test]
     fn hellos_count_for_nothing() {
-        let mut m = AveragingMaster::new(2, 1, Arc::default());
+        let mut m = AveragingMaster::new(2, Arc::default());
         for p in 0..2 {
             let r = RoundReport { partition: p, ..RoundReport::default() };
             m.apply(WorkerId { partition: p, attempt: 0 }, &RoundMessage::encode_hello(&r)).unwrap();
@@ -262,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_retried_stage_starts_over_and_stragglers_are_ignored() {
-        let mut m = AveragingMaster::new(2, 1, Arc::default());
+        let mut m = AveragingMaster::new(2, Arc::default());
         send(&mut m, 0, 0, 0, Some(&[1.0]), 1);
         send(&mut m, 0, 0, 1, Some(&[1.0]), 1);
         send(&mut m, 1, 0, 0, Some(&[7.0]), 4);
@@ -275,10 +310,37 @@ mod tests {
 
     #[test]
     fn refuses_a_message_for_another_partition() {
-        let mut m = AveragingMaster::new(2, 1, Arc::default());
+        let mut m = AveragingMaster::new(2, Arc::default());
         let r = RoundReport { partition: 1, ..RoundReport::default() };
         let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &RoundMessage::encode(&r, None, None)).unwrap_err();
         assert!(e.contains("partition 1 on the connection of partition 0"), "{e}");
         assert!(m.apply(WorkerId::default(), b"xx").unwrap_err().contains("malformed"));
+    }
+
+    /// Every worker gets each hello, a receipt of each round message and, once the round is
+    /// complete, its average (the bits of `message::average`); nothing is forwarded, and a worker
+    /// may not send what only the driver sends.
+    #[test]
+    fn answers_every_worker_with_receipts_and_the_average() {
+        let mut m = AveragingMaster::new(2, Arc::default());
+        assert!(!m.forwards_updates());
+        let hello = RoundMessage::encode_hello(&RoundReport { partition: 1, ..RoundReport::default() });
+        m.apply(WorkerId { partition: 1, attempt: 0 }, &hello).unwrap();
+        assert_eq!(m.take_broadcasts(), vec![Arc::new(hello)]);
+        send(&mut m, 0, 0, 0, Some(&[1.0, 4.0]), 2);
+        let out = m.take_broadcasts();
+        assert_eq!(out.len(), 1);
+        let receipt = RoundMessage::decode(&out[0]).unwrap();
+        assert!(receipt.is_receipt() && receipt.partition == 0 && receipt.n_params == 2);
+        send(&mut m, 0, 0, 1, Some(&[2.0, 5.0]), 3);
+        let out = m.take_broadcasts();
+        assert_eq!(out.len(), 2);
+        assert!(RoundMessage::decode(&out[0]).unwrap().is_receipt());
+        let avg = RoundMessage::decode(&out[1]).unwrap();
+        assert!(avg.is_average());
+        assert_eq!((avg.params, avg.partition, avg.iterations), (vec![1.5, 4.5], 2, 3));
+        assert!(m.take_broadcasts().is_empty());
+        let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &out[1]).unwrap_err();
+        assert!(e.contains("a worker sent a message only the driver sends"), "{e}");
     }
 }

@@ -5,7 +5,7 @@
 //! | field | bytes |
 //! |---|---|
 //! | version `u8` = 1 | 1 |
-//! | flags `u8` (`0x01` contributes parameters, `0x02` carries updater state, `0x04` hello) | 1 |
+//! | flags `u8` (`0x01` contributes parameters, `0x02` carries updater state, `0x04` hello, `0x08` the driver's average of a round, `0x10` the driver's receipt of a worker's message) | 1 |
 //! | stage attempt `u32` (a retried Spark stage starts the rounds again) | 4 |
 //! | round `u32` | 4 |
 //! | partition `u32` (the worker) | 4 |
@@ -14,6 +14,13 @@
 //! | score `f64` of the last minibatch | 8 |
 //! | parameter count `u32`, updater-state count `u32` | 8 |
 //! | parameters `f32 × n`, updater state `f32 × m` | 4(n + m) |
+//!
+//! The workers send hellos and round messages; the driver's relay answers every worker (the sender
+//! included) with each hello, a receipt of each round message (its header, flag `0x10`, no arrays:
+//! how a worker knows who has sent) and, once a round is complete, its average (flag `0x08`,
+//! partition = the number of contributors, iterations = the most one made, minibatches and examples
+//! summed, score = the contributors' mean), so a round moves N messages out of the hub, not N − 1
+//! per worker.
 
 use ferrodl_sharing::SharingError;
 
@@ -25,6 +32,12 @@ pub const FLAG_UPDATER: u8 = 0x02;
 /// "I am connected" (header only, round 0): how the workers of a fit learn that every worker's
 /// connection is up before any round message is sent (see `AveragingWorker::await_peers`).
 pub const FLAG_HELLO: u8 = 0x04;
+/// The driver's average of a round (with `FLAG_CONTRIBUTES`, and `FLAG_UPDATER` when the updater
+/// state was averaged too).
+pub const FLAG_AVERAGE: u8 = 0x08;
+/// The driver's receipt of a worker's round message: its header alone (the counts say what the
+/// message carried; no arrays follow).
+pub const FLAG_RECEIPT: u8 = 0x10;
 pub const HEADER_LEN: usize = 46;
 
 /// A decoded message (its arrays empty when only the header was decoded).
@@ -100,6 +113,37 @@ impl RoundMessage {
         self.flags & FLAG_HELLO != 0
     }
 
+    /// The driver's receipt of the round message `bytes` (a valid one): its header, flagged.
+    pub fn receipt(bytes: &[u8]) -> Vec<u8> {
+        let mut out = bytes[..HEADER_LEN].to_vec();
+        out[1] |= FLAG_RECEIPT;
+        out
+    }
+
+    /// The driver's average of round `round` of stage attempt `stage`.
+    pub fn encode_average(stage: u32, round: u32, avg: &Average) -> Vec<u8> {
+        let report = RoundReport {
+            stage,
+            round,
+            partition: avg.contributors,
+            iterations: avg.max_iterations,
+            minibatches: u32::try_from(avg.minibatches).unwrap_or(u32::MAX),
+            examples: avg.examples,
+            score: avg.score,
+        };
+        let mut out = Self::encode(&report, Some(&avg.params), avg.updater.as_deref());
+        out[1] |= FLAG_AVERAGE;
+        out
+    }
+
+    pub fn is_receipt(&self) -> bool {
+        self.flags & FLAG_RECEIPT != 0
+    }
+
+    pub fn is_average(&self) -> bool {
+        self.flags & FLAG_AVERAGE != 0
+    }
+
     /// The header alone (arrays left empty): what the driver needs of every round but the last.
     pub fn decode_header(bytes: &[u8]) -> Result<RoundMessage, SharingError> {
         Self::decode_with(bytes, false)
@@ -121,12 +165,22 @@ impl RoundMessage {
         let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
         let flags = bytes[1];
-        if flags & !(FLAG_CONTRIBUTES | FLAG_UPDATER | FLAG_HELLO) != 0 || (flags & FLAG_HELLO != 0 && flags != FLAG_HELLO) {
+        let known = FLAG_CONTRIBUTES | FLAG_UPDATER | FLAG_HELLO | FLAG_AVERAGE | FLAG_RECEIPT;
+        if flags & !known != 0
+            || (flags & FLAG_HELLO != 0 && flags != FLAG_HELLO)
+            || (flags & FLAG_AVERAGE != 0 && flags & (FLAG_RECEIPT | FLAG_CONTRIBUTES) != FLAG_CONTRIBUTES)
+        {
             return Err(bad(format!("unknown flags {flags:#04x}")));
         }
         let n_params = u32_at(38) as usize;
         let n_updater = u32_at(42) as usize;
-        let expected = HEADER_LEN as u64 + 4 * (n_params as u64 + n_updater as u64);
+        // a receipt is a header alone, whatever its counts say the message carried
+        let arrays = arrays && flags & FLAG_RECEIPT == 0;
+        let expected = if flags & FLAG_RECEIPT != 0 {
+            HEADER_LEN as u64
+        } else {
+            HEADER_LEN as u64 + 4 * (n_params as u64 + n_updater as u64)
+        };
         if bytes.len() as u64 != expected {
             return Err(bad(format!(
                 "{} bytes for {n_params} parameters and {n_updater} updater values (expected {expected})",
@@ -461,5 +515,30 @@ mod tests {
         let c = msg(2, Some(&[1.0, 2.0]), None, 1, 0.0);
         let e = average(&[&a, &c]).unwrap_err().to_string();
         assert!(e.contains("different lengths") && e.contains("partition 2 has 2"), "{e}");
+    }
+
+    #[test]
+    fn receipts_and_averages_round_trip_and_bad_flags_are_refused() {
+        let r = RoundReport { stage: 1, round: 2, partition: 1, iterations: 3, minibatches: 3, examples: 9, score: 0.5 };
+        let bytes = RoundMessage::encode(&r, Some(&[1.0, 2.0]), Some(&[3.0]));
+        let rc = RoundMessage::decode(&RoundMessage::receipt(&bytes)).unwrap();
+        assert!(rc.is_receipt() && rc.contributes() && !rc.is_average());
+        assert_eq!((rc.n_params, rc.n_updater, rc.partition, rc.round, rc.stage), (2, 1, 1, 2, 1));
+        assert!(rc.params.is_empty() && rc.updater.is_empty());
+        let a = average(&[&RoundMessage::decode(&bytes).unwrap()]).unwrap().unwrap();
+        let am = RoundMessage::decode(&RoundMessage::encode_average(1, 2, &a)).unwrap();
+        assert!(am.is_average() && !am.is_receipt());
+        assert_eq!((am.params, am.updater), (vec![1.0, 2.0], vec![3.0]));
+        assert_eq!((am.partition, am.iterations, am.examples, am.score), (1, 3, 9, 0.5));
+        // a receipt carries no arrays; an average carries parameters and is not a receipt
+        let mut with_arrays = RoundMessage::receipt(&bytes);
+        with_arrays.extend_from_slice(&[0; 12]);
+        assert!(RoundMessage::decode(&with_arrays).unwrap_err().to_string().contains("bytes for 2 parameters"));
+        let mut empty_average = RoundMessage::encode(&r, None, None);
+        empty_average[1] = FLAG_AVERAGE;
+        assert!(RoundMessage::decode(&empty_average).unwrap_err().to_string().contains("unknown flags 0x08"));
+        let mut both = RoundMessage::receipt(&bytes);
+        both[1] |= FLAG_AVERAGE;
+        assert!(RoundMessage::decode(&both).unwrap_err().to_string().contains("unknown flags"));
     }
 }

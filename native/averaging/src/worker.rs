@@ -1,8 +1,9 @@
 //! A worker task's side: one relay connection for the whole fit; after each round it sends its
-//! message, waits for every other worker's message of that round and takes the average.
+//! message, waits for the driver's receipts of every worker's message of that round and for the
+//! round's average (computed once, by the driver's relay), and takes it.
 
 use crate::local::{Deliver, Hub};
-use crate::message::{mean_into, RoundMessage, RoundReport};
+use crate::message::{RoundMessage, RoundReport};
 use ferrodl_relay::{ClientConfig, RelayClient, WorkerId};
 use ferrodl_sharing::worker::parse_hex;
 use ferrodl_sharing::SharingError;
@@ -34,8 +35,11 @@ pub struct AveragingWorkerConfig {
 
 #[derive(Default)]
 struct Inbox {
-    /// round -> partition -> message (this worker's own included).
+    /// round -> partition -> the header of its message (the driver's receipts; this worker's own
+    /// included).
     rounds: BTreeMap<u32, BTreeMap<u32, RoundMessage>>,
+    /// round -> the driver's average of it.
+    averages: BTreeMap<u32, RoundMessage>,
     /// The partitions whose hello arrived (their connection is up).
     hellos: BTreeSet<u32>,
     error: Option<String>,
@@ -52,12 +56,11 @@ impl Shared {
     }
 }
 
-/// What a worker knows of its last completed round: every worker's message, its own as a header
-/// only (its arrays are the caller's: the engine's own, read when averaging).
+/// What a worker knows of its last completed round: the headers of every worker's message and the
+/// driver's average (None when nobody fitted).
 struct Done {
-    /// partition -> message, ascending (the order of the f64 sum).
-    messages: BTreeMap<u32, RoundMessage>,
     summary: Option<Summary>,
+    average: Option<RoundMessage>,
 }
 
 /// The counters of a round's average (its arrays are written by [`AveragingWorker::average_params_into`]
@@ -148,6 +151,9 @@ impl AveragingWorker {
             match decoded {
                 Ok(m) if m.stage == stage && m.is_hello() => {
                     inbox.hellos.insert(m.partition);
+                }
+                Ok(m) if m.stage == stage && m.is_average() => {
+                    inbox.averages.insert(m.round, m);
                 }
                 Ok(m) if m.stage == stage => {
                     inbox.rounds.entry(m.round).or_default().insert(m.partition, m);
@@ -272,9 +278,7 @@ impl AveragingWorker {
     }
 
     /// Sends this worker's message of `round` (`params == None`: nothing fitted this round),
-    /// encoded straight from the caller's arrays (the engine's own: no copy is kept). Until the
-    /// round is averaged the caller must leave those arrays as they were sent: the average reads
-    /// this worker's share from them.
+    /// encoded straight from the caller's arrays (the engine's own: no copy is kept).
     #[allow(clippy::too_many_arguments)]
     pub fn send_round(
         &mut self,
@@ -296,17 +300,15 @@ impl AveragingWorker {
             score,
         };
         let bytes = RoundMessage::encode(&report, params, updater);
-        // this worker's own message: its header (the arrays stay with the caller)
-        let own = RoundMessage::decode_header(&bytes)?;
-        self.shared.lock().rounds.entry(round).or_default().insert(own.partition, own);
-        // sent with one worker too: the driver computes the final state from the messages
+        // sent with one worker too: the driver averages, and keeps the last average as the result
         self.client_mut().send(bytes)?;
         Ok(())
     }
 
-    /// Waits up to `timeout` for every worker's message of `round`. `Ok(true)`: the round is
-    /// complete and [`AveragingWorker::summary`] describes its average (None when nobody fitted);
-    /// `Ok(false)`: not yet (the caller checks for cancellation and calls again).
+    /// Waits up to `timeout` for the receipts of every worker's message of `round` and, when
+    /// somebody fitted, the round's average. `Ok(true)`: the round is complete and
+    /// [`AveragingWorker::summary`] describes its average (None when nobody fitted); `Ok(false)`:
+    /// not yet (the caller checks for cancellation and calls again).
     pub fn await_round(&mut self, round: u32, timeout: Duration) -> Result<bool, SharingError> {
         let deadline = Instant::now() + timeout;
         let mut inbox = self.shared.lock();
@@ -314,13 +316,14 @@ impl AveragingWorker {
             if let Some(e) = inbox.error.take() {
                 return Err(SharingError::Message(e));
             }
-            let have = inbox.rounds.get(&round).map_or(0, BTreeMap::len);
-            if have as u32 >= self.config.workers {
-                let messages = inbox.rounds.remove(&round).expect("present");
-                drop(inbox);
-                let summary = summarize(&messages)?;
-                self.done = Some(Done { messages, summary });
-                return Ok(true);
+            if let Some(headers) = inbox.rounds.get(&round).filter(|h| h.len() as u32 >= self.config.workers) {
+                let summary = summarize(headers)?;
+                if summary.is_none() || inbox.averages.contains_key(&round) {
+                    inbox.rounds.remove(&round);
+                    let average = inbox.averages.remove(&round);
+                    self.done = Some(Done { summary, average });
+                    return Ok(true);
+                }
             }
             if let Some(e) = self.client.as_ref().and_then(Link::failure) {
                 return Err(e);
@@ -340,25 +343,24 @@ impl AveragingWorker {
         self.done.as_ref().and_then(|d| d.summary)
     }
 
-    /// Writes the last completed round's average of the parameters into `params`, which holds
-    /// this worker's parameters as sent (its share is read from it before it is overwritten).
+    /// Writes the last completed round's average of the parameters into `params`.
     /// `Ok(false)`: nobody fitted in that round (`params` is left alone).
     pub fn average_params_into(&self, params: &mut [f32]) -> Result<bool, SharingError> {
-        self.average_into(params, None, false)
+        self.average_into(params, false)
     }
 
-    /// The same for the updater state: `own` is this worker's state as sent, `out` receives the
-    /// average (resized). `Ok(false)`: no average of the updater state this round.
+    /// The same for the updater state: `out` receives the average, resized to `own`'s length (this
+    /// worker's state as sent). `Ok(false)`: no average of the updater state this round.
     pub fn average_updater_into(&self, own: &[f32], out: &mut Vec<f32>) -> Result<bool, SharingError> {
         // every value is written by the average: no zeroing pass when the buffer already fits
         if out.len() != own.len() {
             out.clear();
             out.resize(own.len(), 0.0);
         }
-        self.average_into(out, Some(own), true)
+        self.average_into(out, true)
     }
 
-    fn average_into(&self, out: &mut [f32], own: Option<&[f32]>, updater: bool) -> Result<bool, SharingError> {
+    fn average_into(&self, out: &mut [f32], updater: bool) -> Result<bool, SharingError> {
         let Some(done) = &self.done else {
             return Err(SharingError::Message("no averaging round is complete yet".into()));
         };
@@ -368,24 +370,21 @@ impl AveragingWorker {
         if updater && !summary.with_updater {
             return Ok(false);
         }
-        let me = self.config.partition;
-        let mut sources: Vec<Option<&[f32]>> = Vec::with_capacity(done.messages.len());
-        for m in done.messages.values().filter(|m| m.contributes()) {
-            let (n, arrays) = if updater { (m.n_updater, &m.updater) } else { (m.n_params, &m.params) };
-            if n != out.len() {
-                return Err(SharingError::Message(format!(
-                    "round {}: partition {} sent {n} {} but this worker has {}",
-                    m.round,
-                    m.partition,
-                    if updater { "updater values" } else { "parameters" },
-                    out.len()
-                )));
-            }
-            sources.push(if m.partition == me { own } else { Some(&arrays[..]) });
+        let avg = done.average.as_ref().expect("a round with contributors completes with its average");
+        let values = if updater { &avg.updater } else { &avg.params };
+        if values.len() != out.len() {
+            return Err(SharingError::Message(format!(
+                "round {}: the driver's average has {} {} but this worker has {}",
+                avg.round,
+                values.len(),
+                if updater { "updater values" } else { "parameters" },
+                out.len()
+            )));
         }
-        mean_into(out, &sources);
+        out.copy_from_slice(values);
         Ok(true)
     }
+
     /// Partitions whose message of `round` has not arrived (for an error message).
     pub fn missing(&self, round: u32) -> Vec<u32> {
         let inbox = self.shared.lock();
@@ -478,11 +477,22 @@ mod tests {
     }
 
     /// Three workers, four rounds (worker 2 idle in round 1): every worker and the driver end
-    /// with the same bits, equal to the partition-ordered mean computed here.
+    /// with the same bits, equal to the partition-ordered mean computed here. The relay sends each
+    /// worker one average per round (plus 46-byte receipts and hellos), not the others' messages.
     #[test]
     fn workers_and_driver_hold_the_same_average_after_every_round() {
         let stats = same_average_everywhere(SECRET, false);
         assert!(!stats.contains("inProcess"), "{stats}");
+        let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+        let (into, out) = (v["bytesReceived"].as_u64().unwrap(), v["bytesRelayedOut"].as_u64().unwrap());
+        // in: 11 messages with arrays (worker 2 idle in round 1), 8,046 bytes each, and hellos; out:
+        // 4 averages to each of 3 workers, 12 receipts and the hellos to each (46 bytes each: a
+        // worker says hello up to 3 times) — where forwarding sent the 11 messages to 2 workers each
+        let full = 46 + 4 * (1000 + 1000);
+        let (n_in, n_out) = (v["messagesReceived"].as_u64().unwrap(), v["messagesRelayedOut"].as_u64().unwrap());
+        assert_eq!(into, 11 * full + (n_in - 11) * 46, "{stats}");
+        assert_eq!(out, 12 * full + (n_out - 12) * 46, "{stats}");
+        assert!(n_out - 12 <= 3 * (12 + 9) && out < 11 * 2 * full * 6 / 10, "{stats}");
     }
 
     /// The same through the driver's in-process hub (workers in the driver's process): the same
@@ -491,9 +501,11 @@ mod tests {
     fn the_in_process_hub_gives_the_same_average() {
         let stats = same_average_everywhere("a1".repeat(32).as_str(), true);
         let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
-        // 3 hellos at least, 4 rounds x 3 workers; each delivered to the 2 others
+        // 3 hellos at least and 4 rounds x 3 workers in; out to all 3 workers: each hello, each
+        // message's receipt and 4 averages
         assert!(v["inProcess"]["messages"].as_u64().unwrap() >= 15, "{stats}");
-        assert!(v["inProcess"]["deliveries"].as_u64().unwrap() >= 24, "{stats}");
+        assert!(v["inProcess"]["deliveries"].as_u64().unwrap() >= 3 * (3 + 12 + 4), "{stats}");
+        assert_eq!(v["messagesRelayedOut"].as_u64().unwrap(), 0, "{stats}");
     }
 
     /// Runs the exchange; returns the driver's stats JSON.

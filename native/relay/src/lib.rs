@@ -3,7 +3,9 @@
 //! The driver of a fit starts a [`Relay`] on a free port; every worker (a Spark task, possibly
 //! re-run on another host) connects with a [`RelayClient`]. Each update a worker sends is
 //! (1) applied by the relay to the driver's master copy through [`MasterState::apply`] and
-//! (2) forwarded to every *other* connected worker. Payloads are opaque bytes here.
+//! (2) forwarded to every *other* connected worker — unless the state answers every worker with
+//! messages of its own instead ([`MasterState::forwards_updates`], [`MasterState::take_broadcasts`]:
+//! parameter averaging's round averages). Payloads are opaque bytes here.
 //!
 //! # Protocol (version 2; also `docs/RELAY_PROTOCOL.md`, which is the reference)
 //!
@@ -134,6 +136,18 @@ pub trait MasterState: Send + 'static {
     /// connects (a re-run task starts from it). Called under the state lock for every connect:
     /// share what did not change since the last call (`Arc` parts) rather than copy it.
     fn snapshot(&self) -> SnapshotBytes;
+    /// Whether each applied update is forwarded to every other connected worker (the default).
+    /// A state that answers updates with messages of its own ([`MasterState::take_broadcasts`])
+    /// may turn forwarding off.
+    fn forwards_updates(&self) -> bool {
+        true
+    }
+    /// Messages of the state's own for every live connection (the update's sender included),
+    /// taken right after each applied update under the same lock: ordered with every new
+    /// connection's snapshot exactly as a forwarded update is. Default: none.
+    fn take_broadcasts(&mut self) -> Vec<Arc<Vec<u8>>> {
+        Vec::new()
+    }
     /// Takes a worker's final state, sent with its FINISH after its last update (e.g. its
     /// updater state, which the driver averages): an `Err` refuses it like an invalid update.
     /// By default only an empty state is accepted.

@@ -970,7 +970,12 @@ fn acknowledge_finish(sh: &Shared, conn: &Arc<Conn>) -> Result<(), ReadEnd> {
 
 fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), String> {
     let w = conn.worker;
-    let dests: Vec<Arc<Conn>> = {
+    let msg = Arc::new(payload);
+    // each destination with what it gets: the update (forwarded to the others) and the state's
+    // own messages (to everyone)
+    let dests: Vec<(Arc<Conn>, bool)>;
+    let own: Vec<Arc<Vec<u8>>>;
+    {
         let mut core = lock(&sh.core);
         let _timer = LockTimer::new(sh);
         // Checked under the lock that sets it: nothing is applied after the supersession.
@@ -979,25 +984,42 @@ fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), Strin
             return Err("superseded by a newer attempt of this partition".into());
         }
         let state = core.state.as_mut().ok_or("relay is shutting down")?;
-        let res = catch_unwind(AssertUnwindSafe(|| state.apply(w, &payload)))
-            .unwrap_or_else(|_| Err("MasterState::apply panicked".into()));
-        if let Err(e) = res {
-            sh.bump(w.partition, |c| c.messages_dropped += 1);
-            return Err(format!("invalid update rejected by the master state: {e}"));
-        }
+        let res = catch_unwind(AssertUnwindSafe(|| {
+            state
+                .apply(w, &msg)
+                .map(|()| (state.forwards_updates(), state.take_broadcasts()))
+        }))
+        .unwrap_or_else(|_| Err("MasterState::apply panicked".into()));
+        let forwards = match res {
+            Ok((forwards, broadcasts)) => {
+                own = broadcasts;
+                forwards
+            }
+            Err(e) => {
+                sh.bump(w.partition, |c| c.messages_dropped += 1);
+                return Err(format!("invalid update rejected by the master state: {e}"));
+            }
+        };
         sh.bump(w.partition, |c| c.messages_applied += 1);
-        core.conns
+        dests = core
+            .conns
             .values()
-            .filter(|c| c.sock.id != conn.sock.id)
-            .map(|c| {
-                c.inflight.fetch_add(1, Ordering::SeqCst);
-                c.clone()
+            .filter_map(|c| {
+                let forward = forwards && c.sock.id != conn.sock.id;
+                (forward || !own.is_empty()).then(|| {
+                    c.inflight.fetch_add(1, Ordering::SeqCst);
+                    (c.clone(), forward)
+                })
             })
-            .collect()
-    };
-    let msg = Arc::new(payload);
-    for d in dests {
-        push(sh, &d, &msg);
+            .collect();
+    }
+    for (d, forward) in dests {
+        if forward {
+            push(sh, &d, &msg);
+        }
+        for m in &own {
+            push(sh, &d, m);
+        }
         d.inflight.fetch_sub(1, Ordering::SeqCst);
     }
     if let Some(up) = &sh.upstream {

@@ -1740,6 +1740,82 @@ fn a_stall_report_reaches_the_relay_with_its_sender_and_the_connection_stays() {
     assert!(lines.lock().unwrap()[0].contains("partition 3 attempt 0"));
 }
 
+/// A master state that forwards nothing and answers instead: a receipt of every update (the
+/// sender's partition and the payload's length) and, after every second update, the running total
+/// of the bytes applied.
+#[derive(Default)]
+struct Answers {
+    applied: u64,
+    bytes: u64,
+    out: Vec<Arc<Vec<u8>>>,
+}
+
+impl MasterState for Answers {
+    fn apply(&mut self, worker: WorkerId, payload: &[u8]) -> Result<(), String> {
+        self.applied += 1;
+        self.bytes += payload.len() as u64;
+        self.out.push(Arc::new(format!("receipt {} {}", worker.partition, payload.len()).into_bytes()));
+        if self.applied % 2 == 0 {
+            self.out.push(Arc::new(format!("total {}", self.bytes).into_bytes()));
+        }
+        Ok(())
+    }
+    fn snapshot(&self) -> SnapshotBytes {
+        self.bytes.to_le_bytes().to_vec().into()
+    }
+    fn forwards_updates(&self) -> bool {
+        false
+    }
+    fn take_broadcasts(&mut self) -> Vec<Arc<Vec<u8>>> {
+        std::mem::take(&mut self.out)
+    }
+}
+
+/// A master state that turns forwarding off and answers with messages of its own: every worker,
+/// the sender included, receives exactly those messages, in the order the updates were applied,
+/// and no worker's update.
+#[test]
+fn a_master_state_can_answer_every_worker_instead_of_forwarding() {
+    for encrypt in [false, true] {
+        let (mut cfg, lines) = relay_cfg(SECRET);
+        cfg.encrypt = encrypt;
+        let relay = Relay::start(cfg, Box::new(Answers::default())).unwrap();
+        let got: Vec<Arc<Mutex<Vec<String>>>> = (0..3).map(|_| Arc::default()).collect();
+        let clients: Vec<RelayClient> = (0..3)
+            .map(|p| {
+                let g = got[p].clone();
+                RelayClient::connect(
+                    &relay.local_addr().to_string(),
+                    ClientConfig { encrypt, ..client_cfg(SECRET, p as u32, 0) },
+                    Box::new(move |m: &[u8]| g.lock().unwrap().push(String::from_utf8_lossy(m).into())),
+                )
+                .unwrap()
+                .0
+            })
+            .collect();
+        // one sender at a time, so the order of the answers is known
+        for (i, len) in [10usize, 20, 30, 40, 50, 60].into_iter().enumerate() {
+            clients[i % 3].send(vec![7u8; len]).unwrap();
+            let want = (i + 1) + (i + 1) / 2; // receipts, totals
+            wait_until("the answers", WAIT, || got.iter().all(|g| g.lock().unwrap().len() == want));
+        }
+        let expected = [
+            "receipt 0 10", "receipt 1 20", "total 30", "receipt 2 30", "receipt 0 40", "total 100",
+            "receipt 1 50", "receipt 2 60", "total 210",
+        ];
+        for c in clients {
+            c.finish().unwrap();
+        }
+        for g in &got {
+            assert_eq!(*g.lock().unwrap(), expected, "sealed {encrypt}");
+        }
+        let st = relay.shutdown().1;
+        assert_eq!(st.per_worker.values().map(|w| w.messages_applied).sum::<u64>(), 6);
+        assert_eq!(st.per_worker.values().map(|w| w.messages_relayed_out).sum::<u64>(), 27);
+        assert!(lines.lock().unwrap().is_empty(), "{:?}", lines.lock().unwrap());
+    }
+}
+
 /// A master state whose snapshot is larger than two sealing chunks, in two shared parts.
 struct BigSnapshot(Arc<Vec<u8>>, Arc<Vec<u8>>);
 
