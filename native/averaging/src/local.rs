@@ -1,7 +1,8 @@
 //! The in-process exchange: when every worker task runs in the driver's process (Spark's local[N]),
 //! a round message goes from the sending worker's thread straight to the driver's
-//! [`AveragingMaster`], and what it answers (receipts, a round's average) straight to the workers'
-//! inboxes, instead of through the relay's sockets (writer thread, relay reader, relay writer,
+//! [`AveragingMaster`] and to the other workers' inboxes — or, from three workers on, what the
+//! master answers (receipts, a round's average) to every worker's — instead of through the relay's
+//! sockets (writer thread, relay reader, relay writer,
 //! worker reader: four copies of ~5 MB and four thread hand-offs per message for the MNIST MLP with
 //! Adam). Same messages, same delivery rule (an answer reaches the workers registered when it is
 //! made, so the hello handshake is unchanged), same state on the driver: every worker and the
@@ -93,11 +94,11 @@ impl Hub {
         }
     }
 
-    /// The relay's work for one message: the driver's state applies it, then every worker
-    /// registered now (the sender included) receives what the state answers (the receipt, and a
-    /// completed round's average).
+    /// The relay's work for one message: the driver's state applies it, then every other worker
+    /// registered now receives it when the state forwards (two workers), and every worker (the
+    /// sender included) what the state answers (receipts, a round's average; from three).
     pub(crate) fn send(&self, from: WorkerId, payload: &[u8]) -> Result<(), SharingError> {
-        let targets: Vec<Deliver> = {
+        let peers: Vec<(u32, Deliver)> = {
             let peers = self.peers();
             match peers.get(&from.partition) {
                 Some((attempt, _)) if *attempt == from.attempt => {}
@@ -108,17 +109,23 @@ impl Hub {
                     )))
                 }
             }
-            peers.values().map(|(_, d)| Arc::clone(d)).collect()
+            peers.iter().map(|(p, (_, d))| (*p, Arc::clone(d))).collect()
         };
-        let answers = self.master.apply_and_take(from, payload).map_err(SharingError::Message)?;
+        let (forwards, answers) = self.master.apply_and_take(from, payload).map_err(SharingError::Message)?;
         self.messages.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
-        for m in &answers {
-            for d in &targets {
+        let mut deliveries = 0;
+        for (p, d) in &peers {
+            if forwards && *p != from.partition {
+                d(payload);
+                deliveries += 1;
+            }
+            for m in &answers {
                 d(m);
+                deliveries += 1;
             }
         }
-        self.deliveries.fetch_add((targets.len() * answers.len()) as u64, Ordering::Relaxed);
+        self.deliveries.fetch_add(deliveries, Ordering::Relaxed);
         Ok(())
     }
 }

@@ -1,12 +1,13 @@
 //! The driver's side: the relay's state hands every connecting worker the fit's start state (the
-//! network's parameters and updater state, instead of a Spark broadcast that each task would read),
-//! collects every round's messages and answers every worker with a receipt of each and, once the
-//! round is complete, its average (`message` has the layout), so the relay forwards no worker's
-//! message: a round moves N messages of the network's size out of the hub instead of N·(N − 1).
-//! The last average is also the fit's result on the driver (no task returns its parameters).
+//! network's parameters and updater state, instead of a Spark broadcast that each task would read)
+//! and collects every round's messages. From three workers on ([`hub_averages`]) it also answers
+//! every worker with a receipt of each message and, once the round is complete, its average, and
+//! the relay forwards no worker's message: a round moves N messages of the network's size out of
+//! the hub instead of N·(N − 1). The last round's average is the fit's result on the driver (no
+//! task returns its parameters).
 
 use crate::local::Hub;
-use crate::message::{average, Average, RoundMessage, RoundReport};
+use crate::message::{average, hub_averages, Average, RoundMessage, RoundReport};
 use ferrodl_relay::{MasterState, Relay, RelayStats, SnapshotBytes, WorkerId};
 use ferrodl_sharing::{relay_stats_json, RelaySettings, SharingError};
 use std::collections::BTreeMap;
@@ -15,12 +16,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// The relay's state of one averaging fit.
 pub struct AveragingMaster {
     workers: u32,
+    /// Rounds of the fit: when the workers average (two of them), only the last round's arrays are
+    /// kept (earlier ones count by their headers).
+    rounds: u32,
     /// Stage attempt whose rounds are being collected; messages of older attempts are ignored.
     stage: u32,
     /// Rounds not yet complete: round -> partition -> message.
     pending: BTreeMap<u32, BTreeMap<u32, RoundMessage>>,
-    /// The average of the last complete round that had a contributor.
-    last: Option<Average>,
+    /// The last complete round that had a contributor.
+    last: Option<LastRound>,
     rounds_done: u32,
     /// Sum over complete rounds of the most iterations one worker made.
     iterations: u64,
@@ -29,6 +33,13 @@ pub struct AveragingMaster {
     start: Arc<Vec<u8>>,
     /// Messages for every worker, taken by the relay (or the in-process hub) after each apply.
     out: Vec<Arc<Vec<u8>>>,
+}
+
+/// The last round with a contributor: its messages (the workers average; the driver does once, at
+/// the end), or the average this state computed and sent.
+enum LastRound {
+    Messages(Vec<RoundMessage>),
+    Average(Average),
 }
 
 /// What the driver takes from the fit.
@@ -43,9 +54,10 @@ pub struct FinalState {
 
 impl AveragingMaster {
     /// `start`: the fit's start state ([`encode_start`]).
-    pub fn new(workers: u32, start: Arc<Vec<u8>>) -> Self {
+    pub fn new(workers: u32, rounds: u32, start: Arc<Vec<u8>>) -> Self {
         AveragingMaster {
             workers,
+            rounds,
             stage: 0,
             pending: BTreeMap::new(),
             last: None,
@@ -57,7 +69,12 @@ impl AveragingMaster {
     }
 
     pub fn final_state(&self) -> Result<FinalState, SharingError> {
-        Ok(FinalState { average: self.last.clone(), rounds_done: self.rounds_done, iterations: self.iterations })
+        let average = match &self.last {
+            Some(LastRound::Messages(msgs)) => average(&msgs.iter().collect::<Vec<_>>())?,
+            Some(LastRound::Average(a)) => Some(a.clone()),
+            None => None,
+        };
+        Ok(FinalState { average, rounds_done: self.rounds_done, iterations: self.iterations })
     }
 }
 
@@ -70,8 +87,14 @@ impl MasterState for AveragingMaster {
                 worker.partition, header.flags
             ));
         }
-        // every round is averaged here: its messages' arrays are read (a hello has none)
-        let m = if header.is_hello() { header } else { RoundMessage::decode(payload).map_err(|e| e.to_string())? };
+        let answers = hub_averages(self.workers);
+        // averaging here, every round's arrays are read; otherwise the final state needs the last
+        // round's only, and earlier rounds cost no copy (a hello has none)
+        let m = if header.is_hello() || (!answers && header.round + 1 < self.rounds) {
+            header
+        } else {
+            RoundMessage::decode(payload).map_err(|e| e.to_string())?
+        };
         if m.partition != worker.partition || m.partition >= self.workers {
             return Err(format!(
                 "averaging message of partition {} on the connection of partition {} ({} workers)",
@@ -83,14 +106,18 @@ impl MasterState for AveragingMaster {
         }
         if m.stage > self.stage {
             // Spark retried the whole (barrier) stage: every worker starts the fit again.
-            *self = AveragingMaster::new(self.workers, Arc::clone(&self.start));
+            *self = AveragingMaster::new(self.workers, self.rounds, Arc::clone(&self.start));
             self.stage = m.stage;
         }
         if m.is_hello() {
-            self.out.push(Arc::new(payload.to_vec())); // for every worker: who is connected
+            if answers {
+                self.out.push(Arc::new(payload.to_vec())); // for every worker: who is connected
+            }
             return Ok(());
         }
-        self.out.push(Arc::new(RoundMessage::receipt(payload)));
+        if answers {
+            self.out.push(Arc::new(RoundMessage::receipt(payload)));
+        }
         let round = m.round;
         let entry = self.pending.entry(round).or_default();
         entry.insert(m.partition, m);
@@ -98,17 +125,22 @@ impl MasterState for AveragingMaster {
             let msgs: Vec<RoundMessage> = self.pending.remove(&round).expect("present").into_values().collect();
             self.rounds_done += 1;
             self.iterations += u64::from(msgs.iter().filter(|m| m.contributes()).map(|m| m.iterations).max().unwrap_or(0));
-            // the workers' arithmetic (partition order, f64 sums): every worker gets the same bits
-            if let Some(avg) = average(&msgs.iter().collect::<Vec<_>>()).map_err(|e| e.to_string())? {
+            if !answers {
+                if msgs.iter().any(RoundMessage::contributes) {
+                    self.last = Some(LastRound::Messages(msgs));
+                }
+            } else if let Some(avg) = average(&msgs.iter().collect::<Vec<_>>()).map_err(|e| e.to_string())? {
+                // the workers' arithmetic (partition order, f64 sums): every worker gets the same bits
                 self.out.push(Arc::new(RoundMessage::encode_average(self.stage, round, &avg)));
-                self.last = Some(avg);
+                self.last = Some(LastRound::Average(avg));
             }
         }
         Ok(())
     }
 
     fn forwards_updates(&self) -> bool {
-        false // every worker gets the receipts and the average instead
+        // answering, every worker gets the receipts and the average instead
+        !hub_averages(self.workers)
     }
 
     fn take_broadcasts(&mut self) -> Vec<Arc<Vec<u8>>> {
@@ -130,6 +162,9 @@ pub fn encode_start(params: &[f32], updater: Option<&[f32]>) -> Vec<u8> {
     RoundMessage::encode(&RoundReport::default(), Some(params), updater)
 }
 
+/// Whether a message goes on to the other workers, and what the master sends every worker.
+pub(crate) type Answer = (bool, Vec<Arc<Vec<u8>>>);
+
 /// The relay's state, shared with the driver that reads the result.
 #[derive(Clone)]
 pub(crate) struct SharedMaster(Arc<Mutex<AveragingMaster>>);
@@ -139,12 +174,13 @@ impl SharedMaster {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Applies a message and takes what it makes the master send to every worker, under one lock
-    /// (the in-process hub's path; the relay's holds its own lock around both).
-    pub(crate) fn apply_and_take(&self, worker: WorkerId, payload: &[u8]) -> Result<Vec<Arc<Vec<u8>>>, String> {
+    /// Applies a message; returns whether it goes on to the other workers and what the master
+    /// sends every worker, under one lock (the in-process hub's path; the relay holds its own lock
+    /// around the same calls).
+    pub(crate) fn apply_and_take(&self, worker: WorkerId, payload: &[u8]) -> Result<Answer, String> {
         let mut m = self.lock();
         m.apply(worker, payload)?;
-        Ok(m.take_broadcasts())
+        Ok((m.forwards_updates(), m.take_broadcasts()))
     }
 }
 
@@ -156,7 +192,7 @@ impl MasterState for SharedMaster {
         self.lock().snapshot()
     }
     fn forwards_updates(&self) -> bool {
-        false
+        self.lock().forwards_updates()
     }
     fn take_broadcasts(&mut self) -> Vec<Arc<Vec<u8>>> {
         self.lock().take_broadcasts()
@@ -200,7 +236,7 @@ impl AveragingDriver {
         let settings: RelaySettings = serde_json::from_value(json)
             .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
         let start = Arc::new(encode_start(params, updater));
-        let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, start))));
+        let master = SharedMaster(Arc::new(Mutex::new(AveragingMaster::new(workers, rounds, start))));
         let relay = Relay::start(settings.to_config()?, Box::new(master.clone()))?;
         let port = relay.local_addr().port();
         let hub = in_process.then(|| (settings.secret_hex.clone(), Hub::register(&settings.secret_hex, master.clone())));
@@ -270,7 +306,7 @@ mod tests {
 
     #[test]
     fn keeps_the_last_round_with_contributors_and_sums_iterations() {
-        let mut m = AveragingMaster::new(2, Arc::default());
+        let mut m = AveragingMaster::new(2, 2, Arc::default());
         send(&mut m, 0, 0, 1, Some(&[1.0]), 2);
         send(&mut m, 0, 1, 1, Some(&[5.0]), 3); // round 1 arrives before round 0 is complete
         send(&mut m, 0, 0, 0, Some(&[3.0]), 2);
@@ -282,7 +318,7 @@ mod tests {
 
     #[test]
     fn hellos_count_for_nothing() {
-        let mut m = AveragingMaster::new(2, Arc::default());
+        let mut m = AveragingMaster::new(2, 1, Arc::default());
         for p in 0..2 {
             let r = RoundReport { partition: p, ..RoundReport::default() };
             m.apply(WorkerId { partition: p, attempt: 0 }, &RoundMessage::encode_hello(&r)).unwrap();
@@ -297,7 +333,7 @@ mod tests {
 
     #[test]
     fn a_retried_stage_starts_over_and_stragglers_are_ignored() {
-        let mut m = AveragingMaster::new(2, Arc::default());
+        let mut m = AveragingMaster::new(2, 1, Arc::default());
         send(&mut m, 0, 0, 0, Some(&[1.0]), 1);
         send(&mut m, 0, 0, 1, Some(&[1.0]), 1);
         send(&mut m, 1, 0, 0, Some(&[7.0]), 4);
@@ -310,19 +346,26 @@ mod tests {
 
     #[test]
     fn refuses_a_message_for_another_partition() {
-        let mut m = AveragingMaster::new(2, Arc::default());
+        let mut m = AveragingMaster::new(2, 1, Arc::default());
         let r = RoundReport { partition: 1, ..RoundReport::default() };
         let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &RoundMessage::encode(&r, None, None)).unwrap_err();
         assert!(e.contains("partition 1 on the connection of partition 0"), "{e}");
         assert!(m.apply(WorkerId::default(), b"xx").unwrap_err().contains("malformed"));
     }
 
-    /// Every worker gets each hello, a receipt of each round message and, once the round is
-    /// complete, its average (the bits of `message::average`); nothing is forwarded, and a worker
-    /// may not send what only the driver sends.
+    /// From three workers on, every worker gets each hello, a receipt of each round message and,
+    /// once the round is complete, its average (the bits of `message::average`); nothing is
+    /// forwarded, and a worker may not send what only the driver sends. With two, the relay
+    /// forwards and the state answers nothing.
     #[test]
-    fn answers_every_worker_with_receipts_and_the_average() {
-        let mut m = AveragingMaster::new(2, Arc::default());
+    fn from_three_workers_it_answers_every_worker_with_receipts_and_the_average() {
+        let mut two = AveragingMaster::new(2, 1, Arc::default());
+        assert!(two.forwards_updates());
+        send(&mut two, 0, 0, 0, Some(&[1.0]), 1);
+        send(&mut two, 0, 0, 1, Some(&[2.0]), 1);
+        assert!(two.take_broadcasts().is_empty());
+
+        let mut m = AveragingMaster::new(3, 1, Arc::default());
         assert!(!m.forwards_updates());
         let hello = RoundMessage::encode_hello(&RoundReport { partition: 1, ..RoundReport::default() });
         m.apply(WorkerId { partition: 1, attempt: 0 }, &hello).unwrap();
@@ -332,15 +375,17 @@ mod tests {
         assert_eq!(out.len(), 1);
         let receipt = RoundMessage::decode(&out[0]).unwrap();
         assert!(receipt.is_receipt() && receipt.partition == 0 && receipt.n_params == 2);
+        send(&mut m, 0, 0, 2, None, 0);
         send(&mut m, 0, 0, 1, Some(&[2.0, 5.0]), 3);
         let out = m.take_broadcasts();
-        assert_eq!(out.len(), 2);
-        assert!(RoundMessage::decode(&out[0]).unwrap().is_receipt());
-        let avg = RoundMessage::decode(&out[1]).unwrap();
+        assert_eq!(out.len(), 3, "two receipts, then the average");
+        assert!(RoundMessage::decode(&out[1]).unwrap().is_receipt());
+        let avg = RoundMessage::decode(&out[2]).unwrap();
         assert!(avg.is_average());
         assert_eq!((avg.params, avg.partition, avg.iterations), (vec![1.5, 4.5], 2, 3));
         assert!(m.take_broadcasts().is_empty());
-        let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &out[1]).unwrap_err();
+        assert_eq!(m.final_state().unwrap().average.unwrap().params, vec![1.5, 4.5]);
+        let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &out[2]).unwrap_err();
         assert!(e.contains("a worker sent a message only the driver sends"), "{e}");
     }
 }

@@ -1,9 +1,10 @@
 //! A worker task's side: one relay connection for the whole fit; after each round it sends its
-//! message, waits for the driver's receipts of every worker's message of that round and for the
-//! round's average (computed once, by the driver's relay), and takes it.
+//! message and waits for the round to complete. With two workers it receives the other's message
+//! and averages the two itself; from three on ([`hub_averages`]) it receives the driver's receipts
+//! of every worker's message and the round's average, computed once by the driver's relay.
 
 use crate::local::{Deliver, Hub};
-use crate::message::{RoundMessage, RoundReport};
+use crate::message::{hub_averages, mean_into, RoundMessage, RoundReport};
 use ferrodl_relay::{ClientConfig, RelayClient, WorkerId};
 use ferrodl_sharing::worker::parse_hex;
 use ferrodl_sharing::SharingError;
@@ -35,8 +36,8 @@ pub struct AveragingWorkerConfig {
 
 #[derive(Default)]
 struct Inbox {
-    /// round -> partition -> the header of its message (the driver's receipts; this worker's own
-    /// included).
+    /// round -> partition -> its message: the others' in full and this worker's header (two
+    /// workers), or the driver's receipts, headers only (three or more).
     rounds: BTreeMap<u32, BTreeMap<u32, RoundMessage>>,
     /// round -> the driver's average of it.
     averages: BTreeMap<u32, RoundMessage>,
@@ -56,9 +57,11 @@ impl Shared {
     }
 }
 
-/// What a worker knows of its last completed round: the headers of every worker's message and the
-/// driver's average (None when nobody fitted).
+/// What a worker knows of its last completed round: every worker's message (its own and, from three
+/// workers on, all as headers only) and the driver's average (three or more, when somebody fitted).
 struct Done {
+    /// partition -> message, ascending (the order of the f64 sum).
+    messages: BTreeMap<u32, RoundMessage>,
     summary: Option<Summary>,
     average: Option<RoundMessage>,
 }
@@ -278,7 +281,9 @@ impl AveragingWorker {
     }
 
     /// Sends this worker's message of `round` (`params == None`: nothing fitted this round),
-    /// encoded straight from the caller's arrays (the engine's own: no copy is kept).
+    /// encoded straight from the caller's arrays (the engine's own: no copy is kept). With two
+    /// workers the caller must leave those arrays as they were sent until the round is averaged:
+    /// the average reads this worker's share from them.
     #[allow(clippy::too_many_arguments)]
     pub fn send_round(
         &mut self,
@@ -300,7 +305,13 @@ impl AveragingWorker {
             score,
         };
         let bytes = RoundMessage::encode(&report, params, updater);
-        // sent with one worker too: the driver averages, and keeps the last average as the result
+        if !hub_averages(self.config.workers) {
+            // this worker's own message: its header (the arrays stay with the caller); from three
+            // workers on the driver's receipt says it
+            let own = RoundMessage::decode_header(&bytes)?;
+            self.shared.lock().rounds.entry(round).or_default().insert(own.partition, own);
+        }
+        // sent with one worker too: the driver computes the final state from the messages
         self.client_mut().send(bytes)?;
         Ok(())
     }
@@ -316,12 +327,12 @@ impl AveragingWorker {
             if let Some(e) = inbox.error.take() {
                 return Err(SharingError::Message(e));
             }
-            if let Some(headers) = inbox.rounds.get(&round).filter(|h| h.len() as u32 >= self.config.workers) {
-                let summary = summarize(headers)?;
-                if summary.is_none() || inbox.averages.contains_key(&round) {
-                    inbox.rounds.remove(&round);
+            if let Some(messages) = inbox.rounds.get(&round).filter(|h| h.len() as u32 >= self.config.workers) {
+                let summary = summarize(messages)?;
+                if !hub_averages(self.config.workers) || summary.is_none() || inbox.averages.contains_key(&round) {
+                    let messages = inbox.rounds.remove(&round).expect("present");
                     let average = inbox.averages.remove(&round);
-                    self.done = Some(Done { summary, average });
+                    self.done = Some(Done { messages, summary, average });
                     return Ok(true);
                 }
             }
@@ -343,24 +354,25 @@ impl AveragingWorker {
         self.done.as_ref().and_then(|d| d.summary)
     }
 
-    /// Writes the last completed round's average of the parameters into `params`.
-    /// `Ok(false)`: nobody fitted in that round (`params` is left alone).
+    /// Writes the last completed round's average of the parameters into `params`, which holds
+    /// this worker's parameters as sent (with two workers its share is read from it before it is
+    /// overwritten). `Ok(false)`: nobody fitted in that round (`params` is left alone).
     pub fn average_params_into(&self, params: &mut [f32]) -> Result<bool, SharingError> {
-        self.average_into(params, false)
+        self.average_into(params, None, false)
     }
 
-    /// The same for the updater state: `out` receives the average, resized to `own`'s length (this
-    /// worker's state as sent). `Ok(false)`: no average of the updater state this round.
+    /// The same for the updater state: `own` is this worker's state as sent, `out` receives the
+    /// average (resized). `Ok(false)`: no average of the updater state this round.
     pub fn average_updater_into(&self, own: &[f32], out: &mut Vec<f32>) -> Result<bool, SharingError> {
         // every value is written by the average: no zeroing pass when the buffer already fits
         if out.len() != own.len() {
             out.clear();
             out.resize(own.len(), 0.0);
         }
-        self.average_into(out, true)
+        self.average_into(out, Some(own), true)
     }
 
-    fn average_into(&self, out: &mut [f32], updater: bool) -> Result<bool, SharingError> {
+    fn average_into(&self, out: &mut [f32], own: Option<&[f32]>, updater: bool) -> Result<bool, SharingError> {
         let Some(done) = &self.done else {
             return Err(SharingError::Message("no averaging round is complete yet".into()));
         };
@@ -370,18 +382,36 @@ impl AveragingWorker {
         if updater && !summary.with_updater {
             return Ok(false);
         }
-        let avg = done.average.as_ref().expect("a round with contributors completes with its average");
-        let values = if updater { &avg.updater } else { &avg.params };
-        if values.len() != out.len() {
-            return Err(SharingError::Message(format!(
-                "round {}: the driver's average has {} {} but this worker has {}",
-                avg.round,
-                values.len(),
-                if updater { "updater values" } else { "parameters" },
-                out.len()
-            )));
+        let what = if updater { "updater values" } else { "parameters" };
+        if let Some(avg) = &done.average {
+            // computed by the driver's relay
+            let values = if updater { &avg.updater } else { &avg.params };
+            if values.len() != out.len() {
+                return Err(SharingError::Message(format!(
+                    "round {}: the driver's average has {} {what} but this worker has {}",
+                    avg.round,
+                    values.len(),
+                    out.len()
+                )));
+            }
+            out.copy_from_slice(values);
+            return Ok(true);
         }
-        out.copy_from_slice(values);
+        let me = self.config.partition;
+        let mut sources: Vec<Option<&[f32]>> = Vec::with_capacity(done.messages.len());
+        for m in done.messages.values().filter(|m| m.contributes()) {
+            let (n, arrays) = if updater { (m.n_updater, &m.updater) } else { (m.n_params, &m.params) };
+            if n != out.len() {
+                return Err(SharingError::Message(format!(
+                    "round {}: partition {} sent {n} {what} but this worker has {}",
+                    m.round,
+                    m.partition,
+                    out.len()
+                )));
+            }
+            sources.push(if m.partition == me { own } else { Some(&arrays[..]) });
+        }
+        mean_into(out, &sources);
         Ok(true)
     }
 
@@ -481,7 +511,7 @@ mod tests {
     /// worker one average per round (plus 46-byte receipts and hellos), not the others' messages.
     #[test]
     fn workers_and_driver_hold_the_same_average_after_every_round() {
-        let stats = same_average_everywhere(SECRET, false);
+        let stats = same_average_everywhere(SECRET, false, 3);
         assert!(!stats.contains("inProcess"), "{stats}");
         let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
         let (into, out) = (v["bytesReceived"].as_u64().unwrap(), v["bytesRelayedOut"].as_u64().unwrap());
@@ -495,11 +525,32 @@ mod tests {
         assert!(n_out - 12 <= 3 * (12 + 9) && out < 11 * 2 * full * 6 / 10, "{stats}");
     }
 
+    /// Two workers average each round themselves: the relay forwards each message to the other
+    /// (the same bytes out as one average each would be) and answers nothing; the same bits.
+    #[test]
+    fn two_workers_average_themselves_from_the_forwarded_messages() {
+        for in_process in [false, true] {
+            let stats = same_average_everywhere(&(if in_process { "b2" } else { "c3" }).repeat(32), in_process, 2);
+            let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+            let full = 46 + 4 * (1000 + 1000);
+            if in_process {
+                // each message delivered to the other worker only (an early hello to nobody)
+                let (d, m) = (v["inProcess"]["deliveries"].as_u64().unwrap(), v["inProcess"]["messages"].as_u64().unwrap());
+                assert!(d <= m && d + 3 >= m, "{stats}");
+            } else {
+                // each of the 8 messages with arrays went to the other worker once, and so did each
+                // hello but those sent before the other had connected
+                let (into, out) = (v["bytesReceived"].as_u64().unwrap(), v["bytesRelayedOut"].as_u64().unwrap());
+                assert!(out >= 8 * full && out < 9 * full && into - out <= 3 * 46, "{stats}");
+            }
+        }
+    }
+
     /// The same through the driver's in-process hub (workers in the driver's process): the same
     /// bits, and nothing through the relay.
     #[test]
     fn the_in_process_hub_gives_the_same_average() {
-        let stats = same_average_everywhere("a1".repeat(32).as_str(), true);
+        let stats = same_average_everywhere("a1".repeat(32).as_str(), true, 3);
         let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
         // 3 hellos at least and 4 rounds x 3 workers in; out to all 3 workers: each hello, each
         // message's receipt and 4 averages
@@ -508,9 +559,9 @@ mod tests {
         assert_eq!(v["messagesRelayedOut"].as_u64().unwrap(), 0, "{stats}");
     }
 
-    /// Runs the exchange; returns the driver's stats JSON.
-    fn same_average_everywhere(secret: &str, in_process: bool) -> String {
-        let workers = 3;
+    /// Runs the exchange with 2 or 3 workers (the third is idle in round 1); returns the driver's
+    /// stats JSON.
+    fn same_average_everywhere(secret: &str, in_process: bool, workers: u32) -> String {
         let mut d = driver_with(workers, secret, in_process);
         let port = d.port();
         let secret = secret.to_string();
@@ -541,7 +592,7 @@ mod tests {
                             .unwrap();
                         while !w.await_round(round, Duration::from_millis(100)).unwrap() {}
                         let summary = w.summary().unwrap();
-                        assert_eq!(summary.contributors, if round == 1 { 2 } else { 3 });
+                        assert_eq!(summary.contributors, if round == 1 { 2 } else { workers });
                         assert!(summary.with_updater);
                         // an idle worker adopts the average as well: it starts from its own (stale) arrays
                         assert!(w.average_params_into(&mut params).unwrap());
@@ -555,13 +606,12 @@ mod tests {
             .collect();
         type Seen = (Summary, Vec<f32>, Vec<f32>);
         let results: Vec<Vec<Seen>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-        assert_eq!(results[0], results[1]);
-        assert_eq!(results[1], results[2]);
-        // round 0 by hand: the mean of the three workers' first arrays
+        assert!(results.iter().all(|r| *r == results[0]));
+        // round 0 by hand: the mean of the workers' first arrays
         let expect: Vec<f32> = (0..1000)
             .map(|i| {
-                let s: f64 = (0..3).map(|p| f64::from(p as f32 + 0.5 + 0.001 * (i as f32) * (p + 1) as f32)).sum();
-                (s / 3.0) as f32
+                let s: f64 = (0..workers).map(|p| f64::from(p as f32 + 0.5 + 0.001 * (i as f32) * (p + 1) as f32)).sum();
+                (s / f64::from(workers)) as f32
             })
             .collect();
         assert_eq!(results[0][0].1, expect);
@@ -572,7 +622,7 @@ mod tests {
         let last = f.average.as_ref().unwrap();
         assert_eq!(last.params, results[0][3].1);
         assert_eq!(last.updater.as_ref().unwrap(), &results[0][3].2);
-        assert_eq!((last.contributors, last.max_iterations, last.score), (3, 2, results[0][3].0.score));
+        assert_eq!((last.contributors, last.max_iterations, last.score), (workers, 2, results[0][3].0.score));
         let stats = d.stats_json();
         assert!(stats.contains("\"sealed\":true"));
         stats

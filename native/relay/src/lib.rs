@@ -5,7 +5,7 @@
 //! (1) applied by the relay to the driver's master copy through [`MasterState::apply`] and
 //! (2) forwarded to every *other* connected worker — unless the state answers every worker with
 //! messages of its own instead ([`MasterState::forwards_updates`], [`MasterState::take_broadcasts`]:
-//! parameter averaging's round averages). Payloads are opaque bytes here.
+//! parameter averaging's round averages from three workers on). Payloads are opaque bytes here.
 //!
 //! # Protocol (version 2; also `docs/RELAY_PROTOCOL.md`, which is the reference)
 //!

@@ -1755,7 +1755,7 @@ impl MasterState for Answers {
         self.applied += 1;
         self.bytes += payload.len() as u64;
         self.out.push(Arc::new(format!("receipt {} {}", worker.partition, payload.len()).into_bytes()));
-        if self.applied % 2 == 0 {
+        if self.applied.is_multiple_of(2) {
             self.out.push(Arc::new(format!("total {}", self.bytes).into_bytes()));
         }
         Ok(())
@@ -1796,7 +1796,8 @@ fn a_master_state_can_answer_every_worker_instead_of_forwarding() {
         // one sender at a time, so the order of the answers is known
         for (i, len) in [10usize, 20, 30, 40, 50, 60].into_iter().enumerate() {
             clients[i % 3].send(vec![7u8; len]).unwrap();
-            let want = (i + 1) + (i + 1) / 2; // receipts, totals
+            let applied = i + 1;
+            let want = applied + applied / 2; // receipts, totals
             wait_until("the answers", WAIT, || got.iter().all(|g| g.lock().unwrap().len() == want));
         }
         let expected = [
