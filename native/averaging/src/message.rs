@@ -233,12 +233,9 @@ impl RoundMessage {
 /// Appends `values` as little-endian f32 (a message's arrays are 5 MB for the MNIST MLP: one
 /// copy, not a value-by-value conversion into a zeroed buffer, which took 9 % of a round's CPU).
 fn append_le(out: &mut Vec<u8>, values: &[f32]) {
+    // on a little-endian target an f32's own bytes are its little-endian encoding
     #[cfg(target_endian = "little")]
-    {
-        // SAFETY: an f32 slice is readable as its bytes (u8 has no alignment or validity rule), and
-        // on a little-endian target those bytes are the little-endian encoding
-        out.extend_from_slice(unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), 4 * values.len()) });
-    }
+    out.extend_from_slice(bytemuck::cast_slice(values));
     #[cfg(not(target_endian = "little"))]
     for v in values {
         out.extend_from_slice(&v.to_le_bytes());

@@ -106,13 +106,19 @@ pub(crate) fn snapshot_bytes(
     params: &Arc<Vec<f32>>,
     updater_state: &Arc<Vec<f32>>,
 ) -> SnapshotBytes {
-    let mut head = Vec::with_capacity(HEADER);
-    for word in [iteration, epoch, params.len() as u64, updater_state.len() as u64] {
-        head.extend_from_slice(&word.to_le_bytes());
-    }
+    let head = snapshot_header(iteration, epoch, params.len(), updater_state.len());
     let mut s = SnapshotBytes::new();
     s.push(Arc::new(head)).push(le_part(params)).push(le_part(updater_state));
     s
+}
+
+/// A snapshot's 32-byte header: `iteration`, `epoch`, parameter count, updater-state count (u64 LE).
+fn snapshot_header(iteration: u64, epoch: u64, params: usize, updater_state: usize) -> Vec<u8> {
+    let mut head = Vec::with_capacity(HEADER);
+    for word in [iteration, epoch, params as u64, updater_state as u64] {
+        head.extend_from_slice(&word.to_le_bytes());
+    }
+    head
 }
 
 /// `values` as a snapshot part holding their little-endian bytes: shared on a little-endian
@@ -149,11 +155,8 @@ const HEADER: usize = 32;
 impl Snapshot {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out =
-            Vec::with_capacity(HEADER + 4 * (self.params.len() + self.updater_state.len()));
-        out.extend_from_slice(&self.iteration.to_le_bytes());
-        out.extend_from_slice(&self.epoch.to_le_bytes());
-        out.extend_from_slice(&(self.params.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(self.updater_state.len() as u64).to_le_bytes());
+            snapshot_header(self.iteration, self.epoch, self.params.len(), self.updater_state.len());
+        out.reserve_exact(4 * (self.params.len() + self.updater_state.len()));
         for v in self.params.iter().chain(&self.updater_state) {
             out.extend_from_slice(&v.to_le_bytes());
         }
