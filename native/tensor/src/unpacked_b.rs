@@ -20,10 +20,16 @@
 //! (`unpacked_b_matches_matrixmultiply_bit_for_bit`).
 //!
 //! Only on x86-64 with AVX-512F (16 floats per register; the register tile is 8 rows × 32
-//! columns, 16 accumulators). Elsewhere, and when `FERRODL_GEMM_UNPACKED=0`, every product takes
-//! the packed path.
+//! columns, 16 accumulators), and **only when switched on** (`FERRODL_GEMM_UNPACKED=1`, read
+//! once). It was the default until 2026-11-28, from one-thread measurements on an AMD EPYC (6–9 %
+//! less work per batch-64 step). Inside the MLP's training step on two threads (Intel Xeon with
+//! AVX-512, two `ferrodl-bench serve` processes alternating) the packed path was faster: batch 32
+//! +15 %, 64 +16–18 %, 128 +4 %; on one thread the two tie (batch 64 −2 %, 16 +1 %). A warm
+//! product in a loop hides this: each thread then finds its columns of B in cache, where in the
+//! step B was just rewritten by the updater. See `docs/GEMM.md`, "Short A".
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 /// Inner-dimension block: must equal `matrixmultiply`'s `S_KC` for the results to agree bit for
@@ -39,14 +45,30 @@ const MR: usize = 8;
 /// see `docs/BENCHMARKS.md`, "GEMM at batch sizes".
 pub(crate) const MAX_M: usize = 128;
 
-/// Whether the unpacked path is built for this CPU and not switched off
-/// (`FERRODL_GEMM_UNPACKED=0`, read once).
+/// Whether the unpacked path is switched on (`FERRODL_GEMM_UNPACKED=1`, read once, or
+/// [`set_enabled`]) and built for this CPU.
 pub(crate) fn available() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| {
-        let off = std::env::var("FERRODL_GEMM_UNPACKED").is_ok_and(|v| v.trim() == "0");
-        !off && cpu_has_it()
-    })
+    let on = match ENABLED.load(Ordering::Relaxed) {
+        ON => true,
+        OFF => false,
+        _ => *FROM_ENV.get_or_init(|| {
+            std::env::var("FERRODL_GEMM_UNPACKED").is_ok_and(|v| v.trim() == "1")
+        }),
+    };
+    on && cpu_has_it()
+}
+
+const ON: u8 = 1;
+const OFF: u8 = 2;
+/// 0: as the environment says.
+static ENABLED: AtomicU8 = AtomicU8::new(0);
+static FROM_ENV: OnceLock<bool> = OnceLock::new();
+
+/// Switches the unpacked path on or off for the process (the tests hold both paths to the same
+/// bits this way).
+#[cfg(test)]
+pub(crate) fn set_enabled(on: bool) {
+    ENABLED.store(if on { ON } else { OFF }, Ordering::Relaxed);
 }
 
 fn cpu_has_it() -> bool {
@@ -389,6 +411,7 @@ mod tests {
         let _lock = crate::parallel::SETTING_LOCK
             .lock()
             .unwrap_or_else(|e| e.into_inner());
+        super::set_enabled(true);
         let mut rng = Rng::new(3);
         let mut cases = 0;
         for &m in &[1usize, 3, 8, 9, 16, 31, 64, 100, 128] {
@@ -430,6 +453,8 @@ mod tests {
         set_num_threads(0);
         assert!(cases > 300, "{cases}");
         assert_eq!(super::available(), super::cpu_has_it());
+        super::set_enabled(false);
+        assert!(!super::available());
     }
 }
 
