@@ -420,7 +420,7 @@ fn products(b: usize) -> Vec<(String, &'static str)> {
         ));
     }
     v.into_iter()
-        .map(|(name, op_b, m, n, k)| (name, ferrodl_tensor::f32_gemm_path(op_b, m, n, k)))
+        .map(|(name, op_b, m, n, k)| (name, ferrodl_tensor::f32_gemm_path(op_b, m, n, k, false)))
         .collect()
 }
 

@@ -92,7 +92,7 @@ fn run(
 ) -> Vec<f32> {
     let mut c = c0.to_vec();
     gemm_with_threads(
-        threads, kernel, op_a, op_b, m, n, k, alpha, a, b, beta, &mut c,
+        threads, kernel, false, op_a, op_b, m, n, k, alpha, a, b, beta, &mut c,
     );
     c
 }
@@ -656,6 +656,7 @@ fn amx_runs_inside_parallel_items() {
         gemm_with_threads(
             2,
             GemmKernel::Amx,
+            false,
             Op::N,
             Op::N,
             m,

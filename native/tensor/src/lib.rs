@@ -200,6 +200,7 @@ pub fn gemm<T: Scalar>(
     gemm_with_threads(
         num_threads(),
         gemm_kernel(),
+        false,
         op_a,
         op_b,
         m,
@@ -213,10 +214,47 @@ pub fn gemm<T: Scalar>(
     );
 }
 
-/// Which kernel an f32 [`gemm`] with this shape, `op(B)` and `alpha = 1` takes under the current
-/// setting, for reports (e.g. the benchmark's step profile): `"amx"`, `"fma, B in place"` or
-/// `"fma"` (operands holding NaN or infinities go to FMA whatever this says).
-pub fn f32_gemm_path(op_b: Op, m: usize, n: usize, k: usize) -> &'static str {
+/// [`gemm`] for a B that the caller reads again in its next products, so that it stays in cache
+/// between calls: the recurrent weights of a time loop. Same result, bit for bit; on AVX-512 CPUs
+/// an f32 product with a short A (at most 128 rows), a row-major B and `alpha = 1` reads such a B
+/// where it lies instead of packing it (`docs/GEMM.md`, "Short A"). A B read once per call (a
+/// feed-forward layer's weights, rewritten by the updater between calls) is better packed, which
+/// [`gemm`] does.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_resident_b<T: Scalar>(
+    op_a: Op,
+    op_b: Op,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: &[T],
+    b: &[T],
+    beta: T,
+    c: &mut [T],
+) {
+    gemm_with_threads(
+        num_threads(),
+        gemm_kernel(),
+        true,
+        op_a,
+        op_b,
+        m,
+        n,
+        k,
+        alpha,
+        a,
+        b,
+        beta,
+        c,
+    );
+}
+
+/// Which kernel an f32 [`gemm`] (`resident_b`: [`gemm_resident_b`]) with this shape, `op(B)` and
+/// `alpha = 1` takes under the current setting, for reports (e.g. the benchmark's step profile):
+/// `"amx"`, `"fma, B in place"` or `"fma"` (operands holding NaN or infinities go to FMA whatever
+/// this says).
+pub fn f32_gemm_path(op_b: Op, m: usize, n: usize, k: usize, resident_b: bool) -> &'static str {
     #[cfg(target_arch = "x86_64")]
     if kernel::wants_amx(gemm_kernel(), m, n, k) {
         return "amx";
@@ -225,7 +263,7 @@ pub fn f32_gemm_path(op_b: Op, m: usize, n: usize, k: usize) -> &'static str {
         Op::N => 1,
         Op::T => k as isize,
     };
-    if unpacked_b::wanted(m, 1.0, csb) {
+    if unpacked_b::wanted(m, 1.0, csb, resident_b) {
         "fma, B in place"
     } else {
         "fma"
@@ -233,12 +271,13 @@ pub fn f32_gemm_path(op_b: Op, m: usize, n: usize, k: usize) -> &'static str {
 }
 
 /// [`gemm`] on at most `threads` threads with an explicit kernel choice (f32 only; f64 always
-/// uses FMA); returns the number of blocks computed in parallel (1: by the calling thread
-/// alone).
+/// uses FMA) and `resident_b` as [`gemm_resident_b`] sets it; returns the number of blocks
+/// computed in parallel (1: by the calling thread alone).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_with_threads<T: Scalar>(
     threads: usize,
     choice: GemmKernel,
+    resident_b: bool,
     op_a: Op,
     op_b: Op,
     m: usize,
@@ -316,7 +355,7 @@ pub(crate) fn gemm_with_threads<T: Scalar>(
     }
     // A short f32 A and a row-major B: B is read in place instead of packed (same bits).
     let unpacked = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
-        && unpacked_b::wanted(m, alpha.f64() as f32, csb);
+        && unpacked_b::wanted(m, alpha.f64() as f32, csb, resident_b);
     // SAFETY: the asserts above pin every slice to exactly the extent the strides address, and
     // `c` is a unique borrow, so it cannot alias `a` or `b`; `unpacked` holds only for f32.
     unsafe {
@@ -730,6 +769,7 @@ mod tests {
                         let parts1 = gemm_with_threads(
                             1,
                             GemmKernel::Fma,
+                            false,
                             op_a,
                             op_b,
                             m,
@@ -744,6 +784,7 @@ mod tests {
                         let parts2 = gemm_with_threads(
                             2,
                             GemmKernel::Fma,
+                            false,
                             op_a,
                             op_b,
                             m,
@@ -803,6 +844,7 @@ mod tests {
             let parts = gemm_with_threads(
                 num_threads(),
                 GemmKernel::Fma,
+                false,
                 Op::N,
                 Op::T,
                 m,

@@ -20,13 +20,17 @@
 //! (`unpacked_b_matches_matrixmultiply_bit_for_bit`).
 //!
 //! Only on x86-64 with AVX-512F (16 floats per register; the register tile is 8 rows × 32
-//! columns, 16 accumulators), and **only when switched on** (`FERRODL_GEMM_UNPACKED=1`, read
-//! once). It was the default until 2026-11-28, from one-thread measurements on an AMD EPYC (6–9 %
-//! less work per batch-64 step). Inside the MLP's training step on two threads (Intel Xeon with
-//! AVX-512, two `ferrodl-bench serve` processes alternating) the packed path was faster: batch 32
-//! +15 %, 64 +16–18 %, 128 +4 %; on one thread the two tie (batch 64 −2 %, 16 +1 %). A warm
-//! product in a loop hides this: each thread then finds its columns of B in cache, where in the
-//! step B was just rewritten by the updater. See `docs/GEMM.md`, "Short A".
+//! columns, 16 accumulators), and only for products whose B stays in cache from one call to the
+//! next: the caller says so by calling [`crate::gemm_resident_b`] (the recurrent weights of a
+//! time loop: the LSTM character model's fit ran 8–12 % faster with its per-step products reading
+//! B in place). A B read once per call — the weights of a feed-forward layer, just rewritten by
+//! the updater — is packed: inside the MLP's two-thread training step the packed path was faster
+//! (Intel Xeon with AVX-512, two `ferrodl-bench serve` processes alternating: batch 32 +15 %, 64
+//! +16–18 %, 128 +4 %; one thread a tie), because each thread's pass down its columns of a cold B
+//! — rows 2,000 bytes apart, read again by every 8-row panel — waits on memory where packing
+//! streams B once. (Until 2026-11-28 every short product read B in place, from one-thread
+//! measurements on an AMD EPYC.) `FERRODL_GEMM_UNPACKED=1` reads B in place for every eligible
+//! product, `=0` for none (read once); see `docs/GEMM.md`, "Short A".
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -45,30 +49,50 @@ const MR: usize = 8;
 /// see `docs/BENCHMARKS.md`, "GEMM at batch sizes".
 pub(crate) const MAX_M: usize = 128;
 
-/// Whether the unpacked path is switched on (`FERRODL_GEMM_UNPACKED=1`, read once, or
-/// [`set_enabled`]) and built for this CPU.
-pub(crate) fn available() -> bool {
-    let on = match ENABLED.load(Ordering::Relaxed) {
-        ON => true,
-        OFF => false,
-        _ => *FROM_ENV.get_or_init(|| {
-            std::env::var("FERRODL_GEMM_UNPACKED").is_ok_and(|v| v.trim() == "1")
-        }),
-    };
-    on && cpu_has_it()
+/// When B is read in place: `FERRODL_GEMM_UNPACKED` (read once) or, in tests, [`set_mode`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Mode {
+    /// For [`crate::gemm_resident_b`] products (the default).
+    Resident,
+    /// For every eligible product (`FERRODL_GEMM_UNPACKED=1`).
+    Always,
+    /// Never (`FERRODL_GEMM_UNPACKED=0`).
+    Never,
 }
 
-const ON: u8 = 1;
-const OFF: u8 = 2;
-/// 0: as the environment says.
-static ENABLED: AtomicU8 = AtomicU8::new(0);
-static FROM_ENV: OnceLock<bool> = OnceLock::new();
+fn mode() -> Mode {
+    match MODE.load(Ordering::Relaxed) {
+        1 => Mode::Resident,
+        2 => Mode::Always,
+        3 => Mode::Never,
+        _ => *FROM_ENV.get_or_init(|| {
+            match std::env::var("FERRODL_GEMM_UNPACKED")
+                .as_deref()
+                .map(str::trim)
+            {
+                Ok("1") => Mode::Always,
+                Ok("0") => Mode::Never,
+                _ => Mode::Resident,
+            }
+        }),
+    }
+}
 
-/// Switches the unpacked path on or off for the process (the tests hold both paths to the same
-/// bits this way).
+/// 0: as the environment says.
+static MODE: AtomicU8 = AtomicU8::new(0);
+static FROM_ENV: OnceLock<Mode> = OnceLock::new();
+
+/// Overrides the environment for the process (the tests hold both paths to the same bits).
 #[cfg(test)]
-pub(crate) fn set_enabled(on: bool) {
-    ENABLED.store(if on { ON } else { OFF }, Ordering::Relaxed);
+pub(crate) fn set_mode(m: Mode) {
+    MODE.store(
+        match m {
+            Mode::Resident => 1,
+            Mode::Always => 2,
+            Mode::Never => 3,
+        },
+        Ordering::Relaxed,
+    );
 }
 
 fn cpu_has_it() -> bool {
@@ -82,9 +106,15 @@ fn cpu_has_it() -> bool {
     }
 }
 
-/// Whether `C = alpha·A·B + beta·C` with these dimensions and B strides takes this path.
-pub(crate) fn wanted(m: usize, alpha: f32, csb: isize) -> bool {
-    m <= MAX_M && alpha == 1.0 && csb == 1 && available()
+/// Whether `C = alpha·A·B + beta·C` with these dimensions and B strides takes this path;
+/// `resident`: the caller reads this B again in its next products ([`crate::gemm_resident_b`]).
+pub(crate) fn wanted(m: usize, alpha: f32, csb: isize, resident: bool) -> bool {
+    let on = match mode() {
+        Mode::Resident => resident,
+        Mode::Always => true,
+        Mode::Never => false,
+    };
+    on && m <= MAX_M && alpha == 1.0 && csb == 1 && cpu_has_it()
 }
 
 /// Columns of one register tile.
@@ -357,7 +387,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use crate::{gemm, set_num_threads, Op, Rng, Scalar};
+    use crate::{gemm, gemm_resident_b, set_num_threads, Op, Rng, Scalar};
 
     /// `matrixmultiply` alone (the packed path), single-threaded.
     #[allow(clippy::too_many_arguments)]
@@ -411,7 +441,7 @@ mod tests {
         let _lock = crate::parallel::SETTING_LOCK
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        super::set_enabled(true);
+        super::set_mode(super::Mode::Resident);
         let mut rng = Rng::new(3);
         let mut cases = 0;
         for &m in &[1usize, 3, 8, 9, 16, 31, 64, 100, 128] {
@@ -439,12 +469,19 @@ mod tests {
                     packed(op_a, m, n, k, &a, &b, beta, &mut want);
                     for threads in [1, 2] {
                         set_num_threads(threads);
-                        let mut got = c0.clone();
-                        gemm(op_a, Op::N, m, n, k, 1.0, &a, &b, beta, &mut got);
-                        assert!(
-                            same_bits(&got, &want),
-                            "{m}x{n}x{k} {op_a:?} beta {beta} on {threads} threads"
-                        );
+                        // in place (resident B), and packed
+                        for resident in [true, false] {
+                            let mut got = c0.clone();
+                            if resident {
+                                gemm_resident_b(op_a, Op::N, m, n, k, 1.0, &a, &b, beta, &mut got);
+                            } else {
+                                gemm(op_a, Op::N, m, n, k, 1.0, &a, &b, beta, &mut got);
+                            }
+                            assert!(
+                                same_bits(&got, &want),
+                                "{m}x{n}x{k} {op_a:?} beta {beta} on {threads} threads, resident {resident}"
+                            );
+                        }
                     }
                     cases += 1;
                 }
@@ -452,9 +489,16 @@ mod tests {
         }
         set_num_threads(0);
         assert!(cases > 300, "{cases}");
-        assert_eq!(super::available(), super::cpu_has_it());
-        super::set_enabled(false);
-        assert!(!super::available());
+        // which products read B in place in each mode
+        assert_eq!(super::wanted(64, 1.0, 1, true), super::cpu_has_it());
+        assert!(!super::wanted(64, 1.0, 1, false));
+        assert!(!super::wanted(64, 1.0, 64, true), "B transposed");
+        assert!(!super::wanted(129, 1.0, 1, true), "more than MAX_M rows");
+        super::set_mode(super::Mode::Always);
+        assert_eq!(super::wanted(64, 1.0, 1, false), super::cpu_has_it());
+        super::set_mode(super::Mode::Never);
+        assert!(!super::wanted(64, 1.0, 1, true));
+        super::set_mode(super::Mode::Resident);
     }
 }
 

@@ -27,7 +27,8 @@ use crate::init::init_weights;
 use crate::layers::LayerKind;
 use crate::NnError;
 use ferrodl_tensor::{
-    add_row_vector, chunk_len, column_sums, gemm, num_threads, parallel_for_each, Op, Rng, Scalar,
+    add_row_vector, chunk_len, column_sums, gemm, gemm_resident_b, num_threads, parallel_for_each, Op, Rng,
+    Scalar,
 };
 use std::marker::PhantomData;
 
@@ -303,7 +304,8 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
                     };
                     (&*hs.get(hb, nb * h), step)
                 };
-                gemm(Op::N, Op::N, nb, g4, h, T::one(), h_prev, rw, T::one(), &mut *step.z);
+                // RW is read by every step: kept in cache, read in place
+                gemm_resident_b(Op::N, Op::N, nb, g4, h, T::one(), h_prev, rw, T::one(), &mut *step.z);
                 lstm_cell::forward(nb, h, step, peep, |i| mask.map_or(T::one(), |mk| mk.at(r0 + i, s)), acts);
             }
         };
@@ -384,7 +386,7 @@ impl<T: Scalar> Layer<T> for LstmLayer<T> {
                 lstm_cell::backward(nb, h, step, peep, |i| mask.map_or(T::one(), |mk| mk.at(r0 + i, s)), acts);
                 // dh₋₁ = dz·RWᵀ, except before the first step run (nothing reads it there)
                 if s > stop {
-                    gemm(Op::N, Op::N, nb, h, g4, T::one(), dzs, rwt, T::zero(), &mut *dh);
+                    gemm_resident_b(Op::N, Op::N, nb, h, g4, T::one(), dzs, rwt, T::zero(), &mut *dh);
                 }
             }
         };

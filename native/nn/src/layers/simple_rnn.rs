@@ -13,7 +13,7 @@ use crate::config::{Activation, Distribution, LayerShapes, RnnFormat, Shape, Sha
 use crate::init::init_weights;
 use crate::layers::LayerKind;
 use crate::NnError;
-use ferrodl_tensor::{add_row_vector, column_sums, gemm, Op, Rng, Scalar};
+use ferrodl_tensor::{add_row_vector, column_sums, gemm, gemm_resident_b, Op, Rng, Scalar};
 
 const KEYS: &[&str] = &["prevAct"];
 
@@ -213,7 +213,8 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
             let zs = &mut self.z[s * nh..(s + 1) * nh];
             if self.layer_norm {
                 let r = &mut self.r[..nh];
-                gemm(Op::N, Op::N, n, h, h, T::one(), h_prev, rw, T::zero(), r);
+                // RW is read by every step: kept in cache, read in place
+                gemm_resident_b(Op::N, Op::N, n, h, h, T::one(), h_prev, rw, T::zero(), r);
                 let xr = &mut self.xhat_r[s * nh..(s + 1) * nh];
                 standardize_rows(r, h, xr, &mut self.sd_r[s * n..(s + 1) * n]);
                 for (zr, xrr) in zs.chunks_exact_mut(h).zip(xr.chunks_exact(h)) {
@@ -222,7 +223,7 @@ impl<T: Scalar> Layer<T> for SimpleRnnLayer<T> {
                     }
                 }
             } else {
-                gemm(Op::N, Op::N, n, h, h, T::one(), h_prev, rw, T::one(), zs);
+                gemm_resident_b(Op::N, Op::N, n, h, h, T::one(), h_prev, rw, T::one(), zs);
             }
             let as_ = &mut self.a[s * nh..(s + 1) * nh];
             for i in 0..n {
