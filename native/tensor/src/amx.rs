@@ -251,15 +251,46 @@ impl Mat {
     }
 }
 
+/// A packing job (rows of A or panels of B), run by [`pack`] compiled with or without the CPU's
+/// bf16 conversion.
+trait Packing {
+    type Out;
+    /// # Safety
+    /// The job's pointers and extents must describe memory inside its operand and buffer;
+    /// `BF16` only inside a function compiled with `avx512bf16` ([`pack_bf16`]).
+    unsafe fn run<const BF16: bool>(self) -> Self::Out;
+}
+
+/// Runs `job` with the CPU's bf16 conversion when it has one ([`has_bf16_convert`]), else with
+/// [`split`] alone; both write the same bits.
+///
+/// # Safety
+/// As [`Packing::run`].
+unsafe fn pack<P: Packing>(job: P) -> P::Out {
+    if has_bf16_convert() {
+        pack_bf16(job)
+    } else {
+        pack_plain(job)
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn pack_plain<P: Packing>(job: P) -> P::Out {
+    job.run::<false>()
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
+unsafe fn pack_bf16<P: Packing>(job: P) -> P::Out {
+    job.run::<true>()
+}
+
 /// Packs rows `i0..i0+rows` and depth `k0..k0+kc` of `A` into `dst`: strips of 16 rows, each
 /// strip three planes (h, m, l) of `steps` tiles (16 rows × 32 depth). Strips are padded with
 /// zero rows to a multiple of 32 rows, depth with zeros to `32·steps`. (Rows holding NaN or
 /// infinities are packed too; the caller computes their strips on the FMA path.) Returns the
 /// set of 32-row strips that held a NaN or an infinity (bit `ir` for rows `32·ir..32·ir+32`).
-///
-/// Compiled twice: with the CPU's bf16 conversion for the split where it has one.
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_a(
+#[derive(Clone, Copy)]
+struct PackA {
     a: Mat,
     i0: usize,
     rows: usize,
@@ -267,53 +298,14 @@ unsafe fn pack_a(
     kc: usize,
     steps: usize,
     dst: *mut u16,
-) -> u32 {
-    if has_bf16_convert() {
-        pack_a_bf16(a, i0, rows, k0, kc, steps, dst)
-    } else {
-        pack_a_plain(a, i0, rows, k0, kc, steps, dst)
-    }
 }
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_a_plain(
-    a: Mat,
-    i0: usize,
-    rows: usize,
-    k0: usize,
-    kc: usize,
-    steps: usize,
-    dst: *mut u16,
-) -> u32 {
-    pack_a_with::<false>(a, i0, rows, k0, kc, steps, dst)
-}
+impl Packing for PackA {
+    type Out = u32;
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_a_bf16(
-    a: Mat,
-    i0: usize,
-    rows: usize,
-    k0: usize,
-    kc: usize,
-    steps: usize,
-    dst: *mut u16,
-) -> u32 {
-    pack_a_with::<true>(a, i0, rows, k0, kc, steps, dst)
-}
-
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_a_with<const BF16: bool>(
-    a: Mat,
-    i0: usize,
-    rows: usize,
-    k0: usize,
-    kc: usize,
-    steps: usize,
-    dst: *mut u16,
-) -> u32 {
+    #[inline(always)]
+    unsafe fn run<const BF16: bool>(self) -> u32 {
+        let PackA { a, i0, rows, k0, kc, steps, dst } = self;
     let plane = steps * TILE;
     let strips = rows.div_ceil(32) * 2;
     let mut tmp = [0f32; TILE];
@@ -352,6 +344,7 @@ unsafe fn pack_a_with<const BF16: bool>(
         }
     }
     bad
+    }
 }
 
 /// Hints the cache line holding `p` into L1.
@@ -365,22 +358,16 @@ fn prefetch(p: *const f32) {
 /// (low half) and `x1[j]` (high half), split into h, m, l. Returns `false` on NaN/infinity.
 /// With `BF16`, through [`split16`] unless a lane needs [`split`].
 #[inline(always)]
-unsafe fn emit_pairs<const BF16: bool>(
-    x0: &[f32; 16],
-    x1: &[f32; 16],
-    h: *mut u32,
-    m: *mut u32,
-    l: *mut u32,
-) -> bool {
+unsafe fn emit_pairs<const BF16: bool>(x0: &[f32; 16], x1: &[f32; 16], out: PairRow) -> bool {
     use std::arch::x86_64::*;
     if !BF16 {
-        return emit_pairs_split(x0, x1, h, m, l);
+        return emit_pairs_split(x0, x1, out);
     }
     let Some(lo) = split16(_mm512_loadu_ps(x0.as_ptr())) else {
-        return emit_pairs_split_cold(x0, x1, h, m, l);
+        return emit_pairs_split_cold(x0, x1, out);
     };
     let Some(hi) = split16(_mm512_loadu_ps(x1.as_ptr())) else {
-        return emit_pairs_split_cold(x0, x1, h, m, l);
+        return emit_pairs_split_cold(x0, x1, out);
     };
     let pairs = |lo: __m256i, hi: __m256i| {
         _mm512_or_si512(
@@ -388,41 +375,37 @@ unsafe fn emit_pairs<const BF16: bool>(
             _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(hi)),
         )
     };
-    _mm512_storeu_si512(h as *mut __m512i, pairs(lo[0], hi[0]));
-    _mm512_storeu_si512(m as *mut __m512i, pairs(lo[1], hi[1]));
-    _mm512_storeu_si512(l as *mut __m512i, pairs(lo[2], hi[2]));
+    _mm512_storeu_si512(out.h as *mut __m512i, pairs(lo[0], hi[0]));
+    _mm512_storeu_si512(out.m as *mut __m512i, pairs(lo[1], hi[1]));
+    _mm512_storeu_si512(out.l as *mut __m512i, pairs(lo[2], hi[2]));
     true
+}
+
+/// Where [`emit_pairs`] writes: one row of 16 pairs in each plane of a B tile.
+#[derive(Clone, Copy)]
+struct PairRow {
+    h: *mut u32,
+    m: *mut u32,
+    l: *mut u32,
 }
 
 /// [`emit_pairs_split`] out of line: the rare fallback of the converting packing, kept out of
 /// its loop.
 #[cold]
 #[inline(never)]
-unsafe fn emit_pairs_split_cold(
-    x0: &[f32; 16],
-    x1: &[f32; 16],
-    h: *mut u32,
-    m: *mut u32,
-    l: *mut u32,
-) -> bool {
-    emit_pairs_split(x0, x1, h, m, l)
+unsafe fn emit_pairs_split_cold(x0: &[f32; 16], x1: &[f32; 16], out: PairRow) -> bool {
+    emit_pairs_split(x0, x1, out)
 }
 
 #[inline(always)]
-unsafe fn emit_pairs_split(
-    x0: &[f32; 16],
-    x1: &[f32; 16],
-    h: *mut u32,
-    m: *mut u32,
-    l: *mut u32,
-) -> bool {
+unsafe fn emit_pairs_split(x0: &[f32; 16], x1: &[f32; 16], out: PairRow) -> bool {
     let mut finite = true;
     for j in 0..16 {
         let (h0, m0, l0) = split(x0[j]);
         let (h1, m1, l1) = split(x1[j]);
-        *h.add(j) = h0 as u32 | (h1 as u32) << 16;
-        *m.add(j) = m0 as u32 | (m1 as u32) << 16;
-        *l.add(j) = l0 as u32 | (l1 as u32) << 16;
+        *out.h.add(j) = h0 as u32 | (h1 as u32) << 16;
+        *out.m.add(j) = m0 as u32 | (m1 as u32) << 16;
+        *out.l.add(j) = l0 as u32 | (l1 as u32) << 16;
         finite &= x0[j].is_finite() & x1[j].is_finite();
     }
     finite
@@ -433,10 +416,8 @@ unsafe fn emit_pairs_split(
 /// pair-interleaved layout `tdpbf16ps` reads (tile row `p`, column `2j + t` holds
 /// `B[32s + 2p + t][j]`). Columns at or past `n` and depth past `kc` are zero. Returns `false`
 /// when B held a NaN or an infinity.
-///
-/// Compiled twice: with the CPU's bf16 conversion for the split where it has one.
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_b(
+#[derive(Clone, Copy)]
+struct PackB {
     b: Mat,
     n: usize,
     q0: usize,
@@ -445,56 +426,14 @@ unsafe fn pack_b(
     kc: usize,
     steps: usize,
     dst: *mut u16,
-) -> bool {
-    if has_bf16_convert() {
-        pack_b_bf16(b, n, q0, q1, k0, kc, steps, dst)
-    } else {
-        pack_b_plain(b, n, q0, q1, k0, kc, steps, dst)
-    }
 }
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_b_plain(
-    b: Mat,
-    n: usize,
-    q0: usize,
-    q1: usize,
-    k0: usize,
-    kc: usize,
-    steps: usize,
-    dst: *mut u16,
-) -> bool {
-    pack_b_with::<false>(b, n, q0, q1, k0, kc, steps, dst)
-}
+impl Packing for PackB {
+    type Out = bool;
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_b_bf16(
-    b: Mat,
-    n: usize,
-    q0: usize,
-    q1: usize,
-    k0: usize,
-    kc: usize,
-    steps: usize,
-    dst: *mut u16,
-) -> bool {
-    pack_b_with::<true>(b, n, q0, q1, k0, kc, steps, dst)
-}
-
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_b_with<const BF16: bool>(
-    b: Mat,
-    n: usize,
-    q0: usize,
-    q1: usize,
-    k0: usize,
-    kc: usize,
-    steps: usize,
-    dst: *mut u16,
-) -> bool {
+    #[inline(always)]
+    unsafe fn run<const BF16: bool>(self) -> bool {
+        let PackB { b, n, q0, q1, k0, kc, steps, dst } = self;
     let plane = steps * TILE;
     let mut finite = true;
     // Tile `s` of panel `q` as u32 pairs, for each plane.
@@ -592,7 +531,7 @@ unsafe fn pack_b_with<const BF16: bool>(
                     if cols == 16 && kk + 1 < kc {
                         let x0 = &*(b.at(k0 + kk, j0) as *const [f32; 16]);
                         let x1 = &*(b.at(k0 + kk + 1, j0) as *const [f32; 16]);
-                        finite &= emit_pairs::<BF16>(x0, x1, h, m, l);
+                        finite &= emit_pairs::<BF16>(x0, x1, PairRow { h, m, l });
                     } else {
                         let mut rows = [[0f32; 16]; 2];
                         for (t, row) in rows.iter_mut().enumerate() {
@@ -601,13 +540,14 @@ unsafe fn pack_b_with<const BF16: bool>(
                                 row[..cols].copy_from_slice(std::slice::from_raw_parts(src, cols));
                             }
                         }
-                        finite &= emit_pairs::<BF16>(&rows[0], &rows[1], h, m, l);
+                        finite &= emit_pairs::<BF16>(&rows[0], &rows[1], PairRow { h, m, l });
                     }
                 }
             }
         }
     }
     finite
+    }
 }
 
 /// Computes one 32×32 piece of `A·B` over one K block: `a` points at the first of two
@@ -854,7 +794,7 @@ impl Job {
         let mut finite = true;
         for &(off, (k0, kc, steps)) in &self.blocks {
             let dst = self.bp.add(off + q0 * 3 * steps * TILE);
-            finite &= pack_b(self.b, self.n, q0, q1, k0, kc, steps, dst);
+            finite &= pack(PackB { b: self.b, n: self.n, q0, q1, k0, kc, steps, dst });
         }
         finite
     }
@@ -914,7 +854,7 @@ impl Job {
             let mut out = Tile([0.0; 1024]);
             let mut corr = Tile([0.0; 1024]);
             for (bi, &(off, (k0, kc, steps))) in self.blocks.iter().enumerate() {
-                fma |= pack_a(self.a, i0, rows, k0, kc, steps, ap);
+                fma |= pack(PackA { a: self.a, i0, rows, k0, kc, steps, dst: ap });
                 if fma.count_ones() as usize == strips / 2 {
                     break;
                 }
@@ -1305,8 +1245,8 @@ mod bf16_convert_tests {
                 let (mut d1, mut d2) = (vec![0u16; len], vec![0u16; len]);
                 let (f1, f2) = unsafe {
                     (
-                        pack_b_plain(b, n, 0, panels, 0, k, steps, d1.as_mut_ptr()),
-                        pack_b_bf16(b, n, 0, panels, 0, k, steps, d2.as_mut_ptr()),
+                        pack_plain(PackB { b, n, q0: 0, q1: panels, k0: 0, kc: k, steps, dst: d1.as_mut_ptr() }),
+                        pack_bf16(PackB { b, n, q0: 0, q1: panels, k0: 0, kc: k, steps, dst: d2.as_mut_ptr() }),
                     )
                 };
                 assert_eq!(f1, f2, "B {k}×{n} ({rs}, {cs})");
@@ -1323,8 +1263,8 @@ mod bf16_convert_tests {
                 let (mut d1, mut d2) = (vec![0u16; len], vec![0u16; len]);
                 let (f1, f2) = unsafe {
                     (
-                        pack_a_plain(a, 0, n, 0, k, steps, d1.as_mut_ptr()),
-                        pack_a_bf16(a, 0, n, 0, k, steps, d2.as_mut_ptr()),
+                        pack_plain(PackA { a, i0: 0, rows: n, k0: 0, kc: k, steps, dst: d1.as_mut_ptr() }),
+                        pack_bf16(PackA { a, i0: 0, rows: n, k0: 0, kc: k, steps, dst: d2.as_mut_ptr() }),
                     )
                 };
                 assert_eq!(f1, f2, "A {n}×{k} ({rs}, {cs})");
@@ -1407,64 +1347,41 @@ mod speed {
     #[test]
     #[ignore = "measurement for docs/GEMM.md, asserts nothing; run with --ignored --nocapture"]
     fn packing_speed() {
+        /// ns per element of `reps` runs of `job`, with the split and, where the CPU has it, the
+        /// bf16 conversion.
+        fn time<P: Packing + Copy>(name: &str, job: P, reps: usize, elements: usize) {
+            for (split, bf16) in [("split", false), ("bf16 convert", true)] {
+                if bf16 && !has_bf16_convert() {
+                    continue;
+                }
+                let t = std::time::Instant::now();
+                for _ in 0..reps {
+                    // SAFETY: the jobs below address `src` and `dst` within their extents.
+                    unsafe {
+                        if bf16 {
+                            pack_bf16(job);
+                        } else {
+                            pack_plain(job);
+                        }
+                    }
+                }
+                let ns = t.elapsed().as_secs_f64() * 1e9 / (reps * elements) as f64;
+                println!("pack {name} ({split}): {ns:.3} ns/element");
+            }
+        }
         let (k, n) = (512, 512);
         let src: Vec<f32> = (0..k * n).map(|i| (i as f32).sin()).collect();
         let steps = k / 32;
         let mut dst = vec![Line([0; 32]); (n / 16) * 3 * steps * TILE / 32];
-        for (name, rs, cs) in [
-            ("B as stored", n as isize, 1),
-            ("B transposed", 1, k as isize),
-        ] {
-            let b = Mat {
-                ptr: src.as_ptr(),
-                rs,
-                cs,
-            };
-            let reps = 20;
-            for (split, bf16) in [("split", false), ("bf16 convert", true)] {
-                if bf16 && !has_bf16_convert() {
-                    continue;
-                }
-                let t = std::time::Instant::now();
-                for _ in 0..reps {
-                    let d = dst.as_mut_ptr() as *mut u16;
-                    unsafe {
-                        if bf16 {
-                            pack_b_bf16(b, n, 0, n / 16, 0, k, steps, d)
-                        } else {
-                            pack_b_plain(b, n, 0, n / 16, 0, k, steps, d)
-                        }
-                    };
-                }
-                let ns = t.elapsed().as_secs_f64() * 1e9 / (reps * k * n) as f64;
-                println!("pack {name} ({split}): {ns:.3} ns/element");
-            }
+        let dst = dst.as_mut_ptr() as *mut u16;
+        let mat = |rs, cs| Mat { ptr: src.as_ptr(), rs, cs };
+        for (name, b) in [("B as stored", mat(n as isize, 1)), ("B transposed", mat(1, k as isize))] {
+            let job = PackB { b, n, q0: 0, q1: n / 16, k0: 0, kc: k, steps, dst };
+            time(name, job, 20, k * n);
         }
-        for (name, rs, cs) in [("A as stored", k as isize, 1), ("A transposed", 1, 256)] {
-            let a = Mat {
-                ptr: src.as_ptr(),
-                rs,
-                cs,
-            };
-            let reps = 40;
-            for (split, bf16) in [("split", false), ("bf16 convert", true)] {
-                if bf16 && !has_bf16_convert() {
-                    continue;
-                }
-                let t = std::time::Instant::now();
-                for _ in 0..reps {
-                    let d = dst.as_mut_ptr() as *mut u16;
-                    unsafe {
-                        if bf16 {
-                            pack_a_bf16(a, 0, 256, 0, k, steps, d)
-                        } else {
-                            pack_a_plain(a, 0, 256, 0, k, steps, d)
-                        }
-                    };
-                }
-                let ns = t.elapsed().as_secs_f64() * 1e9 / (reps * k * 256) as f64;
-                println!("pack {name} ({split}): {ns:.3} ns/element");
-            }
+        for (name, a) in [("A as stored", mat(k as isize, 1)), ("A transposed", mat(1, 256))] {
+            let job = PackA { a, i0: 0, rows: 256, k0: 0, kc: k, steps, dst };
+            time(name, job, 40, k * 256);
         }
     }
 

@@ -221,33 +221,9 @@ pub fn gemm<T: Scalar>(
 /// feed-forward layer's weights, rewritten by the updater between calls) is better packed, which
 /// [`gemm`] does.
 #[allow(clippy::too_many_arguments)]
-pub fn gemm_resident_b<T: Scalar>(
-    op_a: Op,
-    op_b: Op,
-    m: usize,
-    n: usize,
-    k: usize,
-    alpha: T,
-    a: &[T],
-    b: &[T],
-    beta: T,
-    c: &mut [T],
-) {
-    gemm_with_threads(
-        num_threads(),
-        gemm_kernel(),
-        true,
-        op_a,
-        op_b,
-        m,
-        n,
-        k,
-        alpha,
-        a,
-        b,
-        beta,
-        c,
-    );
+#[rustfmt::skip]
+pub fn gemm_resident_b<T: Scalar>(op_a: Op, op_b: Op, m: usize, n: usize, k: usize, alpha: T, a: &[T], b: &[T], beta: T, c: &mut [T]) {
+    gemm_with_threads(num_threads(), gemm_kernel(), true, op_a, op_b, m, n, k, alpha, a, b, beta, c);
 }
 
 /// Which kernel an f32 [`gemm`] (`resident_b`: [`gemm_resident_b`]) with this shape, `op(B)` and
