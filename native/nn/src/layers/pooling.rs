@@ -254,7 +254,7 @@ impl PoolCore {
     /// tie rule (the first maximum in row-major order; a NaN first cell stays) bit for bit,
     /// without its per-window iterator and closure, and 2×2 windows at stride 2 read as pairs of
     /// columns of two rows. The LeNet-style CNN's training step (batch 64, two threads): +4.5 %
-    /// (8,842 against 8,491 examples/s, median of 8 alternating rounds, 2026-11-28 13:30 UTC).
+    /// (8,842 against 8,491 examples/s, median of 8 alternating rounds, 2026-11-28 13:17 UTC).
     fn max_full_windows<T: Scalar>(&self, x: &[T], y: &mut [T], am: &mut [u32]) {
         let iw = self.w.input;
         if (self.h.k, self.w.k, self.h.d, self.w.d, self.w.s) == (2, 2, 1, 1, 2) {
