@@ -32,16 +32,13 @@ fn detect() -> Result<(), &'static str> {
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-#[allow(unused_unsafe)] // __cpuid_count is safe from Rust 1.87 on; the crate supports 1.80
 fn detect() -> Result<(), &'static str> {
     use std::arch::x86_64::__cpuid_count;
-    // SAFETY: CPUID exists on every x86_64 CPU.
-    let max_leaf = unsafe { __cpuid_count(0, 0) }.eax;
+    let max_leaf = __cpuid_count(0, 0).eax;
     if max_leaf < 7 {
         return Err("CPUID has no leaf 7 (no AMX)");
     }
-    // SAFETY: as above; leaf 7 exists (checked).
-    let leaf7 = unsafe { __cpuid_count(7, 0) };
+    let leaf7 = __cpuid_count(7, 0);
     let amx_bf16 = leaf7.edx & (1 << 22) != 0;
     let amx_tile = leaf7.edx & (1 << 24) != 0;
     if !amx_tile || !amx_bf16 {
@@ -52,8 +49,7 @@ fn detect() -> Result<(), &'static str> {
     {
         return Err("CPU lacks AVX-512F/BW (used to pack the bf16 operands)");
     }
-    // SAFETY: leaf 1 exists on every x86_64 CPU.
-    let osxsave = unsafe { __cpuid_count(1, 0) }.ecx & (1 << 27) != 0;
+    let osxsave = __cpuid_count(1, 0).ecx & (1 << 27) != 0;
     if !osxsave {
         return Err("OS has not enabled XSAVE (CPUID.1:ECX.OSXSAVE = 0)");
     }
