@@ -63,16 +63,17 @@ impl fmt::Display for GemmKernel {
 /// `Auto` sends an f32 product to AMX when `m` and `n` are both at least this...
 ///
 /// Packing costs `k·(m + n)` element splits against `m·n·k` multiply-adds, so a product with a
-/// thin side (a batch of 64 rows, say) spends more on packing than the faster kernel gains: on
-/// this project's Sapphire Rapids VM, 64×500×784 and 96×1024×1024 (m×n×k) ran no faster than
-/// FMA, 128×128×128 broke even and 192³, 256³, 128×512×512 and 784×500×64 were faster (see
-/// `docs/GEMM.md`, "Dispatch threshold").
-pub const AMX_MIN_MN: usize = 128;
+/// thin side (a batch of rows, say) spends more on packing than the faster kernel gains. In a
+/// loop of warm products 128-row products already gained (128×512×512, 784×500×64); inside the
+/// MLP's two-thread training step, where the operands arrive cold, they lost: with `m, n, k >= 128`
+/// / `k >= 64` the step ran 8 % slower at batch 128 (x·W1 128×500×784 and xᵀ·dz1 784×500×128 on
+/// AMX) and 4 % slower at batch 64 (xᵀ·dz1 784×500×64) than with 256 / 256, and batch 256 the
+/// same (see `docs/GEMM.md`, "Dispatch threshold").
+pub const AMX_MIN_MN: usize = 256;
 /// ...and `k` at least this (each K block's partial sums are added to C, so a short K gains
-/// less), with the depth padded to multiples of 32 per block at most 1/8 longer than `k`
-/// (256×500×100 with B transposed, padded to 128 deep, ran 15% slower than FMA; 800×500×64 ran
-/// 19% faster).
-pub const AMX_MIN_K: usize = 64;
+/// less; the weight gradient of a minibatch has the batch as `k`), with the depth padded to
+/// multiples of 32 per block at most 1/8 longer than `k` (which every `k >= 256` is).
+pub const AMX_MIN_K: usize = 256;
 
 /// ...and `m·n·k` at least this. With two threads a smaller AMX product loses to FMA even where
 /// one thread gains: packing B is a parallel section of its own, so the product pays two
@@ -208,17 +209,22 @@ mod tests {
     #[test]
     fn dispatch_rule() {
         let usable = crate::cpu::amx_support().is_ok();
-        // MLP-sized products with a 64-row batch side stay on FMA under Auto.
+        // The MLP's products up to batch 128 stay on FMA under Auto (forward and weight gradient).
         assert!(!wants_amx(GemmKernel::Auto, 64, 500, 784));
+        assert!(!wants_amx(GemmKernel::Auto, 784, 500, 64));
+        assert!(!wants_amx(GemmKernel::Auto, 128, 500, 784));
+        assert!(!wants_amx(GemmKernel::Auto, 784, 500, 128));
         assert!(!wants_amx(GemmKernel::Auto, 500, 100, 63));
-        assert!(!wants_amx(GemmKernel::Auto, 127, 4096, 4096));
-        assert!(!wants_amx(GemmKernel::Auto, 128, 128, 128)); // below 2^24 multiply-adds
+        assert!(!wants_amx(GemmKernel::Auto, 255, 4096, 4096));
+        assert!(!wants_amx(GemmKernel::Auto, 4096, 4096, 255));
         assert!(!wants_amx(GemmKernel::Auto, 192, 192, 192));
+        // batch 256 and up, and square products from 256³ (= 2^24 multiply-adds)
+        assert_eq!(wants_amx(GemmKernel::Auto, 256, 500, 784), usable);
+        assert_eq!(wants_amx(GemmKernel::Auto, 784, 500, 256), usable);
         assert_eq!(wants_amx(GemmKernel::Auto, 256, 256, 256), usable);
-        assert_eq!(wants_amx(GemmKernel::Auto, 784, 500, 64), usable);
-        // Depth padding: 100 computes 128 (28% more) and stays on FMA; 120 -> 128 is fine.
-        assert!(!wants_amx(GemmKernel::Auto, 256, 500, 100));
-        assert_eq!(wants_amx(GemmKernel::Auto, 512, 500, 120), usable);
+        assert_eq!(wants_amx(GemmKernel::Auto, 1024, 1024, 1024), usable);
+        // 256 deep or more is never padded by more than 1/8.
+        assert_eq!(wants_amx(GemmKernel::Auto, 512, 500, 257), usable);
         assert_eq!(padded_k(1100), 512 + 512 + 96);
         assert_eq!(padded_k(64), 64);
         assert_eq!(wants_amx(GemmKernel::Amx, 1, 1, 1), usable);
