@@ -22,8 +22,8 @@
 //! Only on x86-64 with AVX-512F (16 floats per register; the register tile is 8 rows × 32
 //! columns, 16 accumulators), and only for products whose B stays in cache from one call to the
 //! next: the caller says so by calling [`crate::gemm_resident_b`] (the recurrent weights of a
-//! time loop: the LSTM character model's fit ran 8–12 % faster with its per-step products reading
-//! B in place). A B read once per call — the weights of a feed-forward layer, just rewritten by
+//! time loop: the character model's fit ran 5–9 % (LSTM) and 11 % (GravesLSTM) faster with its
+//! per-step products reading B in place). A B read once per call — the weights of a feed-forward layer, just rewritten by
 //! the updater — is packed: inside the MLP's two-thread training step the packed path was faster
 //! (Intel Xeon with AVX-512, two `ferrodl-bench serve` processes alternating: batch 32 +15 %, 64
 //! +16–18 %, 128 +4 %; one thread a tie), because each thread's pass down its columns of a cold B
