@@ -2,18 +2,16 @@
 //! Spark job (ferrodl-averaging): the driver's relay and a worker task's connection.
 //! Thread safety: calls on one handle are serialized; the relay's threads run independently.
 
-use crate::arrays::{new_float_array, new_long_array};
+use crate::arrays::new_long_array;
 use crate::boundary::{guard, invalid};
 use crate::errors::FerroResult;
 use crate::native_graph::graphs;
 use crate::native_network::networks;
 use ferrodl_averaging::{AveragingDriver, AveragingWorker};
 use ferrodl_nn::{ComputationGraph, MultiLayerNetwork, NnError};
-use ferrodl_tensor::memory;
 use jni::objects::{JClass, JString};
-use jni::sys::{jboolean, jdouble, jdoubleArray, jfloatArray, jint, jlong, jlongArray, jstring, JNI_FALSE, JNI_TRUE};
+use jni::sys::{jboolean, jdouble, jdoubleArray, jint, jlong, jlongArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
-use std::ptr;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -22,10 +20,9 @@ fn drivers() -> &'static Registry<AveragingDriver> {
     DRIVERS.get_or_init(|| Registry::new(0x41, "averaging relay"))
 }
 
-/// A worker task's connection and the buffer its averaged updater state is written to.
+/// A worker task's connection.
 struct Worker {
     conn: AveragingWorker,
-    updater: Vec<f32>,
 }
 
 fn workers() -> &'static Registry<Worker> {
@@ -39,6 +36,7 @@ trait Engine {
     fn params_mut(&mut self) -> &mut [f32];
     fn updater_state(&self) -> &[f32];
     fn set_updater_state(&mut self, s: &[f32]) -> Result<(), NnError>;
+    fn updater_state_mut(&mut self) -> &mut [f32];
 }
 
 macro_rules! engine {
@@ -55,6 +53,9 @@ macro_rules! engine {
             }
             fn set_updater_state(&mut self, s: &[f32]) -> Result<(), NnError> {
                 <$t>::set_updater_state(self, s)
+            }
+            fn updater_state_mut(&mut self) -> &mut [f32] {
+                <$t>::updater_state_mut(self)
             }
         }
     };
@@ -130,23 +131,27 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_shutdown<'local>(
     guard(&mut env, |_| drivers().with(handle, |d| Ok(d.shutdown()?)))
 }
 
-/// The final average's parameters (after shutdown), or null when no round had a contributor.
+/// Writes the final average (after shutdown) into the engine arrays of `network` (a network or
+/// graph handle, no Java copy): its parameters, and its updater state when `updater` and the
+/// workers averaged it. Returns 0 when no round had a contributor (nothing written), 1 when the
+/// parameters were written, 3 when the updater state was too.
 #[no_mangle]
-pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_finalParams<'local>(
+pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_applyFinal<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     handle: jlong,
+    network: jlong,
     updater: jboolean,
-) -> jfloatArray {
-    guard(&mut env, |env| {
-        let values = drivers().with(handle, |d| {
-            let avg = d.final_state()?.average.as_ref();
-            Ok(if updater == JNI_TRUE { avg.and_then(|a| a.updater.clone()) } else { avg.map(|a| a.params.clone()) })
-        })?;
-        match values {
-            Some(v) => Ok(new_float_array(env, &v)?.into_raw()),
-            None => Ok(ptr::null_mut()),
-        }
+) -> jint {
+    guard(&mut env, |_| {
+        drivers().with(handle, |d| {
+            with_engine(network, |net| {
+                if !d.final_params_into(net.params_mut())? {
+                    return Ok(0);
+                }
+                Ok(if updater == JNI_TRUE && d.final_updater_into(net.updater_state_mut())? { 3 } else { 1 })
+            })
+        })
     })
 }
 
@@ -203,7 +208,7 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_connect<'local>(
 ) -> jlong {
     guard(&mut env, |env| {
         let json = read_json(env, &config_json, "averaging worker configuration JSON")?;
-        Ok(workers().insert(Worker { conn: AveragingWorker::connect(&json)?, updater: Vec::new() }))
+        Ok(workers().insert(Worker { conn: AveragingWorker::connect(&json)? }))
     })
 }
 
@@ -357,15 +362,8 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_applyAverage<'local>
                 if updater != JNI_TRUE {
                     return Ok(1);
                 }
-                let own = net.updater_state();
-                if w.updater.capacity() < own.len() {
-                    w.updater = memory::try_with_capacity(own.len(), || "the averaged updater state".to_string())?;
-                }
-                if !w.conn.average_updater_into(own, &mut w.updater)? {
-                    return Ok(1);
-                }
-                net.set_updater_state(&w.updater)?;
-                Ok(3)
+                // in place, as the parameters: this worker's share is read before it is overwritten
+                Ok(if w.conn.average_updater_into(net.updater_state_mut())? { 3 } else { 1 })
             })
         })
     })

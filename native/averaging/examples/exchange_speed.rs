@@ -31,7 +31,6 @@ fn main() {
                 while !w.await_peers(Duration::from_millis(20)).unwrap() {}
                 let mut params = vec![p as f32 + 0.5; n];
                 let mut upd = vec![p as f32 * 0.25; 2 * n];
-                let mut upd_avg = Vec::new();
                 let mut times = Vec::new();
                 for round in 0..rounds {
                     let t0 = Instant::now();
@@ -40,8 +39,7 @@ fn main() {
                     while !w.await_round(round, Duration::from_millis(100)).unwrap() {}
                     let t2 = Instant::now();
                     w.average_params_into(&mut params).unwrap();
-                    w.average_updater_into(&upd, &mut upd_avg).unwrap();
-                    std::mem::swap(&mut upd, &mut upd_avg);
+                    w.average_updater_into(&mut upd).unwrap();
                     let t3 = Instant::now();
                     times.push([t1 - t0, t2 - t1, t3 - t2, t3 - t0]);
                 }

@@ -268,6 +268,20 @@ impl AveragingDriver {
             .ok_or_else(|| SharingError::Message("the averaging relay is still running".into()))
     }
 
+    /// Writes the final average's parameters into `out` (the driver network's array): false when
+    /// no round had a contributor (`out` is left alone). Only after [`AveragingDriver::shutdown`].
+    pub fn final_params_into(&self, out: &mut [f32]) -> Result<bool, SharingError> {
+        let avg = self.final_state()?.average.as_ref();
+        copy_final(avg.map(|a| &a.params[..]), out, "parameters")
+    }
+
+    /// The same for the updater state: false when it was not averaged (no contributor, or one of
+    /// the last round's contributors sent none).
+    pub fn final_updater_into(&self, out: &mut [f32]) -> Result<bool, SharingError> {
+        let avg = self.final_state()?.average.as_ref();
+        copy_final(avg.and_then(|a| a.updater.as_deref()), out, "updater values")
+    }
+
     pub fn stats_json(&self) -> String {
         let stats = match (&self.relay, &self.stopped) {
             (Some(r), _) => r.stats(),
@@ -286,6 +300,21 @@ impl AveragingDriver {
         }
         v.to_string()
     }
+}
+
+fn copy_final(values: Option<&[f32]>, out: &mut [f32], what: &str) -> Result<bool, SharingError> {
+    let Some(values) = values else {
+        return Ok(false);
+    };
+    if values.len() != out.len() {
+        return Err(SharingError::Message(format!(
+            "the final average has {} {what} but the driver's network has {}",
+            values.len(),
+            out.len()
+        )));
+    }
+    out.copy_from_slice(values);
+    Ok(true)
 }
 
 impl Drop for AveragingDriver {

@@ -358,21 +358,18 @@ impl AveragingWorker {
     /// this worker's parameters as sent (with two workers its share is read from it before it is
     /// overwritten). `Ok(false)`: nobody fitted in that round (`params` is left alone).
     pub fn average_params_into(&self, params: &mut [f32]) -> Result<bool, SharingError> {
-        self.average_into(params, None, false)
+        self.average_into(params, false)
     }
 
-    /// The same for the updater state: `own` is this worker's state as sent, `out` receives the
-    /// average (resized). `Ok(false)`: no average of the updater state this round.
-    pub fn average_updater_into(&self, own: &[f32], out: &mut Vec<f32>) -> Result<bool, SharingError> {
-        // every value is written by the average: no zeroing pass when the buffer already fits
-        if out.len() != own.len() {
-            out.clear();
-            out.resize(own.len(), 0.0);
-        }
-        self.average_into(out, Some(own), true)
+    /// The same for the updater state, averaged in place in `state` (this worker's state as sent).
+    /// `Ok(false)`: no average of the updater state this round (`state` is left alone).
+    pub fn average_updater_into(&self, state: &mut [f32]) -> Result<bool, SharingError> {
+        self.average_into(state, true)
     }
 
-    fn average_into(&self, out: &mut [f32], own: Option<&[f32]>, updater: bool) -> Result<bool, SharingError> {
+    /// `out` holds this worker's array as sent: its share is read from there (a `None` source of
+    /// [`mean_into`]) before the average overwrites it.
+    fn average_into(&self, out: &mut [f32], updater: bool) -> Result<bool, SharingError> {
         let Some(done) = &self.done else {
             return Err(SharingError::Message("no averaging round is complete yet".into()));
         };
@@ -409,7 +406,7 @@ impl AveragingWorker {
                     out.len()
                 )));
             }
-            sources.push(if m.partition == me { own } else { Some(&arrays[..]) });
+            sources.push(if m.partition == me { None } else { Some(&arrays[..]) });
         }
         mean_into(out, &sources);
         Ok(true)
@@ -581,13 +578,12 @@ mod tests {
                     while !w.await_peers(Duration::from_millis(20)).unwrap() {}
                     let mut params = vec![p as f32 + 0.5; 1000];
                     let mut seen = Vec::new();
-                    let mut upd_avg = Vec::new();
                     for round in 0..4u32 {
                         let idle = p == 2 && round == 1;
                         for (i, v) in params.iter_mut().enumerate() {
                             *v += 0.001 * (i as f32) * (p + 1) as f32;
                         }
-                        let upd: Vec<f32> = params.iter().map(|v| v * 0.5).collect();
+                        let mut upd: Vec<f32> = params.iter().map(|v| v * 0.5).collect();
                         w.send_round(round, 2, 2, 8, f64::from(p), (!idle).then_some(&params[..]), Some(&upd))
                             .unwrap();
                         while !w.await_round(round, Duration::from_millis(100)).unwrap() {}
@@ -596,8 +592,8 @@ mod tests {
                         assert!(summary.with_updater);
                         // an idle worker adopts the average as well: it starts from its own (stale) arrays
                         assert!(w.average_params_into(&mut params).unwrap());
-                        assert!(w.average_updater_into(&upd, &mut upd_avg).unwrap());
-                        seen.push((summary, params.clone(), upd_avg.clone()));
+                        assert!(w.average_updater_into(&mut upd).unwrap());
+                        seen.push((summary, params.clone(), upd));
                     }
                     w.finish().unwrap();
                     seen
@@ -623,6 +619,12 @@ mod tests {
         assert_eq!(last.params, results[0][3].1);
         assert_eq!(last.updater.as_ref().unwrap(), &results[0][3].2);
         assert_eq!((last.contributors, last.max_iterations, last.score), (workers, 2, results[0][3].0.score));
+        // written into the driver network's arrays: the same bits; a network of another size is refused
+        let (mut params, mut updater) = (vec![0f32; 1000], vec![0f32; 1000]);
+        assert!(d.final_params_into(&mut params).unwrap() && d.final_updater_into(&mut updater).unwrap());
+        assert_eq!((params, updater), (results[0][3].1.clone(), results[0][3].2.clone()));
+        let e = d.final_updater_into(&mut [0f32; 3]).unwrap_err().to_string();
+        assert!(e.contains("1000 updater values") && e.contains("network has 3"), "{e}");
         let stats = d.stats_json();
         assert!(stats.contains("\"sealed\":true"));
         stats
@@ -638,7 +640,12 @@ mod tests {
         assert!(!w.await_round(0, Duration::from_millis(100)).unwrap());
         assert_eq!(w.missing(0), vec![1]);
         drop(w);
+        let mut params = vec![9f32; 1000];
+        assert!(d.final_params_into(&mut params).unwrap_err().to_string().contains("still running"));
         d.shutdown().unwrap();
+        // no round completed: the driver's network keeps its arrays
+        assert!(!d.final_params_into(&mut params).unwrap() && !d.final_updater_into(&mut params).unwrap());
+        assert_eq!(params, vec![9f32; 1000]);
     }
 
     #[test]

@@ -213,6 +213,11 @@ impl<T: Scalar> ComputationGraph<T> {
         self.exec.set_updater_state(s)
     }
 
+    /// The updater state to be written in place (same layout as [`Self::updater_state`]).
+    pub fn updater_state_mut(&mut self) -> &mut [T] {
+        self.exec.updater_state_mut()
+    }
+
     pub fn num_inputs(&self) -> usize {
         self.conf.network_inputs.len()
     }

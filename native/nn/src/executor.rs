@@ -683,6 +683,10 @@ impl<T: Scalar> Executor<T> {
         self.optimizer.state()
     }
 
+    pub fn updater_state_mut(&mut self) -> &mut [T] {
+        self.optimizer.state_mut()
+    }
+
     pub fn set_updater_state(&mut self, s: &[T]) -> Result<(), NnError> {
         self.optimizer
             .set_state(s)

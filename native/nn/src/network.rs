@@ -158,6 +158,11 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         self.exec.set_updater_state(s)
     }
 
+    /// The updater state to be written in place (same layout as [`Self::updater_state`]).
+    pub fn updater_state_mut(&mut self) -> &mut [T] {
+        self.exec.updater_state_mut()
+    }
+
     /// Values per example of the input.
     pub fn n_in(&self) -> usize {
         self.exec.input_shape(0).len()

@@ -187,6 +187,12 @@ impl<T: Scalar> Optimizer<T> {
         &self.state
     }
 
+    /// The flat state vector, to be written in place (parameter averaging averages it there
+    /// instead of copying a new state in).
+    pub fn state_mut(&mut self) -> &mut [T] {
+        &mut self.state
+    }
+
     /// Replaces the flat state vector; its length must match [`Optimizer::state_len`].
     pub fn set_state(&mut self, s: &[T]) -> Result<(), StateLengthError> {
         if s.len() != self.state.len() {

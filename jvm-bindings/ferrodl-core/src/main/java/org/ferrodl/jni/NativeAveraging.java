@@ -39,12 +39,16 @@ public final class NativeAveraging {
     public static native void shutdown(long h);
 
     /**
+     * Writes the last round's average (of the workers that fitted in it) straight into the engine
+     * arrays of {@code network} (no Java copy): its parameters, and its updater state when
+     * {@code updater} and every contributor of that round sent one.
+     *
      * @param h relay handle, after {@link #shutdown}
-     * @param updater false: the parameters; true: the updater state
-     * @return the last round's average (of the workers that fitted in it), or null when no round
-     *     had one (or, for the updater state, when not every contributor sent it)
+     * @param network the driver's network or graph handle ({@code nativeHandle()})
+     * @return 0 when no round had a contributor (nothing written), 1 when the parameters were
+     *     written, 3 when the updater state was too
      */
-    public static native float[] finalParams(long h, boolean updater);
+    public static native int applyFinal(long h, long network, boolean updater);
 
     /**
      * @param h relay handle, after {@link #shutdown}

@@ -14,7 +14,6 @@ import org.apache.spark.api.java.function.Function;
 import org.apache.spark.rdd.RDD;
 import org.ferrodl.exception.DL4JInvalidConfigException;
 import org.ferrodl.jni.NativeAveraging;
-import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.spark.api.SparkTrainingStats;
@@ -205,16 +204,9 @@ final class AveragingRounds {
             // every worker's messages were applied to the relay's state before its task ended
             NativeAveraging.shutdown(relay);
             double[] summary = NativeAveraging.finalSummary(relay);
-            float[] params = NativeAveraging.finalParams(relay, false);
-            double score = Double.NaN;
-            if (params != null) {
-                network.setParams(Nd4j.create(params, 1, params.length));
-                float[] updater = master.isSaveUpdater() ? NativeAveraging.finalParams(relay, true) : null;
-                if (updater != null) {
-                    kind.setUpdaterState(network, Nd4j.create(updater, 1, updater.length));
-                }
-                score = summary[3];
-            }
+            // straight into the network's engine arrays (the updater state only when it was averaged)
+            double score = NativeAveraging.applyFinal(relay, network.nativeHandle(), master.isSaveUpdater()) != 0
+                    ? summary[3] : Double.NaN;
             kind.setCounters(network, kind.iterationCount(network) + (int) summary[1], kind.epochCount(network));
             if (stats != null) {
                 stats.setRelayStatsJson(NativeAveraging.statsJson(relay));
