@@ -13,6 +13,7 @@ static ALLOCATOR: ferrodl_tensor::memory::CountingAllocator =
     ferrodl_tensor::memory::CountingAllocator;
 
 mod arrays;
+mod engine_arrays;
 pub mod boundary;
 pub mod errors;
 pub mod handles;

@@ -4,11 +4,9 @@
 
 use crate::arrays::new_long_array;
 use crate::boundary::{guard, invalid};
+use crate::engine_arrays::with_engine;
 use crate::errors::FerroResult;
-use crate::native_graph::graphs;
-use crate::native_network::networks;
 use ferrodl_averaging::{AveragingDriver, AveragingWorker};
-use ferrodl_nn::{ComputationGraph, MultiLayerNetwork, NnError};
 use jni::objects::{JClass, JString};
 use jni::sys::{jboolean, jdouble, jdoubleArray, jint, jlong, jlongArray, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
@@ -28,48 +26,6 @@ struct Worker {
 fn workers() -> &'static Registry<Worker> {
     static WORKERS: OnceLock<Registry<Worker>> = OnceLock::new();
     WORKERS.get_or_init(|| Registry::new(0x42, "averaging worker"))
-}
-
-/// The engine arrays a worker sends from and averages into: a network's or a graph's.
-trait Engine {
-    fn params(&self) -> &[f32];
-    fn params_mut(&mut self) -> &mut [f32];
-    fn updater_state(&self) -> &[f32];
-    fn set_updater_state(&mut self, s: &[f32]) -> Result<(), NnError>;
-    fn updater_state_mut(&mut self) -> &mut [f32];
-}
-
-macro_rules! engine {
-    ($t:ty) => {
-        impl Engine for $t {
-            fn params(&self) -> &[f32] {
-                <$t>::params(self)
-            }
-            fn params_mut(&mut self) -> &mut [f32] {
-                <$t>::params_mut(self)
-            }
-            fn updater_state(&self) -> &[f32] {
-                <$t>::updater_state(self)
-            }
-            fn set_updater_state(&mut self, s: &[f32]) -> Result<(), NnError> {
-                <$t>::set_updater_state(self, s)
-            }
-            fn updater_state_mut(&mut self) -> &mut [f32] {
-                <$t>::updater_state_mut(self)
-            }
-        }
-    };
-}
-engine!(MultiLayerNetwork);
-engine!(ComputationGraph);
-
-/// Runs `f` on the network or graph behind `handle` (its registry is named by the handle's kind byte).
-fn with_engine<R>(handle: jlong, f: impl FnOnce(&mut dyn Engine) -> FerroResult<R>) -> FerroResult<R> {
-    if (handle as u64 >> 56) as u8 == 0x47 {
-        graphs().with(handle, |g| f(g))
-    } else {
-        networks().with(handle, |n| f(n))
-    }
 }
 
 use crate::handles::Registry;

@@ -1,12 +1,13 @@
 //! `org.ferrodl.jni.NativeRelay`: the driver's update relay of a gradient-sharing fit.
 //! Thread safety: calls on one handle are serialized; the relay's own threads run independently.
 
-use crate::arrays::{new_float_array, new_long_array, read_floats, read_optional_floats};
+use crate::arrays::{new_long_array, read_floats, read_optional_floats};
 use crate::boundary::{guard, invalid};
+use crate::engine_arrays::with_engine;
 use crate::handles::Registry;
 use ferrodl_sharing::DriverRelay;
 use jni::objects::{JClass, JFloatArray, JString};
-use jni::sys::{jfloatArray, jint, jlong, jlongArray, jstring};
+use jni::sys::{jboolean, jint, jlong, jlongArray, jstring, JNI_TRUE};
 use jni::JNIEnv;
 use std::sync::OnceLock;
 
@@ -53,29 +54,24 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_port<'local>(
     })
 }
 
+/// Writes the final master copy (after shutdown) into the engine arrays of `network` (a network
+/// or graph handle, no Java copy): its parameters, and, when `updater` and the workers sent their
+/// final updater states with their FINISH, the mean of those. Returns 1 when only the parameters
+/// were written, 3 when the updater state was too.
 #[no_mangle]
-pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_params<'local>(
+pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_applyFinal<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     handle: jlong,
-) -> jfloatArray {
-    guard(&mut env, |env| {
-        let snapshot = relays().with(handle, |r| Ok(r.snapshot()?))?;
-        Ok(new_float_array(env, &snapshot.params)?.into_raw())
-    })
-}
-
-/// The mean of the updater states the workers sent with their FINISH, or null when none did.
-#[no_mangle]
-pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_updaterState<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> jfloatArray {
-    guard(&mut env, |env| {
-        Ok(match relays().with(handle, |r| Ok(r.final_updater_state()))? {
-            Some((mean, _)) => new_float_array(env, &mean)?.into_raw(),
-            None => std::ptr::null_mut(),
+    network: jlong,
+    updater: jboolean,
+) -> jint {
+    guard(&mut env, |_| {
+        relays().with(handle, |r| {
+            with_engine(network, |net| {
+                r.final_params_into(net.params_mut())?;
+                Ok(if updater == JNI_TRUE && r.final_updater_into(net.updater_state_mut())? { 3 } else { 1 })
+            })
         })
     })
 }
@@ -88,12 +84,8 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_counters<'local>(
     handle: jlong,
 ) -> jlongArray {
     guard(&mut env, |env| {
-        let (snapshot, applied) = relays().with(handle, |r| Ok((r.snapshot()?, r.applied())))?;
-        let values = [
-            snapshot.iteration as i64,
-            snapshot.epoch as i64,
-            applied as i64,
-        ];
+        let ((iteration, epoch), applied) = relays().with(handle, |r| Ok((r.counters()?, r.applied())))?;
+        let values = [iteration as i64, epoch as i64, applied as i64];
         Ok(new_long_array(env, &values)?.into_raw())
     })
 }

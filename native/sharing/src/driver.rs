@@ -167,6 +167,42 @@ impl DriverRelay {
         }
     }
 
+    /// Writes the final master copy's parameters into `out` (the driver network's array, no
+    /// vector of its own). Only once the relay has stopped; refuses another length.
+    pub fn final_params_into(&self, out: &mut [f32]) -> Result<(), SharingError> {
+        let (snapshot, _) = self.stopped()?;
+        if out.len() != snapshot.params.len() {
+            return Err(SharingError::Message(format!(
+                "the master copy has {} parameters but the driver's network has {}",
+                snapshot.params.len(),
+                out.len()
+            )));
+        }
+        out.copy_from_slice(&snapshot.params);
+        Ok(())
+    }
+
+    /// Writes the mean of the updater states the workers sent with their FINISH into `out`:
+    /// false when none did (`out` is left alone). Only once the relay has stopped.
+    pub fn final_updater_into(&self, out: &mut [f32]) -> Result<bool, SharingError> {
+        self.stopped()?;
+        lock_finals(&self.finals).mean_into(out).map_err(SharingError::Message)
+    }
+
+    /// `(iteration, epoch)` of the master copy, without copying its arrays once stopped.
+    pub fn counters(&self) -> Result<(u64, u64), SharingError> {
+        match &self.stopped {
+            Some((s, _)) => Ok((s.iteration, s.epoch)),
+            None => self.snapshot().map(|s| (s.iteration, s.epoch)),
+        }
+    }
+
+    fn stopped(&self) -> Result<&(Snapshot, RelayStats), SharingError> {
+        self.stopped
+            .as_ref()
+            .ok_or_else(|| SharingError::Message("the relay is still running".into()))
+    }
+
     /// Messages applied to the master copy so far.
     pub fn applied(&self) -> u64 {
         self.stats()

@@ -15,7 +15,30 @@ pub struct FinalUpdaterStates {
 impl FinalUpdaterStates {
     /// The mean of the states received (None: none was).
     pub fn mean(&self) -> Option<Vec<f32>> {
-        (self.count > 0).then(|| self.sum.iter().map(|s| (s / f64::from(self.count)) as f32).collect())
+        (self.count > 0).then(|| self.sum.iter().map(|s| self.mean_of(*s)).collect())
+    }
+
+    /// The mean written into `out` (the driver network's updater state, no vector of its own):
+    /// `Ok(false)` when no state was received (`out` is left alone); refuses another length.
+    pub fn mean_into(&self, out: &mut [f32]) -> Result<bool, String> {
+        if self.count == 0 {
+            return Ok(false);
+        }
+        if out.len() != self.sum.len() {
+            return Err(format!(
+                "the workers' final updater states have {} values but the driver's network has {}",
+                self.sum.len(),
+                out.len()
+            ));
+        }
+        for (o, s) in out.iter_mut().zip(&self.sum) {
+            *o = self.mean_of(*s);
+        }
+        Ok(true)
+    }
+
+    fn mean_of(&self, sum: f64) -> f32 {
+        (sum / f64::from(self.count)) as f32
     }
 
     /// How many states were received.
@@ -182,7 +205,14 @@ mod tests {
         assert!(m.finish(w, &bytes[..bytes.len() - 1]).is_err());
         let f = lock_finals(&finals);
         assert_eq!((f.mean().unwrap(), f.count()), (vec![2.0, 3.0, 1.0], 3));
+        // written into the driver network's array: the same values; another length is refused
+        let mut out = vec![7.0; 3];
+        assert!(f.mean_into(&mut out).unwrap());
+        assert_eq!(out, vec![2.0, 3.0, 1.0]);
+        let e = f.mean_into(&mut [0.0; 2]).unwrap_err();
+        assert!(e.contains("have 3 values but the driver's network has 2"), "{e}");
         drop(f);
+        assert!(!FinalUpdaterStates::default().mean_into(&mut out).unwrap());
         // a relay tree node's master copy takes none
         let mut node = MasterCopy::new(vec![0.0; 2], vec![0.0; 3], 0, 0);
         let e = node.finish(w, &write_final_states(&[&[1.0, 2.0, 3.0]]).unwrap()).unwrap_err();

@@ -306,6 +306,8 @@ fn final_updater_states_reach_the_driver_with_finish() {
             "maxMessageBytes":1048576,"maxFinalStateBytes":4194304,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
     );
     let mut relay = DriverRelay::start(&settings, params, vec![0.0; 2 * n], 0, 0).unwrap();
+    let mut out = vec![0.0; 2 * n];
+    assert!(relay.final_updater_into(&mut out).unwrap_err().to_string().contains("still running"));
     let mut rng = Rng::new(3);
     let mut states = Vec::new();
     for (partition, replicas) in [(0u32, 2usize), (1, 1)] {
@@ -332,4 +334,13 @@ fn final_updater_states_reach_the_driver_with_finish() {
         assert_eq!(*m, expect as f32, "value {i}");
     }
     assert!(mean.iter().any(|v| *v != 0.0));
+    // written into the driver network's arrays: the same values, the master copy's parameters
+    assert!(relay.final_updater_into(&mut out).unwrap());
+    assert_eq!(out, mean);
+    let mut master = vec![0.0; n];
+    relay.final_params_into(&mut master).unwrap();
+    assert_eq!(master, relay.snapshot().unwrap().params);
+    assert_eq!(relay.counters().unwrap(), (relay.snapshot().unwrap().iteration, relay.snapshot().unwrap().epoch));
+    let e = relay.final_params_into(&mut [0.0; 3]).unwrap_err().to_string();
+    assert!(e.contains(&format!("has {n} parameters but the driver's network has 3")), "{e}");
 }

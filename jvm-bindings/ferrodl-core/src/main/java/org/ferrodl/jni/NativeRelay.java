@@ -35,13 +35,15 @@ public final class NativeRelay {
     public static native int port(long h);
 
     /**
-     * @param h handle
-     * @return the mean of the updater states the workers sent when they finished, or null when none did
+     * Writes the final master copy straight into the engine arrays of {@code network} (no Java
+     * copy): its parameters, and, when {@code updater} and the workers sent their final updater
+     * states when they finished, the mean of those.
+     *
+     * @param h handle, after {@link #shutdown}
+     * @param network the driver's network or graph handle ({@code nativeHandle()})
+     * @return 1 when only the parameters were written, 3 when the updater state was too
      */
-    public static native float[] updaterState(long h);
-
-    /** @param h handle @return a copy of the master parameters (current, or final after shutdown) */
-    public static native float[] params(long h);
+    public static native int applyFinal(long h, long network, boolean updater);
 
     /** @param h handle @return {@code [iteration, epoch, messagesApplied]} of the master copy */
     public static native long[] counters(long h);

@@ -19,7 +19,6 @@ import org.apache.spark.storage.StorageLevel;
 import org.ferrodl.exception.DL4JInvalidInputException;
 import org.ferrodl.jni.NativeRelay;
 import org.ferrodl.jni.NativeSharedWorker;
-import org.ferrodl.linalg.factory.Nd4j;
 import org.ferrodl.nn.api.Model;
 import org.ferrodl.nn.api.NativeHandleOwner;
 import org.ferrodl.spark.api.RDDTrainingApproach;
@@ -200,14 +199,11 @@ final class SharedTrainingDriver {
 
             // Every worker waited for its messages to be applied: the master copy is final.
             NativeRelay.shutdown(relay);
-            float[] finalParams = NativeRelay.params(relay);
-            // the mean of the replicas' final updater states, which they sent with their FINISH
-            float[] finalUpdater = NativeRelay.updaterState(relay);
             long[] counters = NativeRelay.counters(relay);
             String relayStats = NativeRelay.statsJson(relay);
             long finishStart = System.nanoTime();
             double stopMillis = (finishStart - stopStart) / 1e6;
-            SparkTrainingStats stats = finish(master, sparkNetwork, results, finalParams, finalUpdater, counters,
+            SparkTrainingStats stats = finish(master, sparkNetwork, results, relay, counters,
                     relayStats);
             if (stats != null) {
                 double finishMillis = (System.nanoTime() - finishStart) / 1e6;
@@ -290,7 +286,7 @@ final class SharedTrainingDriver {
 
     private static <N extends NativeHandleOwner & Model> SparkTrainingStats finish(
             SharedTrainingMaster master, SparkNetwork<N, ?> sparkNetwork, List<SharedWorkerResult> results,
-            float[] params, float[] updaterState, long[] counters, String relayStats) {
+            long relay, long[] counters, String relayStats) {
         N network = sparkNetwork.getNetwork();
         NetworkKind<N, ?> kind = sparkNetwork.getNetworkKind();
         long iteration = counters[0];
@@ -335,10 +331,9 @@ final class SharedTrainingDriver {
                         node.path("nativeBytesInUse").asLong(), node.path("nativeBytesPeak").asLong()));
             }
         }
-        network.setParams(Nd4j.create(params, 1, params.length));
-        if (updaterState != null) {
-            kind.setUpdaterState(network, Nd4j.create(updaterState, 1, updaterState.length));
-        }
+        // the master copy and the mean of the replicas' final updater states (sent with their
+        // FINISH), straight into the network's engine arrays
+        NativeRelay.applyFinal(relay, network.nativeHandle(), true);
         kind.setCounters(network, Math.toIntExact(iteration), kind.epochCount(network) + 1);
         sparkNetwork.setScore(scored == 0 ? Double.NaN : scoreSum / scored);
         if (!thresholdStates.isEmpty()) {
@@ -347,7 +342,7 @@ final class SharedTrainingDriver {
         }
         if (stats != null) {
             stats.setRelayStatsJson(relayStats);
-            stats.setParameterCount(params.length);
+            stats.setParameterCount(network.numParams());
         }
         LOG.info("ferrodl gradient sharing: fit done, {} worker results, relay {}", results.size(), relayStats);
         return stats;
