@@ -15,6 +15,9 @@ pub(crate) trait Engine {
     fn updater_state(&self) -> &[f32];
     fn set_updater_state(&mut self, s: &[f32]) -> Result<(), NnError>;
     fn updater_state_mut(&mut self) -> &mut [f32];
+    /// What a newly built network has besides its arrays: the training RNG at the configuration's
+    /// seed and no recurrent state carried from `rnnTimeStep`.
+    fn restart_training(&mut self);
 }
 
 macro_rules! engine {
@@ -34,6 +37,10 @@ macro_rules! engine {
             }
             fn updater_state_mut(&mut self) -> &mut [f32] {
                 <$t>::updater_state_mut(self)
+            }
+            fn restart_training(&mut self) {
+                <$t>::reset_training_rng(self);
+                <$t>::rnn_clear_previous_state(self);
             }
         }
     };

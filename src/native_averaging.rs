@@ -169,8 +169,10 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_connect<'local>(
 }
 
 /// Writes the fit's start state (received from the driver at connect) into the engine arrays of
-/// `network`: its parameters, and its updater state when `updater` and the driver sent one. Once
-/// per worker; refuses a network whose sizes differ from the driver's, naming both.
+/// `network`: its parameters, and its updater state when `updater` and the driver sent one; the
+/// training RNG and recurrent state start as a new network's (the network may be kept from an
+/// earlier fit). Once per worker; refuses a network whose sizes differ from the driver's, naming
+/// both.
 #[no_mangle]
 pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_restoreStart<'local>(
     mut env: JNIEnv<'local>,
@@ -195,6 +197,8 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_restoreStart<'local>
                 if updater == JNI_TRUE && !start.updater.is_empty() {
                     net.set_updater_state(&start.updater)?;
                 }
+                // a network kept from an earlier fit starts like a new one
+                net.restart_training();
                 Ok(())
             })
         })

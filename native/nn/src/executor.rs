@@ -191,6 +191,8 @@ pub(crate) struct Executor<T: Scalar> {
     /// Scratch: a further consumer's contribution, and vertex input gradients (one per input).
     scratch: Vec<Vec<T>>,
     train_rng: Rng,
+    /// The training RNG's seed (from the configuration's), for [`Executor::reset_training_rng`].
+    train_seed: u64,
 }
 
 /// Two distinct elements of a slice, mutably.
@@ -502,6 +504,7 @@ impl<T: Scalar> Executor<T> {
             written: vec![false; n],
             scratch: Vec::new(),
             train_rng: Rng::new((seed as u64) ^ TRAIN_RNG_STREAM),
+            train_seed: (seed as u64) ^ TRAIN_RNG_STREAM,
             input_shapes,
             nodes,
         };
@@ -681,6 +684,12 @@ impl<T: Scalar> Executor<T> {
 
     pub fn updater_state(&self) -> &[T] {
         self.optimizer.state()
+    }
+
+    /// Starts the training RNG (dropout and other training-time noise) again from the
+    /// configuration's seed, as a newly built network has it.
+    pub fn reset_training_rng(&mut self) {
+        self.train_rng = Rng::new(self.train_seed);
     }
 
     pub fn updater_state_mut(&mut self) -> &mut [T] {

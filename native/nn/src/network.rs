@@ -158,6 +158,13 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         self.exec.set_updater_state(s)
     }
 
+    /// Starts the training RNG (dropout masks, weight noise) again from the configuration's seed,
+    /// where a newly built network starts it: a network reused for another fit draws what a new
+    /// one would.
+    pub fn reset_training_rng(&mut self) {
+        self.exec.reset_training_rng();
+    }
+
     /// The updater state to be written in place (same layout as [`Self::updater_state`]).
     pub fn updater_state_mut(&mut self) -> &mut [T] {
         self.exec.updater_state_mut()

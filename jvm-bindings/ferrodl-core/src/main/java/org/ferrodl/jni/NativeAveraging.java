@@ -75,7 +75,9 @@ public final class NativeAveraging {
     /**
      * Writes the fit's start state, received from the driver when this worker connected, into a
      * network's engine arrays: its parameters, and its updater state when {@code updater} and the
-     * driver sent one. Once per worker handle.
+     * driver sent one. The network's training RNG (dropout) starts again from its configuration's
+     * seed and its {@code rnnTimeStep} state is cleared, so a network kept from an earlier fit
+     * starts as a new one would. Once per worker handle.
      *
      * @param h worker handle
      * @param network network or graph handle with the driver's configuration (same sizes)

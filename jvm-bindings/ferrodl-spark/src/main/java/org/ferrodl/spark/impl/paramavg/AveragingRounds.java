@@ -65,6 +65,13 @@ final class AveragingRounds {
      * configuration key, or a local property of the fitting thread, which wins.
      */
     static final String IN_PROCESS = "spark.ferrodl.paramavg.inProcess";
+    /**
+     * {@code false}: every worker task builds its network from the configuration, as each fit's
+     * tasks did before; by default a task keeps it in its JVM for the next fit of the same
+     * configuration ({@link KeptNetworks}). Results are the same either way. A Spark configuration
+     * key, or a local property of the fitting thread, which wins.
+     */
+    static final String KEEP_NETWORKS = "spark.ferrodl.paramavg.keepNetworks";
     /** How long a worker waits for the others in one round, and the relay's I/O timeout. */
     static final String ROUND_TIMEOUT_MS = "spark.ferrodl.paramavg.roundTimeoutMs";
 
@@ -104,8 +111,13 @@ final class AveragingRounds {
     }
 
     private static boolean inProcess(JavaSparkContext sc) {
-        String local = sc.getLocalProperty(IN_PROCESS);
-        return local != null ? Boolean.parseBoolean(local) : sc.getConf().getBoolean(IN_PROCESS, true);
+        return flag(sc, IN_PROCESS);
+    }
+
+    /** A boolean setting, true unless set otherwise: the fitting thread's local property, else the configuration. */
+    private static boolean flag(JavaSparkContext sc, String key) {
+        String local = sc.getLocalProperty(key);
+        return local != null ? Boolean.parseBoolean(local) : sc.getConf().getBoolean(key, true);
     }
 
     /** Tasks that can run at once: local[N] threads, else the cores Spark reports, per spark.task.cpus. */
@@ -167,7 +179,7 @@ final class AveragingRounds {
             // small: it travels inside the tasks (no broadcast of its own to read)
             AveragingRoundsWorker.Spec spec = new AveragingRoundsWorker.Spec(kind.configurationJson(network),
                     Math.toIntExact(paramCount), kind.iterationCount(network), kind.epochCount(network), address,
-                    secretHex, trust.encrypt(), timeoutMs, timeoutMs, maxMessageBytes);
+                    secretHex, trust.encrypt(), timeoutMs, timeoutMs, maxMessageBytes, flag(sc, KEEP_NETWORKS));
             AveragingRoundsWorker<N, B, T> worker = new AveragingRoundsWorker<>(kind, spec, loader, splitter, workers,
                     master.getBatchSizePerWorker(), master.getPrefetchNumBatches(), master.isSaveUpdater(),
                     stats != null, hooks, master.workerListeners(sparkNetwork));

@@ -56,7 +56,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
      */
     record Spec(String configurationJson, int paramCount, int iterationCount, int epochCount, String relayAddress,
                 String secretHex, boolean encrypt, long relayTimeoutMs, long roundTimeoutMs,
-                long maxMessageBytes) implements Serializable {
+                long maxMessageBytes, boolean keepNetworks) implements Serializable {
     }
 
     /** A task's report: counters and where its time went (ms), per phase summed over its rounds. */
@@ -136,16 +136,26 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
         long worker = NativeAveraging.connect(workerJson(s, partition, ctx));
         connect = ms(t);
         t = System.nanoTime();
-        try (WorkerHandle closing = new WorkerHandle(worker);
-             N net = kind.create(s.configurationJson(), new float[s.paramCount()])) {
-            // the driver's parameters (and updater state) as the relay handed them over at connect
+        // a network of this configuration kept in this JVM by an earlier fit's task, or a new one
+        String keptKey = s.keepNetworks() ? KeptNetworks.key(kind, s.configurationJson(), saveUpdater) : null;
+        KeptNetworks.Kept kept = keptKey != null ? KeptNetworks.take(keptKey) : null;
+        boolean keep = false;
+        N net = null;
+        float[] freshUpdater = null;
+        try (WorkerHandle closing = new WorkerHandle(worker)) {
+            @SuppressWarnings("unchecked")
+            N reused = kept == null ? null : (N) kept.network();
+            net = reused != null ? reused : kind.create(s.configurationJson(), new float[s.paramCount()]);
+            // the driver's parameters (and updater state) as the relay handed them over at connect;
+            // the training RNG from the configuration's seed, as in a new network
             NativeAveraging.restoreStart(worker, net.nativeHandle(), saveUpdater);
             kind.setCounters(net, s.iterationCount(), s.epochCount());
-            if (!listeners.isEmpty()) {
+            if (!listeners.isEmpty() || reused != null) {
                 net.setListeners(listeners);
             }
             // without saveUpdater every split starts from a fresh updater, as a restored network does
-            float[] freshUpdater = saveUpdater ? null : kind.updaterState(net).toFloatVector();
+            freshUpdater = reused != null ? kept.freshUpdater()
+                    : saveUpdater ? null : kind.updaterState(net).toFloatVector();
             int epoch = kind.epochCount(net);
             double[] roundMillis = new double[rounds.size()];
             restore = ms(t);
@@ -239,10 +249,19 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
                             executor, partition, minibatches, round, examples, lastScore);
                 }
                 long[] wire = NativeAveraging.finish(worker);
-                return scala.collection.Iterator$.MODULE$.single(new Result(partition, executor, startWall,
+                Result result = new Result(partition, executor, startWall,
                         System.currentTimeMillis(), allMinibatches, allExamples, shareRead, restore, connect, barrier, data, fit,
                         extract,
-                        exchange, apply, roundMillis, wire, stats == null ? Collections.emptyList() : stats));
+                        exchange, apply, roundMillis, wire, stats == null ? Collections.emptyList() : stats);
+                keep = s.keepNetworks();
+                return scala.collection.Iterator$.MODULE$.single(result);
+            }
+        } finally {
+            // after a failure the network's state is unknown: only a fit that succeeded keeps it
+            if (keep) {
+                KeptNetworks.keep(keptKey, net, freshUpdater);
+            } else if (net != null) {
+                net.close();
             }
         }
     }
