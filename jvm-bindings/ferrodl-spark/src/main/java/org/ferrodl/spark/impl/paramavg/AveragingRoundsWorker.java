@@ -150,7 +150,7 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
             // the training RNG from the configuration's seed, as in a new network
             NativeAveraging.restoreStart(worker, net.nativeHandle(), saveUpdater);
             kind.setCounters(net, s.iterationCount(), s.epochCount());
-            if (!listeners.isEmpty() || reused != null) {
+            if (!listeners.isEmpty()) {
                 net.setListeners(listeners);
             }
             // without saveUpdater every split starts from a fresh updater, as a restored network does
@@ -259,6 +259,10 @@ final class AveragingRoundsWorker<N extends NativeHandleOwner & Model, B, T>
         } finally {
             // after a failure the network's state is unknown: only a fit that succeeded keeps it
             if (keep) {
+                // kept without the finished fit's listeners (the next task attaches its own)
+                if (!listeners.isEmpty()) {
+                    net.setListeners(Collections.emptyList());
+                }
                 KeptNetworks.keep(keptKey, net, freshUpdater);
             } else if (net != null) {
                 net.close();
