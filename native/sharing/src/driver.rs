@@ -2,7 +2,7 @@
 
 use crate::error::SharingError;
 use crate::master::{lock_finals, MasterCopy, SharedFinalStates};
-use crate::payload::Snapshot;
+use crate::payload::{Snapshot, StoppedSnapshot};
 use crate::worker::parse_hex;
 use ferrodl_relay::{
     ClientConfig, Relay, RelayConfig, RelayStats, TreeNode, WorkerId, TREE_NODE_PARTITION_BASE,
@@ -102,7 +102,7 @@ pub struct DriverRelay {
     /// Frames sealed (reported in the statistics).
     sealed: bool,
     /// Master state and counters once stopped.
-    stopped: Option<(Snapshot, RelayStats)>,
+    stopped: Option<(StoppedSnapshot, RelayStats)>,
     /// The workers' final updater states (summed as they finish).
     finals: SharedFinalStates,
 }
@@ -154,7 +154,7 @@ impl DriverRelay {
     pub fn snapshot(&self) -> Result<Snapshot, SharingError> {
         match (&self.relay, &self.stopped) {
             (Some(relay), _) => Snapshot::from_bytes(&relay.with_state(|s| s.snapshot()).to_vec()),
-            (None, Some((snapshot, _))) => Ok(snapshot.clone()),
+            (None, Some((snapshot, _))) => snapshot.to_snapshot(),
             (None, None) => Err(SharingError::Message("relay state is gone".into())),
         }
     }
@@ -171,14 +171,14 @@ impl DriverRelay {
     /// vector of its own). Only once the relay has stopped; refuses another length.
     pub fn final_params_into(&self, out: &mut [f32]) -> Result<(), SharingError> {
         let (snapshot, _) = self.stopped()?;
-        if out.len() != snapshot.params.len() {
+        if out.len() != snapshot.param_count() {
             return Err(SharingError::Message(format!(
                 "the master copy has {} parameters but the driver's network has {}",
-                snapshot.params.len(),
+                snapshot.param_count(),
                 out.len()
             )));
         }
-        out.copy_from_slice(&snapshot.params);
+        snapshot.params_into(out);
         Ok(())
     }
 
@@ -192,12 +192,12 @@ impl DriverRelay {
     /// `(iteration, epoch)` of the master copy, without copying its arrays once stopped.
     pub fn counters(&self) -> Result<(u64, u64), SharingError> {
         match &self.stopped {
-            Some((s, _)) => Ok((s.iteration, s.epoch)),
+            Some((s, _)) => Ok(s.counters()),
             None => self.snapshot().map(|s| (s.iteration, s.epoch)),
         }
     }
 
-    fn stopped(&self) -> Result<&(Snapshot, RelayStats), SharingError> {
+    fn stopped(&self) -> Result<&(StoppedSnapshot, RelayStats), SharingError> {
         self.stopped
             .as_ref()
             .ok_or_else(|| SharingError::Message("the relay is still running".into()))
@@ -222,7 +222,7 @@ impl DriverRelay {
     pub fn shutdown(&mut self) -> Result<(), SharingError> {
         if let Some(relay) = self.relay.take() {
             let (state, stats) = relay.shutdown();
-            let snapshot = Snapshot::from_bytes(&state.snapshot().to_vec())?;
+            let snapshot = StoppedSnapshot::new(state.snapshot())?;
             self.stopped = Some((snapshot, stats));
         }
         Ok(())

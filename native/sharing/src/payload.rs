@@ -121,6 +121,88 @@ fn snapshot_header(iteration: u64, epoch: u64, params: usize, updater_state: usi
     head
 }
 
+/// The master copy as the stopped relay leaves it: its snapshot read where its parts lie (the
+/// master copy's own arrays), so the counters and parameters reach the driver's network without
+/// concatenating the snapshot or parsing the fit's start updater state, which nothing reads after
+/// the fit (5.3 MB of copies per fit for the MNIST MLP with Adam).
+pub(crate) struct StoppedSnapshot {
+    bytes: SnapshotBytes,
+    iteration: u64,
+    epoch: u64,
+    params: usize,
+}
+
+impl StoppedSnapshot {
+    /// Checks the header against the length, as [`Snapshot::from_bytes`] does.
+    pub(crate) fn new(bytes: SnapshotBytes) -> Result<Self, SharingError> {
+        let bad = |m: String| SharingError::Message(format!("parameter snapshot: {m}"));
+        let len = bytes.len();
+        if len < HEADER as u64 {
+            return Err(bad(format!(
+                "{len} bytes, shorter than its {HEADER}-byte header"
+            )));
+        }
+        let mut head = [0u8; HEADER];
+        copy_range(&bytes, 0, &mut head);
+        let word = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().expect("8 bytes"));
+        let (iteration, epoch, n, m) = (word(0), word(8), word(16), word(24));
+        let expected = n
+            .checked_add(m)
+            .and_then(|v| v.checked_mul(4))
+            .and_then(|b| b.checked_add(HEADER as u64));
+        if expected != Some(len) {
+            return Err(bad(format!(
+                "{len} bytes, header says {n} parameters and {m} updater-state values"
+            )));
+        }
+        Ok(StoppedSnapshot {
+            bytes,
+            iteration,
+            epoch,
+            params: n as usize,
+        })
+    }
+
+    pub(crate) fn counters(&self) -> (u64, u64) {
+        (self.iteration, self.epoch)
+    }
+
+    pub(crate) fn param_count(&self) -> usize {
+        self.params
+    }
+
+    /// The parameters into `out`, which holds exactly [`Self::param_count`] values.
+    pub(crate) fn params_into(&self, out: &mut [f32]) {
+        assert_eq!(out.len(), self.params, "parameter count");
+        copy_range(&self.bytes, HEADER as u64, bytemuck::cast_slice_mut(out));
+        #[cfg(not(target_endian = "little"))]
+        for v in out.iter_mut() {
+            *v = f32::from_le_bytes(v.to_ne_bytes());
+        }
+    }
+
+    /// The whole snapshot, parsed (a copy of every array).
+    pub(crate) fn to_snapshot(&self) -> Result<Snapshot, SharingError> {
+        Snapshot::from_bytes(&self.bytes.to_vec())
+    }
+}
+
+/// Copies `dst.len()` bytes of the snapshot, starting at byte `from`, into `dst`, across its parts.
+fn copy_range(bytes: &SnapshotBytes, from: u64, dst: &mut [u8]) {
+    let (mut at, mut done) = (0u64, 0usize);
+    for part in bytes.parts() {
+        let end = at + part.len() as u64;
+        if done < dst.len() && end > from + done as u64 {
+            let start = (from + done as u64 - at) as usize;
+            let take = (part.len() - start).min(dst.len() - done);
+            dst[done..done + take].copy_from_slice(&part[start..start + take]);
+            done += take;
+        }
+        at = end;
+    }
+    assert_eq!(done, dst.len(), "the snapshot holds the range");
+}
+
 /// `values` as a snapshot part holding their little-endian bytes: shared on a little-endian
 /// target (the values' own bytes are that encoding), a converted copy elsewhere.
 fn le_part(values: &Arc<Vec<f32>>) -> SnapshotPart {
@@ -248,4 +330,53 @@ mod tests {
         huge[24..32].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
         assert!(Snapshot::from_bytes(&huge).unwrap_err().to_string().contains("updater-state values"));
     }
+
+    /// `bytes` cut into parts at `cuts` (byte offsets), as a snapshot's parts may lie.
+    fn in_parts(bytes: &[u8], cuts: &[usize]) -> SnapshotBytes {
+        let mut out = SnapshotBytes::new();
+        let mut at = 0;
+        for &c in cuts.iter().chain([bytes.len()].iter()) {
+            out.push(Arc::new(bytes[at..c].to_vec()));
+            at = c;
+        }
+        out
+    }
+
+    #[test]
+    fn a_stopped_snapshot_reads_counters_and_parameters_where_its_parts_lie() {
+        let s = Snapshot {
+            iteration: 40,
+            epoch: 6,
+            params: (0..37).map(|i| i as f32 * -0.75 + 0.1).collect(),
+            updater_state: (0..74).map(|i| i as f32 * 1e-3).collect(),
+        };
+        let b = s.to_bytes();
+        // as the master copy lays it out (header, parameters, updater state), and cut anywhere:
+        // inside the header, inside a value, one part holding the end of the parameters and the
+        // start of the updater state, an empty part
+        for cuts in [
+            vec![32, 32 + 4 * 37],
+            vec![5, 30, 33, 33, 101, 32 + 4 * 37 + 2],
+            vec![],
+        ] {
+            let stopped = StoppedSnapshot::new(in_parts(&b, &cuts)).unwrap();
+            assert_eq!(stopped.counters(), (40, 6));
+            assert_eq!(stopped.param_count(), 37);
+            let mut out = vec![f32::NAN; 37];
+            stopped.params_into(&mut out);
+            assert_eq!(out, s.params, "cuts {cuts:?}");
+            assert_eq!(stopped.to_snapshot().unwrap(), s);
+        }
+        // the header is checked against the length, as Snapshot::from_bytes checks it
+        let err = StoppedSnapshot::new(in_parts(&b[..b.len() - 4], &[32]))
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string()
+                .contains("37 parameters and 74 updater-state values"),
+            "{err}"
+        );
+        assert!(StoppedSnapshot::new(in_parts(&b[..20], &[7])).is_err());
+    }
 }
+
