@@ -284,22 +284,25 @@ pub(crate) fn write_message_adding(
 /// One read pass of the encoder's one-pass encode: `sum = residual + update`, written into
 /// `sum` (the caller's scratch; `residual` is only read, so a refused update changes nothing),
 /// and the 64-entry blocks of `sum` holding an entry with `|x| >= t`, as (block, mask of those
-/// entries), into `hot` (cleared first). Returns the number of such entries, or `None` when a sum
-/// is not finite (a non-finite update entry, or an overflow). All three slices have one length.
+/// entries), into `hot` (cleared first), and for each of those blocks the mask of its entries that
+/// are negative (sent as `-t`) into `negative`. Returns the number of such entries, or `None`
+/// when a sum is not finite (a non-finite update entry, or an overflow). All three slices have
+/// one length.
 pub(crate) fn sum_and_find(
     residual: &[f32],
     update: &[f32],
     t: f32,
     sum: &mut [f32],
     hot: &mut Vec<(u32, u64)>,
+    negative: &mut Vec<u64>,
 ) -> Option<u64> {
     assert!(residual.len() == update.len() && update.len() == sum.len());
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present (checked above).
-        return unsafe { sum_and_find_avx2(residual, update, t, sum, hot) };
+        return unsafe { sum_and_find_avx2(residual, update, t, sum, hot, negative) };
     }
-    sum_and_find_body(residual, update, t, sum, hot)
+    sum_and_find_body(residual, update, t, sum, hot, negative)
 }
 
 /// The same loop compiled for AVX2 (the integer max has no SSE2 instruction); IEEE additions
@@ -312,8 +315,9 @@ unsafe fn sum_and_find_avx2(
     t: f32,
     sum: &mut [f32],
     hot: &mut Vec<(u32, u64)>,
+    negative: &mut Vec<u64>,
 ) -> Option<u64> {
-    sum_and_find_body(residual, update, t, sum, hot)
+    sum_and_find_body(residual, update, t, sum, hot, negative)
 }
 
 #[inline(always)]
@@ -323,8 +327,10 @@ fn sum_and_find_body(
     t: f32,
     sum: &mut [f32],
     hot: &mut Vec<(u32, u64)>,
+    negative: &mut Vec<u64>,
 ) -> Option<u64> {
     hot.clear();
+    negative.clear();
     let t_bits = t.to_bits();
     // The largest |x| bit pattern seen: a non-finite x has one at or above infinity's.
     let mut all_max = 0u32;
@@ -345,13 +351,15 @@ fn sum_and_find_body(
         }
         all_max = all_max.max(max);
         if max >= t_bits {
-            let mut mask = 0u64;
+            let (mut mask, mut neg) = (0u64, 0u64);
             for (i, &x) in s.iter().enumerate() {
                 mask |= u64::from(x.abs() >= t) << i;
+                neg |= u64::from(x < 0.0) << i;
             }
             if mask != 0 {
                 count += u64::from(mask.count_ones());
                 hot.push((b as u32, mask));
+                negative.push(neg & mask);
             }
         }
     }

@@ -64,6 +64,11 @@ pub struct ThresholdEncoder {
     scratch: Vec<f32>,
     /// Blocks of 64 entries holding qualifying entries, with their masks (see `sum_and_find`).
     hot: Vec<(u32, u64)>,
+    /// Per block of `hot`: the mask of its entries sent as `-t`.
+    hot_negative: Vec<u64>,
+    /// `hot` and `hot_negative` are the entries of the last message, a Rice message (see
+    /// [`Self::subtract_last_sent`]).
+    sent_noted: bool,
     algorithm: Box<dyn ThresholdAlgorithm>,
     post_processor: Box<dyn ResidualPostProcessor>,
     last: Option<EncodeStats>,
@@ -124,6 +129,8 @@ impl ThresholdEncoder {
             residual: vec![0.0; param_count],
             scratch: vec![0.0; param_count],
             hot: Vec::new(),
+            hot_negative: Vec::new(),
+            sent_noted: false,
             algorithm,
             post_processor,
             last: None,
@@ -143,14 +150,21 @@ impl ThresholdEncoder {
         out: &mut Vec<u8>,
     ) -> Result<EncodeStats, CodecError> {
         let t = self.begin_encode(update, iteration, epoch, out)?;
-        let Some(count) = sum_and_find(&self.residual, update, t, &mut self.scratch, &mut self.hot)
-        else {
+        let Some(count) = sum_and_find(
+            &self.residual,
+            update,
+            t,
+            &mut self.scratch,
+            &mut self.hot,
+            &mut self.hot_negative,
+        ) else {
             // Names the first bad entry; the residual was only read.
             return Err(count_sum(&self.residual, update, t).expect_err("a non-finite sum"));
         };
         let stats = write_message_found(&mut self.scratch, t, count, &self.hot, out);
         std::mem::swap(&mut self.residual, &mut self.scratch);
         self.finish_encode(iteration, epoch, t, stats, true);
+        self.sent_noted = stats.encoding == Encoding::Rice;
         Ok(stats)
     }
 
@@ -199,6 +213,7 @@ impl ThresholdEncoder {
         out: &mut Vec<u8>,
     ) -> Result<f32, CodecError> {
         out.clear();
+        self.sent_noted = false;
         if update.len() != self.residual.len() {
             return Err(CodecError::UpdateLength {
                 expected: self.residual.len(),
@@ -260,6 +275,37 @@ impl ThresholdEncoder {
             self.algorithm.set_state(&state)?;
         }
         Ok(())
+    }
+
+    /// Applies the last message to `params` as `decode_add(message, -1.0, params)` does, bit for
+    /// bit (each sent entry `+= -t`, or `+= t` when sent negative; nothing else is touched), from
+    /// the entries noted while it was written instead of decoding it: a worker applying its own
+    /// message walked its Rice code twice (validating, then applying), 0.04–0.07 ms per MNIST
+    /// step. Only after an accepted [`Self::encode_update`] that wrote a Rice message; otherwise
+    /// (a bitmap message, whose decode also turns `-0.0` into `+0.0` in its dense words, the
+    /// two-pass encode, or a refused update) returns `Ok(false)` and leaves `params` alone: decode
+    /// the message then. Refuses a `params` of another length, as `decode_add` does.
+    pub fn subtract_last_sent(&self, params: &mut [f32]) -> Result<bool, CodecError> {
+        if params.len() != self.residual.len() {
+            return Err(CodecError::ParamCountMismatch {
+                message: self.residual.len() as u64,
+                target: params.len(),
+            });
+        }
+        let Some(last) = self.last.filter(|_| self.sent_noted) else {
+            return Ok(false);
+        };
+        // decode_add's arithmetic: value = -1.0 * t, a negative entry adds -value
+        let value = -1.0 * last.threshold;
+        for (&(b, mut mask), &neg) in self.hot.iter().zip(&self.hot_negative) {
+            let base = b as usize * 64;
+            while mask != 0 {
+                let i = mask.trailing_zeros();
+                mask &= mask - 1;
+                params[base + i as usize] += if neg >> i & 1 == 1 { -value } else { value };
+            }
+        }
+        Ok(true)
     }
 
     /// The algorithm's state, to carry into the next fit.

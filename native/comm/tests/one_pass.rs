@@ -240,3 +240,55 @@ fn an_overflowing_sum_is_refused_and_changes_nothing() {
         assert_same(&one, &two, "after the overflow");
     }
 }
+
+#[test]
+fn subtract_last_sent_applies_the_message_exactly_as_decode_add_does() {
+    let mut rng = Rng::new(0x5E17_0BAD);
+    let (mut noted, mut not_noted) = (0, 0);
+    for n in [1usize, 64, 65, 1000, 4097, 20_000] {
+        for (algorithm, t) in algorithms(&mut rng) {
+            let post = post_processors()[below(&mut rng, 4) as usize];
+            let mut enc = ThresholdEncoder::new(n, algorithm, post, None).unwrap();
+            // parameters of every kind of sign and size, signed zeros included (a decode must not
+            // touch what the message does not name)
+            let mut params: Vec<f32> = (0..n)
+                .map(|i| match i % 7 {
+                    0 => -0.0,
+                    1 => 0.0,
+                    _ => rng.uniform(-1.0, 1.0) as f32,
+                })
+                .collect();
+            let mut out = Vec::new();
+            for it in 0..20u64 {
+                let u = update(&mut rng, n, t);
+                let stats = enc.encode_update(&u, it, 0, &mut out).unwrap();
+                let mut decoded = params.clone();
+                ferrodl_comm::decode_add(&out, -1.0, &mut decoded).unwrap();
+                let applied = enc.subtract_last_sent(&mut params).unwrap();
+                let what = format!("n {n}, {algorithm:?}, iteration {it}, {:?}", stats.encoding);
+                assert_eq!(applied, stats.encoding == ferrodl_comm::Encoding::Rice, "{what}");
+                if applied {
+                    noted += 1;
+                } else {
+                    not_noted += 1;
+                    ferrodl_comm::decode_add(&out, -1.0, &mut params).unwrap();
+                }
+                assert_eq!(bits(&params), bits(&decoded), "{what}: parameters differ");
+            }
+            // nothing is noted by the two-pass encode, nor kept from before a refused update
+            enc.encode_update(&update(&mut rng, n, t), 20, 0, &mut out).unwrap();
+            let mut bad = update(&mut rng, n, t);
+            bad[n / 2] = f32::NAN;
+            assert!(enc.encode_update(&bad, 21, 0, &mut out).is_err());
+            let before = bits(&params);
+            assert!(!enc.subtract_last_sent(&mut params).unwrap());
+            enc.encode_update_two_pass(&update(&mut rng, n, t), 22, 0, &mut out).unwrap();
+            assert!(!enc.subtract_last_sent(&mut params).unwrap());
+            assert_eq!(bits(&params), before, "nothing applied");
+            // another length is refused, as decode_add refuses it
+            let err = enc.subtract_last_sent(&mut vec![0.0; n + 1]).unwrap_err();
+            assert!(matches!(err, CodecError::ParamCountMismatch { .. }), "{err}");
+        }
+    }
+    assert!(noted > 100 && not_noted > 5, "both paths taken: {noted} noted, {not_noted} bitmap");
+}

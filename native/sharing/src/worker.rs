@@ -560,8 +560,11 @@ impl ReplicaTrainer {
             self.encoder
                 .encode_update(self.net.update(), iteration, epoch, &mut self.encoded)?;
         let t_encode = Instant::now();
-        // Only the encoded part is applied here, exactly as every other replica applies it.
-        ferrodl_comm::decode_add(&self.encoded, -1.0, self.net.params_mut())?;
+        // Only the encoded part is applied here, exactly as every other replica applies it:
+        // from the entries the encoder noted (a Rice message), else decoded.
+        if !self.encoder.subtract_last_sent(self.net.params_mut())? {
+            ferrodl_comm::decode_add(&self.encoded, -1.0, self.net.params_mut())?;
+        }
         self.shared.deliver(&self.encoded, Some(self.index))?;
         let t_own = Instant::now();
         let mut payload = Vec::new();
