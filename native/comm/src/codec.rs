@@ -697,6 +697,10 @@ pub fn parse_header(msg: &[u8]) -> Result<(Header, usize), CodecError> {
     Ok((header, header_len))
 }
 
+/// Rice messages of up to this many entries are decoded in one walk, noting the entries on the
+/// stack (16 KiB) before applying them; longer ones are walked twice (validating, then applying).
+const NOTED_ENTRIES: usize = 2048;
+
 /// `target[j] += scale * decoded[j]`.
 ///
 /// Validates everything first (header, `param_count == target.len()`, Rice gaps within
@@ -724,12 +728,27 @@ pub fn decode_add(msg: &[u8], scale: f32, target: &mut [f32]) -> Result<Header, 
     match header.kind {
         Encoding::Rice => {
             let (p, n, k) = (header.param_count, header.entry_count, header.rice_k);
-            // A validating pass first, then the same walk applying (it cannot fail any more).
-            rice::walk(payload, p, n, k, |_, _| {})?;
             let neg = -value;
-            rice::walk(payload, p, n, k, |position, negative| {
-                target[position as usize] += if negative { neg } else { value };
-            })?;
+            if n <= NOTED_ENTRIES as u64 {
+                // One validating walk noting the entries, then the adds from the notes: the bit
+                // decoding is most of a walk, and a message of this size was walked twice (a
+                // 1.3 KB MNIST message: 29 -> 20 µs, `codec_speed`).
+                let mut noted = [0u64; NOTED_ENTRIES];
+                let mut count = 0;
+                rice::walk(payload, p, n, k, |position, negative| {
+                    noted[count] = position << 1 | u64::from(negative);
+                    count += 1;
+                })?;
+                for &e in &noted[..count] {
+                    target[(e >> 1) as usize] += if e & 1 == 1 { neg } else { value };
+                }
+            } else {
+                // A validating pass first, then the same walk applying (it cannot fail any more).
+                rice::walk(payload, p, n, k, |_, _| {})?;
+                rice::walk(payload, p, n, k, |position, negative| {
+                    target[position as usize] += if negative { neg } else { value };
+                })?;
+            }
         }
         Encoding::Sparse => {
             validate_sparse(payload, header.param_count)?;

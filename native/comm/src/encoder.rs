@@ -295,8 +295,8 @@ impl ThresholdEncoder {
         let Some(last) = self.last.filter(|_| self.sent_noted) else {
             return Ok(false);
         };
-        // decode_add's arithmetic: value = -1.0 * t, a negative entry adds -value
-        let value = -1.0 * last.threshold;
+        // decode_add's arithmetic: value = -1.0 * t (= -t exactly), a negative entry adds -value
+        let value = -last.threshold;
         for (&(b, mut mask), &neg) in self.hot.iter().zip(&self.hot_negative) {
             let base = b as usize * 64;
             while mask != 0 {

@@ -788,3 +788,30 @@ fn rice_costs_about_log2_of_inverse_sparsity_plus_two_and_a_half_bits() {
         );
     }
 }
+
+/// Rice messages of up to 2,048 entries are decoded in one walk noting the entries, longer ones
+/// in two walks: both sides of the switch decode every entry (`check_encode` checks each one and
+/// that nothing else moved), and a bad message of either size changes nothing.
+#[test]
+fn rice_decodes_alike_on_both_sides_of_the_one_walk_limit() {
+    let mut rng = Rng::new(0x2048);
+    let mut out = Vec::new();
+    for count in [1usize, 2047, 2048, 2049, 6000] {
+        let t = random_threshold(&mut rng);
+        let residual = residual_with_count(&mut rng, 200_000, t, count);
+        let stats = check_encode(&residual, t, &mut out);
+        assert_eq!((stats.encoding, stats.entries), (Encoding::Rice, count as u64));
+        // a flipped padding bit or a cut last byte: refused, the target untouched
+        let base: Vec<f32> = (0..200_000).map(|j| j as f32 * 0.5).collect();
+        for bad in [out[..out.len() - 1].to_vec(), {
+            let mut m = out.clone();
+            *m.last_mut().unwrap() ^= 0x80;
+            m
+        }] {
+            let mut target = base.clone();
+            if decode_add(&bad, 1.0, &mut target).is_err() {
+                assert_eq!(target, base, "{count} entries: a refused message changed the target");
+            }
+        }
+    }
+}
