@@ -732,7 +732,7 @@ pub fn decode_add(msg: &[u8], scale: f32, target: &mut [f32]) -> Result<Header, 
             if n <= NOTED_ENTRIES as u64 {
                 // One validating walk noting the entries, then the adds from the notes: the bit
                 // decoding is most of a walk, and a message of this size was walked twice (a
-                // 1.3 KB MNIST message: 29 -> 20 µs, `codec_speed`).
+                // 1.3 KB MNIST message: 25-29 -> 14-27 µs, `codec_speed`, a noisy host).
                 let mut noted = [0u64; NOTED_ENTRIES];
                 let mut count = 0;
                 rice::walk(payload, p, n, k, |position, negative| {
