@@ -135,31 +135,17 @@ pub(crate) struct StoppedSnapshot {
 impl StoppedSnapshot {
     /// Checks the header against the length, as [`Snapshot::from_bytes`] does.
     pub(crate) fn new(bytes: SnapshotBytes) -> Result<Self, SharingError> {
-        let bad = |m: String| SharingError::Message(format!("parameter snapshot: {m}"));
         let len = bytes.len();
-        if len < HEADER as u64 {
-            return Err(bad(format!(
-                "{len} bytes, shorter than its {HEADER}-byte header"
-            )));
-        }
         let mut head = [0u8; HEADER];
-        copy_range(&bytes, 0, &mut head);
-        let word = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().expect("8 bytes"));
-        let (iteration, epoch, n, m) = (word(0), word(8), word(16), word(24));
-        let expected = n
-            .checked_add(m)
-            .and_then(|v| v.checked_mul(4))
-            .and_then(|b| b.checked_add(HEADER as u64));
-        if expected != Some(len) {
-            return Err(bad(format!(
-                "{len} bytes, header says {n} parameters and {m} updater-state values"
-            )));
+        if len >= HEADER as u64 {
+            copy_range(&bytes, 0, &mut head);
         }
+        let l = Layout::read(len, &head)?;
         Ok(StoppedSnapshot {
             bytes,
-            iteration,
-            epoch,
-            params: n as usize,
+            iteration: l.iteration,
+            epoch: l.epoch,
+            params: l.params as usize,
         })
     }
 
@@ -234,6 +220,36 @@ pub struct Snapshot {
 
 const HEADER: usize = 32;
 
+/// A snapshot's header: counters and array lengths, checked against the snapshot's length.
+struct Layout {
+    iteration: u64,
+    epoch: u64,
+    params: u64,
+    updater: u64,
+}
+
+impl Layout {
+    /// `head`: the snapshot's first bytes (at least [`HEADER`] of them when `len` has them).
+    fn read(len: u64, head: &[u8]) -> Result<Layout, SharingError> {
+        let bad = |m: String| SharingError::Message(format!("parameter snapshot: {m}"));
+        if len < HEADER as u64 {
+            return Err(bad(format!("{len} bytes, shorter than its {HEADER}-byte header")));
+        }
+        let word = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().expect("8 bytes"));
+        let (iteration, epoch, params, updater) = (word(0), word(8), word(16), word(24));
+        let expected = params
+            .checked_add(updater)
+            .and_then(|v| v.checked_mul(4))
+            .and_then(|b| b.checked_add(HEADER as u64));
+        if expected != Some(len) {
+            return Err(bad(format!(
+                "{len} bytes, header says {params} parameters and {updater} updater-state values"
+            )));
+        }
+        Ok(Layout { iteration, epoch, params, updater })
+    }
+}
+
 impl Snapshot {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out =
@@ -246,25 +262,8 @@ impl Snapshot {
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, SharingError> {
-        let bad = |m: String| SharingError::Message(format!("parameter snapshot: {m}"));
-        if bytes.len() < HEADER {
-            return Err(bad(format!(
-                "{} bytes, shorter than its {HEADER}-byte header",
-                bytes.len()
-            )));
-        }
-        let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        let (iteration, epoch, n, m) = (word(0), word(8), word(16), word(24));
-        let expected = n
-            .checked_add(m)
-            .and_then(|v| v.checked_mul(4))
-            .and_then(|b| b.checked_add(HEADER as u64));
-        if expected != Some(bytes.len() as u64) {
-            return Err(bad(format!(
-                "{} bytes, header says {n} parameters and {m} updater-state values",
-                bytes.len()
-            )));
-        }
+        let l = Layout::read(bytes.len() as u64, bytes)?;
+        let (iteration, epoch, n, m) = (l.iteration, l.epoch, l.params, l.updater);
         let floats = |from: usize, count: u64, what: &str| -> Result<Vec<f32>, SharingError> {
             let mut v = ferrodl_memory::try_with_capacity(count as usize, || {
                 format!("the snapshot's {what} ({count} values)")
