@@ -501,9 +501,12 @@ SPARK_CONFIG = {"local-32": "local `MultiLayerNetwork.fit`, batch 32, all cores"
                 "paramavg-32": "ParameterAveragingTrainingMaster, batch 32, averaging frequency 10",
                 "shared-16": "SharedTrainingMaster (gradient sharing), batch 16",
                 "shared-32": "SharedTrainingMaster (gradient sharing), batch 32",
+                "sharedts-16": "SharedTrainingMaster, batch 16, the README's recommended TargetSparsity(1e-4, 2.5e-3)",
+                "sharedts-32": "SharedTrainingMaster, batch 32, the README's recommended TargetSparsity(1e-4, 2.5e-3)",
                 "torch-32": "Spark's TorchDistributor (PyTorch DDP, gloo), batch 32 per process",
                 "torch-16": "Spark's TorchDistributor (PyTorch DDP, gloo), batch 16 per process"}
 SPARK_TTA_STYLE = {"local": ("#7f7f7f", "--"), "paramavg": ("#1f77b4", "-"), "shared": ("#2ca02c", "-"),
+                   "sharedts": ("#2ca02c", "-."),
                    "torch": ("#d62728", "-")}
 
 

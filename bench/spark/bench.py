@@ -53,7 +53,9 @@ JAVA_OPENS = ["-XX:+IgnoreUnrecognizedVMOptions"] + [
 TTA_TARGET = 0.95
 RATIOS = [("paramavg-32", "local-32", "parameter averaging, batch 32, averaging frequency 10"),
           ("shared-16", "local-16", "gradient sharing, batch 16"),
-          ("shared-32", "local-32", "gradient sharing, batch 32")]
+          ("shared-32", "local-32", "gradient sharing, batch 32"),
+          ("sharedts-16", "local-16", "gradient sharing, batch 16, recommended TargetSparsity 2.5e-3"),
+          ("sharedts-32", "local-32", "gradient sharing, batch 32, recommended TargetSparsity 2.5e-3")]
 
 
 def log(msg):

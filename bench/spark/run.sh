@@ -8,8 +8,8 @@
 #
 # Environment: SPARK_BENCH_ROUNDS (5) timed rounds (one epoch of every configuration each),
 #   SPARK_BENCH_MODES (local,cluster), SPARK_BENCH_CONFIGS (local-32,local-16,paramavg-32,shared-16,
-#   shared-32), SPARK_BENCH_TTA (20: time to 0.95 test accuracy, at most that many epochs per configuration;
-#   0 skips it), SPARK_BENCH_BUILD (1), MVN (mvn -B -q), PYTHON (python3),
+#   shared-32,sharedts-16,sharedts-32; sharedts: the README's recommended TargetSparsity threshold),
+#   SPARK_BENCH_TTA (20: time to 0.95 test accuracy, at most that many epochs per configuration; 0 skips it), SPARK_BENCH_BUILD (1), MVN (mvn -B -q), PYTHON (python3),
 #   SPARK_BENCH_TORCH (1: add Spark's TorchDistributor rows to the cluster's time to accuracy when
 #   SPARK_BENCH_TORCH_PYTHON imports torch, numpy, pandas and pyarrow; 0 skips them), SPARK_BENCH_TORCH_PYTHON
 #   (.build/bench-venv/bin/python, where bench/bench.sh installs them), SPARK_BENCH_TORCH_BATCHES (32).
@@ -47,4 +47,4 @@ log "bench/spark/bench.py"
 exec "$PYTHON" "$HERE/bench.py" --modes "${SPARK_BENCH_MODES:-local,cluster}" \
   --torch-python "$TORCH_PY" --torch-batches "${SPARK_BENCH_TORCH_BATCHES:-32}" \
   --rounds "${SPARK_BENCH_ROUNDS:-5}" --tta "${SPARK_BENCH_TTA:-20}" \
-  --configs "${SPARK_BENCH_CONFIGS:-local-32,local-16,paramavg-32,shared-16,shared-32}"
+  --configs "${SPARK_BENCH_CONFIGS:-local-32,local-16,paramavg-32,shared-16,shared-32,sharedts-16,sharedts-32}"

@@ -25,6 +25,7 @@ import org.ferrodl.nn.conf.layers.DenseLayer;
 import org.ferrodl.nn.conf.layers.OutputLayer;
 import org.ferrodl.nn.multilayer.MultiLayerNetwork;
 import org.ferrodl.nn.weights.WeightInit;
+import org.ferrodl.optimize.solvers.accumulation.encoding.threshold.TargetSparsityThresholdAlgorithm;
 import org.ferrodl.spark.api.SparkTrainingStats;
 import org.ferrodl.spark.api.TimeBreakdown;
 import org.ferrodl.spark.api.TrainingMaster;
@@ -106,7 +107,7 @@ public final class SparkPathBench {
                 List<DataSet> batches = batchesBySize.computeIfAbsent(batch, b -> train.toDataSets(b, order));
                 switch (kv[0]) {
                     case "local" -> runners.put(c, new LocalRunner(batches, cores));
-                    case "paramavg", "shared" -> {
+                    case "paramavg", "shared", "sharedts" -> {
                         JavaRDD<DataSet> rdd = rddBySize.computeIfAbsent(batch, b -> {
                             JavaRDD<DataSet> r = sc.parallelize(batches, workers).persist(StorageLevel.MEMORY_ONLY());
                             r.count();
@@ -115,7 +116,7 @@ public final class SparkPathBench {
                         runners.put(c, new SparkRunner(sc, rdd, master(kv[0], batch, workers)));
                     }
                     default -> throw new IllegalArgumentException("configuration " + c
-                            + ": expected local-B, paramavg-B or shared-B");
+                            + ": expected local-B, paramavg-B, shared-B or sharedts-B");
                 }
             }
             for (Map.Entry<String, Runner> e : runners.entrySet()) {
@@ -152,7 +153,7 @@ public final class SparkPathBench {
                     String[] kv = c.split("-");
                     int batch = Integer.parseInt(kv[1]);
                     TrainingMaster tm = kv[0].equals("local") ? null : master(kv[0], batch, workers);
-                    if (tm != null && kv[0].equals("shared")) {
+                    if (tm != null && kv[0].startsWith("shared")) {
                         tm.setCollectTrainingStats(true); // its wire bytes per worker iteration
                     }
                     Runner runner = tm == null ? new LocalRunner(batchesBySize.get(batch), cores)
@@ -243,12 +244,18 @@ public final class SparkPathBench {
                     .rngSeed(SEED)
                     .build();
         }
-        return new SharedTrainingMaster.Builder(batch)
+        SharedTrainingMaster.Builder b = new SharedTrainingMaster.Builder(batch)
                 .batchSizePerWorker(batch)
                 .workersPerNode(1)
                 .workerPrefetchNumBatches(2)
-                .rngSeed(SEED)
-                .build();
+                .rngSeed(SEED);
+        if (kind.equals("sharedts")) {
+            // the README's recommended setting for a bandwidth bound: aims at 2.5e-3 of the
+            // parameters per message (~1/1100 of the dense bytes); "shared" keeps the default
+            // AdaptiveThresholdAlgorithm, whose band lets a message reach 1e-2
+            b.thresholdAlgorithm(new TargetSparsityThresholdAlgorithm(1e-4, 2.5e-3, Math.pow(0.5, 1 / 20.0)));
+        }
+        return b.build();
     }
 
     interface Runner {
