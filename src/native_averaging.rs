@@ -186,16 +186,16 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeAveraging_restoreStart<'local>
             let start = w.conn.take_start()?;
             with_engine(network, |net| {
                 let params = net.params_mut();
-                if params.len() != start.params.len() {
+                if params.len() != start.params().len() {
                     return invalid(format!(
                         "the driver's start state has {} parameters but this worker's network has {}",
-                        start.params.len(),
+                        start.params().len(),
                         params.len()
                     ));
                 }
-                params.copy_from_slice(&start.params);
-                if updater == JNI_TRUE && !start.updater.is_empty() {
-                    net.set_updater_state(&start.updater)?;
+                start.params().copy_to(params);
+                if updater == JNI_TRUE && !start.updater().is_empty() {
+                    net.set_updater_state(&start.updater().to_vec())?;
                 }
                 // a network kept from an earlier fit starts like a new one
                 net.restart_training();

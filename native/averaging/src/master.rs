@@ -411,7 +411,7 @@ mod tests {
         assert!(RoundMessage::decode(&out[1]).unwrap().is_receipt());
         let avg = RoundMessage::decode(&out[2]).unwrap();
         assert!(avg.is_average());
-        assert_eq!((avg.params, avg.partition, avg.iterations), (vec![1.5, 4.5], 2, 3));
+        assert_eq!((avg.params().to_vec(), avg.partition, avg.iterations), (vec![1.5, 4.5], 2, 3));
         assert!(m.take_broadcasts().is_empty());
         assert_eq!(m.final_state().unwrap().average.unwrap().params, vec![1.5, 4.5]);
         let e = m.apply(WorkerId { partition: 0, attempt: 0 }, &out[2]).unwrap_err();

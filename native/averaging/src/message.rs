@@ -52,7 +52,9 @@ pub fn hub_averages(workers: u32) -> bool {
     workers >= 3
 }
 
-/// A decoded message (its arrays empty when only the header was decoded).
+/// A decoded message. Its arrays are read where they lie in the message's own bytes (kept whole;
+/// empty when only the header was decoded): a 5 MB copy into `Vec<f32>`s per received message was
+/// 10 % of an averaging round's CPU (`exchange_speed`, 2026-11-28).
 #[derive(Clone, Debug)]
 pub struct RoundMessage {
     pub stage: u32,
@@ -65,8 +67,46 @@ pub struct RoundMessage {
     pub score: f64,
     pub n_params: usize,
     pub n_updater: usize,
-    pub params: Vec<f32>,
-    pub updater: Vec<f32>,
+    /// The whole message when its arrays were decoded; empty otherwise.
+    wire: Vec<u8>,
+}
+
+/// Little-endian f32 values in a message's bytes (at any alignment: the arrays follow a 46-byte
+/// header).
+#[derive(Clone, Copy, Debug)]
+pub struct LeF32s<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> LeF32s<'a> {
+    /// `bytes`' length must be a multiple of 4.
+    fn new(bytes: &'a [u8]) -> Self {
+        debug_assert_eq!(bytes.len() % 4, 0);
+        LeF32s { bytes }
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 4
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Copies the values into `out` (of the same length).
+    pub fn copy_to(&self, out: &mut [f32]) {
+        assert_eq!(out.len(), self.len(), "LeF32s::copy_to: lengths differ");
+        #[cfg(target_endian = "little")]
+        bytemuck::cast_slice_mut::<f32, u8>(out).copy_from_slice(self.bytes);
+        #[cfg(not(target_endian = "little"))]
+        for (o, c) in out.iter_mut().zip(self.bytes.chunks_exact(4)) {
+            *o = f32::from_le_bytes(c.try_into().expect("4 bytes"));
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<f32> {
+        from_le(self.bytes)
+    }
 }
 
 /// What a worker reports for one round.
@@ -84,6 +124,11 @@ pub struct RoundReport {
 impl RoundMessage {
     /// Encodes a message. `params == None`: nothing to contribute this round (no minibatch).
     pub fn encode(report: &RoundReport, params: Option<&[f32]>, updater: Option<&[f32]>) -> Vec<u8> {
+        Self::encode_into(Vec::new(), report, params, updater)
+    }
+
+    /// [`RoundMessage::encode`] into `out` (cleared first; a spare buffer keeps its capacity).
+    pub fn encode_into(mut out: Vec<u8>, report: &RoundReport, params: Option<&[f32]>, updater: Option<&[f32]>) -> Vec<u8> {
         // an empty updater state (plain SGD) is no updater state
         let updater = updater.filter(|u| !u.is_empty());
         let n = params.map_or(0, <[f32]>::len);
@@ -95,7 +140,8 @@ impl RoundMessage {
                 flags |= FLAG_UPDATER;
             }
         }
-        let mut out = vec![0u8; HEADER_LEN];
+        out.clear();
+        out.resize(HEADER_LEN, 0);
         out.reserve_exact(4 * (n + m));
         out[0] = VERSION;
         out[1] = flags;
@@ -158,15 +204,57 @@ impl RoundMessage {
 
     /// The header alone (arrays left empty): what the driver needs of every round but the last.
     pub fn decode_header(bytes: &[u8]) -> Result<RoundMessage, SharingError> {
-        Self::decode_with(bytes, false)
+        Self::parse(bytes)
     }
 
-    /// Decodes (and checks the lengths of) a message.
+    /// Decodes (and checks the lengths of) a message, keeping a copy of its bytes.
     pub fn decode(bytes: &[u8]) -> Result<RoundMessage, SharingError> {
-        Self::decode_with(bytes, true)
+        let mut m = Self::parse(bytes)?;
+        if m.carries_arrays() {
+            m.wire = bytes.to_vec();
+        }
+        Ok(m)
     }
 
-    fn decode_with(bytes: &[u8], arrays: bool) -> Result<RoundMessage, SharingError> {
+    /// Decodes a message that is handed over whole: its arrays stay in `bytes`, no copy.
+    pub fn decode_owned(bytes: Vec<u8>) -> Result<RoundMessage, SharingError> {
+        let mut m = Self::parse(&bytes)?;
+        if m.carries_arrays() {
+            m.wire = bytes;
+        }
+        Ok(m)
+    }
+
+    /// Whether the message has arrays (a receipt, a hello or "nothing to contribute" has none).
+    pub(crate) fn carries_arrays(&self) -> bool {
+        self.flags & FLAG_RECEIPT == 0 && self.n_params + self.n_updater > 0
+    }
+
+    /// The parameters (empty when only the header was decoded, or nothing was contributed).
+    pub fn params(&self) -> LeF32s<'_> {
+        self.array(0, self.n_params)
+    }
+
+    /// The updater state (empty when only the header was decoded, or none was sent).
+    pub fn updater(&self) -> LeF32s<'_> {
+        self.array(self.n_params, self.n_updater)
+    }
+
+    fn array(&self, from: usize, n: usize) -> LeF32s<'_> {
+        if self.wire.is_empty() {
+            return LeF32s::new(&[]);
+        }
+        let start = HEADER_LEN + 4 * from;
+        LeF32s::new(&self.wire[start..start + 4 * n])
+    }
+
+    /// The message's bytes (empty when only the header was decoded), to reuse the buffer.
+    pub fn into_wire(self) -> Vec<u8> {
+        self.wire
+    }
+
+    /// Checks a whole message (header, flags, lengths) and reads its header.
+    fn parse(bytes: &[u8]) -> Result<RoundMessage, SharingError> {
         let bad = |what: String| SharingError::Message(format!("malformed averaging message: {what}"));
         if bytes.len() < HEADER_LEN {
             return Err(bad(format!("{} bytes, shorter than its {HEADER_LEN}-byte header", bytes.len())));
@@ -187,7 +275,6 @@ impl RoundMessage {
         let n_params = u32_at(38) as usize;
         let n_updater = u32_at(42) as usize;
         // a receipt is a header alone, whatever its counts say the message carried
-        let arrays = arrays && flags & FLAG_RECEIPT == 0;
         let expected = if flags & FLAG_RECEIPT != 0 {
             HEADER_LEN as u64
         } else {
@@ -202,13 +289,6 @@ impl RoundMessage {
         if (flags & FLAG_CONTRIBUTES == 0) != (n_params == 0) || (flags & FLAG_UPDATER == 0) != (n_updater == 0) {
             return Err(bad(format!("flags {flags:#04x} disagree with {n_params} parameters and {n_updater} updater values")));
         }
-        let floats = |from: usize, n: usize| -> Vec<f32> {
-            if !arrays {
-                return Vec::new();
-            }
-            let start = HEADER_LEN + 4 * from;
-            from_le(&bytes[start..start + 4 * n])
-        };
         Ok(RoundMessage {
             stage: u32_at(2),
             round: u32_at(6),
@@ -220,8 +300,7 @@ impl RoundMessage {
             score: f64::from_bits(u64_at(30)),
             n_params,
             n_updater,
-            params: floats(0, n_params),
-            updater: floats(n_params, n_updater),
+            wire: Vec::new(),
         })
     }
 
@@ -276,10 +355,48 @@ pub struct Average {
     pub score: f64,
 }
 
+/// Values a mean reads: an f32 slice, or little-endian f32 where they lie in a received message.
+pub trait F32Values: Copy {
+    fn count(&self) -> usize;
+    /// Value `i`.
+    ///
+    /// # Safety
+    /// `i < self.count()`.
+    unsafe fn at(&self, i: usize) -> f32;
+}
+
+impl F32Values for &[f32] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> f32 {
+        // SAFETY: the caller keeps i < len
+        unsafe { *self.get_unchecked(i) }
+    }
+}
+
+impl F32Values for LeF32s<'_> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> f32 {
+        #[cfg(target_endian = "little")]
+        // SAFETY: i < len, so bytes 4i..4i+4 lie in the slice; any 4 bytes read unaligned are a
+        // valid f32, and little-endian wire bytes are the target's own
+        unsafe {
+            self.bytes.as_ptr().cast::<f32>().add(i).read_unaligned()
+        }
+        #[cfg(not(target_endian = "little"))]
+        f32::from_le_bytes(self.bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+    }
+}
+
 /// Element-wise mean over the contributors (in the given order): sum in f64, divide, round to f32.
-fn mean_of(arrays: &[&[f32]]) -> Vec<f32> {
-    let mut out = vec![0f32; arrays[0].len()];
-    let sources: Vec<Option<&[f32]>> = arrays.iter().map(|a| Some(*a)).collect();
+fn mean_of<S: F32Values>(arrays: &[S]) -> Vec<f32> {
+    let mut out = vec![0f32; arrays[0].count()];
+    let sources: Vec<Option<S>> = arrays.iter().map(|a| Some(*a)).collect();
     mean_into(&mut out, &sources);
     out
 }
@@ -287,22 +404,30 @@ fn mean_of(arrays: &[&[f32]]) -> Vec<f32> {
 /// `out[i] = (Σ sources[k][i] in order, in f64) / sources.len()`, rounded to f32 — the one
 /// arithmetic of the average, on the workers and on the driver. A `None` source is `out`'s own
 /// value (a worker's own share, averaged in place into the engine's array: read before it is
-/// overwritten). Every source has `out.len()` values. Works in blocks so that each source's pass
-/// vectorises and the f64 sums stay in cache.
-pub fn mean_into(out: &mut [f32], sources: &[Option<&[f32]>]) {
+/// overwritten). Every source must have `out.len()` values (panics otherwise). Works in blocks so
+/// that each source's pass vectorises and the f64 sums stay in cache.
+pub fn mean_into<S: F32Values>(out: &mut [f32], sources: &[Option<S>]) {
+    let n = out.len();
+    for s in sources.iter().flatten() {
+        assert_eq!(s.count(), n, "mean_into: a source of {} values for {n} outputs", s.count());
+    }
     // two workers (the common case): one fused pass, no f64 block buffer (about half the time for
     // the MNIST MLP's 1.3 M values). f64 addition of two values is commutative, so the result has
     // the bits of the blocked sum in partition order.
     if let [a, b] = sources {
         match (a, b) {
             (Some(x), Some(y)) => {
-                for ((o, x), y) in out.iter_mut().zip(*x).zip(*y) {
-                    *o = ((f64::from(*x) + f64::from(*y)) / 2.0) as f32;
+                for (i, o) in out.iter_mut().enumerate() {
+                    // SAFETY: i < n, the length of both sources (checked above)
+                    let (x, y) = unsafe { (x.at(i), y.at(i)) };
+                    *o = ((f64::from(x) + f64::from(y)) / 2.0) as f32;
                 }
             }
             (Some(x), None) | (None, Some(x)) => {
-                for (o, x) in out.iter_mut().zip(*x) {
-                    *o = ((f64::from(*o) + f64::from(*x)) / 2.0) as f32;
+                for (i, o) in out.iter_mut().enumerate() {
+                    // SAFETY: i < n = x's length
+                    let x = unsafe { x.at(i) };
+                    *o = ((f64::from(*o) + f64::from(x)) / 2.0) as f32;
                 }
             }
             (None, None) => {} // the mean of out with itself is out
@@ -312,8 +437,9 @@ pub fn mean_into(out: &mut [f32], sources: &[Option<&[f32]>]) {
     mean_blocked(out, sources);
 }
 
-/// [`mean_into`]'s general case: the f64 sums in blocks, each source's pass vectorised.
-fn mean_blocked(out: &mut [f32], sources: &[Option<&[f32]>]) {
+/// [`mean_into`]'s general case: the f64 sums in blocks, each source's pass vectorised. Every
+/// source has `out.len()` values.
+fn mean_blocked<S: F32Values>(out: &mut [f32], sources: &[Option<S>]) {
     const BLOCK: usize = 2048;
     let count = sources.len() as f64;
     let mut acc = [0f64; BLOCK];
@@ -323,21 +449,22 @@ fn mean_blocked(out: &mut [f32], sources: &[Option<&[f32]>]) {
         let o = &mut out[start..end];
         let acc = &mut acc[..end - start];
         for (k, s) in sources.iter().enumerate() {
-            let src: &[f32] = match s {
-                Some(a) => &a[start..end],
-                None => o,
+            // SAFETY (both reads): start + j < end <= out.len(), every source's length
+            let x = |j: usize| match s {
+                Some(a) => unsafe { a.at(start + j) },
+                None => o[j],
             };
             // two sources: x + y; otherwise 0 + x + y + ... (the order the driver's sum always had)
             if k == 0 && sources.len() == 2 {
-                for (a, x) in acc.iter_mut().zip(src) {
-                    *a = f64::from(*x);
+                for (j, a) in acc.iter_mut().enumerate() {
+                    *a = f64::from(x(j));
                 }
             } else {
                 if k == 0 {
                     acc.fill(0.0);
                 }
-                for (a, x) in acc.iter_mut().zip(src) {
-                    *a += f64::from(*x);
+                for (j, a) in acc.iter_mut().enumerate() {
+                    *a += f64::from(x(j));
                 }
             }
         }
@@ -366,13 +493,13 @@ pub fn average(messages: &[&RoundMessage]) -> Result<Option<Average>, SharingErr
     }
     let with_updater = contributors.iter().all(|m| m.n_updater > 0 && m.n_updater == first.n_updater);
     let count = contributors.len();
-    if let Some(m) = contributors.iter().find(|m| m.params.len() != n || (with_updater && m.updater.len() != first.n_updater)) {
+    if let Some(m) = contributors.iter().find(|m| m.params().len() != n || (with_updater && m.updater().len() != first.n_updater)) {
         return Err(SharingError::Message(format!(
             "the averaging message of partition {} in round {} has only its header", m.partition, m.round
         )));
     }
-    let params = mean_of(&contributors.iter().map(|m| &m.params[..]).collect::<Vec<_>>());
-    let updater = with_updater.then(|| mean_of(&contributors.iter().map(|m| &m.updater[..]).collect::<Vec<_>>()));
+    let params = mean_of(&contributors.iter().map(|m| m.params()).collect::<Vec<_>>());
+    let updater = with_updater.then(|| mean_of(&contributors.iter().map(|m| m.updater()).collect::<Vec<_>>()));
     Ok(Some(Average {
         params,
         updater,
@@ -399,8 +526,8 @@ mod tests {
         let m = RoundMessage::decode(&RoundMessage::encode(&r, Some(&[1.5, -2.0]), Some(&[0.5]))).unwrap();
         assert_eq!((m.stage, m.round, m.partition, m.iterations, m.minibatches, m.examples), (2, 7, 5, 11, 10, 320));
         assert_eq!(m.score, 0.25);
-        assert_eq!(m.params, vec![1.5, -2.0]);
-        assert_eq!(m.updater, vec![0.5]);
+        assert_eq!(m.params().to_vec(), vec![1.5, -2.0]);
+        assert_eq!(m.updater().to_vec(), vec![0.5]);
         let sgd = RoundMessage::decode(&RoundMessage::encode(&r, Some(&[1.0]), Some(&[]))).unwrap();
         assert_eq!((sgd.flags, sgd.n_updater), (FLAG_CONTRIBUTES, 0));
         let empty = RoundMessage::decode(&RoundMessage::encode(&r, None, Some(&[0.5]))).unwrap();
@@ -427,8 +554,8 @@ mod tests {
         assert_eq!(&bytes[HEADER_LEN..], &wire[..]);
         let m = RoundMessage::decode(&bytes).unwrap();
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&m.params), bits(&params));
-        assert_eq!(bits(&m.updater), bits(&updater));
+        assert_eq!(bits(&m.params().to_vec()), bits(&params));
+        assert_eq!(bits(&m.updater().to_vec()), bits(&updater));
     }
 
     #[test]
@@ -497,9 +624,9 @@ mod tests {
         let a: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1013) as f32 * 1.37e3 - 7e5 + (i % 3) as f32 * 1e-4).collect();
         let b: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { 1e8 } else { ((i * 31) % 97) as f32 * -0.013 + 3e-8 }).collect();
         let mut expect = vec![0f32; n];
-        mean_blocked(&mut expect, &[Some(&a), Some(&b)]);
+        mean_blocked(&mut expect, &[Some(&a[..]), Some(&b[..])]);
         let mut out = vec![0f32; n];
-        mean_into(&mut out, &[Some(&a), Some(&b)]);
+        mean_into(&mut out, &[Some(&a[..]), Some(&b[..])]);
         assert_eq!(out, expect);
         for own_first in [true, false] {
             let mut out = a.clone();
@@ -510,7 +637,7 @@ mod tests {
             assert_eq!(out, blocked, "own share first: {own_first}");
         }
         let mut same = a.clone();
-        mean_into(&mut same, &[None, None]);
+        mean_into::<&[f32]>(&mut same, &[None, None]);
         assert_eq!(same, a);
     }
 
@@ -533,11 +660,11 @@ mod tests {
         let rc = RoundMessage::decode(&RoundMessage::receipt(&bytes)).unwrap();
         assert!(rc.is_receipt() && rc.contributes() && !rc.is_average());
         assert_eq!((rc.n_params, rc.n_updater, rc.partition, rc.round, rc.stage), (2, 1, 1, 2, 1));
-        assert!(rc.params.is_empty() && rc.updater.is_empty());
+        assert!(rc.params().is_empty() && rc.updater().is_empty());
         let a = average(&[&RoundMessage::decode(&bytes).unwrap()]).unwrap().unwrap();
         let am = RoundMessage::decode(&RoundMessage::encode_average(1, 2, &a)).unwrap();
         assert!(am.is_average() && !am.is_receipt());
-        assert_eq!((am.params, am.updater), (vec![1.0, 2.0], vec![3.0]));
+        assert_eq!((am.params().to_vec(), am.updater().to_vec()), (vec![1.0, 2.0], vec![3.0]));
         assert_eq!((am.partition, am.iterations, am.examples, am.score), (1, 3, 9, 0.5));
         // a receipt carries no arrays; an average carries parameters and is not a receipt
         let mut with_arrays = RoundMessage::receipt(&bytes);

@@ -4,7 +4,7 @@
 //! of every worker's message and the round's average, computed once by the driver's relay.
 
 use crate::local::{Deliver, Hub};
-use crate::message::{hub_averages, mean_into, RoundMessage, RoundReport};
+use crate::message::{hub_averages, mean_into, LeF32s, RoundMessage, RoundReport};
 use ferrodl_relay::{ClientConfig, RelayClient, WorkerId};
 use ferrodl_sharing::worker::parse_hex;
 use ferrodl_sharing::SharingError;
@@ -44,7 +44,13 @@ struct Inbox {
     /// The partitions whose hello arrived (their connection is up).
     hellos: BTreeSet<u32>,
     error: Option<String>,
+    /// Buffers of messages already averaged, for the reader to receive the next ones into (a fresh
+    /// 5 MB buffer per message costs its page faults).
+    spare: Vec<Vec<u8>>,
 }
+
+/// Spare receive buffers kept (a worker holds at most a round's messages at a time).
+const SPARE_BUFFERS: usize = 2;
 
 struct Shared {
     inbox: Mutex<Inbox>,
@@ -147,9 +153,8 @@ impl AveragingWorker {
         let shared = Arc::new(Shared { inbox: Mutex::new(Inbox::default()), arrived: Condvar::new() });
         let reader = Arc::clone(&shared);
         let stage = config.stage;
-        let on_message: Deliver = Arc::new(move |payload: &[u8]| {
-            // decoded here, on the connection's reader thread, beside the task's own work
-            let decoded = RoundMessage::decode(payload);
+        // decoded here, on the connection's reader thread, beside the task's own work
+        let file = move |decoded: Result<RoundMessage, SharingError>| {
             let mut inbox = reader.lock();
             match decoded {
                 Ok(m) if m.stage == stage && m.is_hello() => {
@@ -168,7 +173,24 @@ impl AveragingWorker {
             }
             drop(inbox);
             reader.arrived.notify_all();
-        });
+        };
+        let file = Arc::new(file);
+        let on_message: Deliver = {
+            let file = Arc::clone(&file);
+            Arc::new(move |payload: &[u8]| file(RoundMessage::decode(payload)))
+        };
+        let reader = Arc::clone(&shared);
+        // over the relay: a message with arrays keeps the reader's buffer (no copy), which gets a
+        // spare one for the next
+        let on_payload = move |buf: &mut Vec<u8>| {
+            let keep = RoundMessage::decode_header(buf).is_ok_and(|m| m.carries_arrays());
+            file(if keep {
+                let spare = reader.lock().spare.pop().unwrap_or_default();
+                RoundMessage::decode_owned(std::mem::replace(buf, spare))
+            } else {
+                RoundMessage::decode(buf)
+            });
+        };
         let client_config = ClientConfig {
             secret: parse_hex(&config.secret_hex)?,
             worker: WorkerId { partition: config.partition, attempt: config.attempt },
@@ -194,11 +216,8 @@ impl AveragingWorker {
                 (Link::Local { hub: Arc::clone(&hub), me, sent: 0, bytes_sent: 0, received }, hub.start_state())
             }
             None => {
-                let (client, snapshot) = RelayClient::connect(
-                    &config.relay_address,
-                    client_config,
-                    Box::new(move |payload: &[u8]| on_message(payload)),
-                )?;
+                let (client, snapshot) =
+                    RelayClient::connect_taking(&config.relay_address, client_config, Box::new(on_payload))?;
                 (Link::Relay(client), snapshot)
             }
         };
@@ -304,7 +323,11 @@ impl AveragingWorker {
             examples,
             score,
         };
-        let bytes = RoundMessage::encode(&report, params, updater);
+        let spare = match self.client_mut() {
+            Link::Relay(c) => c.spare_buffer(),
+            Link::Local { .. } => Vec::new(),
+        };
+        let bytes = RoundMessage::encode_into(spare, &report, params, updater);
         if !hub_averages(self.config.workers) {
             // this worker's own message: its header (the arrays stay with the caller); from three
             // workers on the driver's receipt says it
@@ -332,7 +355,15 @@ impl AveragingWorker {
                 if !hub_averages(self.config.workers) || summary.is_none() || inbox.averages.contains_key(&round) {
                     let messages = inbox.rounds.remove(&round).expect("present");
                     let average = inbox.averages.remove(&round);
-                    self.done = Some(Done { messages, summary, average });
+                    if let Some(old) = self.done.replace(Done { messages, summary, average }) {
+                        // the previous round's buffers receive the next rounds' messages
+                        for m in old.messages.into_values().chain(old.average) {
+                            let wire = m.into_wire();
+                            if wire.capacity() > 0 && inbox.spare.len() < SPARE_BUFFERS {
+                                inbox.spare.push(wire);
+                            }
+                        }
+                    }
                     return Ok(true);
                 }
             }
@@ -382,7 +413,7 @@ impl AveragingWorker {
         let what = if updater { "updater values" } else { "parameters" };
         if let Some(avg) = &done.average {
             // computed by the driver's relay
-            let values = if updater { &avg.updater } else { &avg.params };
+            let values = if updater { avg.updater() } else { avg.params() };
             if values.len() != out.len() {
                 return Err(SharingError::Message(format!(
                     "round {}: the driver's average has {} {what} but this worker has {}",
@@ -391,13 +422,13 @@ impl AveragingWorker {
                     out.len()
                 )));
             }
-            out.copy_from_slice(values);
+            values.copy_to(out);
             return Ok(true);
         }
         let me = self.config.partition;
-        let mut sources: Vec<Option<&[f32]>> = Vec::with_capacity(done.messages.len());
+        let mut sources: Vec<Option<LeF32s<'_>>> = Vec::with_capacity(done.messages.len());
         for m in done.messages.values().filter(|m| m.contributes()) {
-            let (n, arrays) = if updater { (m.n_updater, &m.updater) } else { (m.n_params, &m.params) };
+            let (n, arrays) = if updater { (m.n_updater, m.updater()) } else { (m.n_params, m.params()) };
             if n != out.len() {
                 return Err(SharingError::Message(format!(
                     "round {}: partition {} sent {n} {what} but this worker has {}",
@@ -406,7 +437,13 @@ impl AveragingWorker {
                     out.len()
                 )));
             }
-            sources.push(if m.partition == me { None } else { Some(&arrays[..]) });
+            if m.partition != me && arrays.len() != n {
+                return Err(SharingError::Message(format!(
+                    "round {}: the message of partition {} has only its header",
+                    m.round, m.partition
+                )));
+            }
+            sources.push(if m.partition == me { None } else { Some(arrays) });
         }
         mean_into(out, &sources);
         Ok(true)
@@ -556,6 +593,71 @@ mod tests {
         assert_eq!(v["messagesRelayedOut"].as_u64().unwrap(), 0, "{stats}");
     }
 
+    /// Two workers over the relay with messages of 240 KB (their buffers are reused: the readers
+    /// receive into the buffers of averaged rounds, the senders encode into those of sent ones),
+    /// sealed and not, one round without worker 1's updater state: every round's average is the
+    /// f64 mean of what the two sent, the same bits on both.
+    #[test]
+    fn big_rounds_in_reused_buffers_average_exactly() {
+        const N: usize = 20_000;
+        const ROUNDS: u32 = 6;
+        for encrypt in [false, true] {
+            let settings = format!(
+                r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}","maxMessageBytes":1048576,"queueLimit":8,"ioTimeoutMs":10000,"handshakeTimeoutMs":5000,"encrypt":{encrypt},"inProcess":false}}"#
+            );
+            let mut d = AveragingDriver::start(&settings, 2, ROUNDS, &vec![0.0; N], Some(&vec![0.0; 2 * N])).unwrap();
+            let port = d.port();
+            let handles: Vec<_> = (0..2u32)
+                .map(|p| {
+                    thread::spawn(move || {
+                        let json = worker_json(port, p, 2).replace("\"encrypt\":true", &format!("\"encrypt\":{encrypt}"));
+                        let mut w = AveragingWorker::connect(&json).unwrap();
+                        w.take_start().unwrap();
+                        while !w.await_peers(Duration::from_millis(20)).unwrap() {}
+                        let mut params: Vec<f32> = (0..N).map(|i| (i as f32).sin() * (p + 1) as f32).collect();
+                        let mut upd: Vec<f32> = (0..2 * N).map(|i| (i % 97) as f32 * 1e-3 + p as f32).collect();
+                        let mut sent_and_got = Vec::new();
+                        for round in 0..ROUNDS {
+                            for (i, v) in params.iter_mut().enumerate() {
+                                *v += 1e-3 * ((i * 7 + round as usize) % 13) as f32 * (p as f32 - 0.5);
+                            }
+                            let no_updater = p == 1 && round == 3;
+                            let sent = (params.clone(), upd.clone());
+                            w.send_round(round, 1, 1, 4, 0.0, Some(&params), (!no_updater).then_some(&upd[..])).unwrap();
+                            while !w.await_round(round, Duration::from_millis(100)).unwrap() {}
+                            assert!(w.average_params_into(&mut params).unwrap());
+                            assert_eq!(w.average_updater_into(&mut upd).unwrap(), round != 3);
+                            sent_and_got.push((sent, (params.clone(), upd.clone())));
+                        }
+                        w.finish().unwrap();
+                        sent_and_got
+                    })
+                })
+                .collect();
+            let r: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let mean = |a: &[f32], b: &[f32]| -> Vec<u32> {
+                a.iter().zip(b).map(|(x, y)| (((f64::from(*x) + f64::from(*y)) / 2.0) as f32).to_bits()).collect()
+            };
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+            for round in 0..ROUNDS as usize {
+                let ((p0, u0), got0) = &r[0][round];
+                let ((p1, u1), got1) = &r[1][round];
+                assert_eq!(bits(&got0.0), mean(p0, p1), "round {round}: parameters");
+                assert_eq!(bits(&got1.0), bits(&got0.0), "round {round}: both workers");
+                if round == 3 {
+                    // not averaged: each keeps its own
+                    assert_eq!((bits(&got0.1), bits(&got1.1)), (bits(u0), bits(u1)));
+                } else {
+                    assert_eq!(bits(&got0.1), mean(u0, u1), "round {round}: updater state");
+                    assert_eq!(bits(&got1.1), bits(&got0.1));
+                }
+            }
+            d.shutdown().unwrap();
+            let f = d.final_state().unwrap();
+            assert_eq!(bits(&f.average.as_ref().unwrap().params), bits(&r[0][ROUNDS as usize - 1].1 .0));
+        }
+    }
+
     /// Runs the exchange with 2 or 3 workers (the third is idle in round 1); returns the driver's
     /// stats JSON.
     fn same_average_everywhere(secret: &str, in_process: bool, workers: u32) -> String {
@@ -573,7 +675,7 @@ mod tests {
                     let mut w = AveragingWorker::connect(&worker_json_with(port, p, workers, &secret)).unwrap();
                     // every worker starts from the driver's arrays, handed over at connect
                     let start = w.take_start().unwrap();
-                    assert_eq!((start.params, start.updater), (start_params(), start_updater()));
+                    assert_eq!((start.params().to_vec(), start.updater().to_vec()), (start_params(), start_updater()));
                     assert!(w.take_start().unwrap_err().to_string().contains("already taken"));
                     while !w.await_peers(Duration::from_millis(20)).unwrap() {}
                     let mut params = vec![p as f32 + 0.5; 1000];

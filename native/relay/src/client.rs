@@ -22,6 +22,11 @@ use crate::{ClientConfig, ClientStats};
 /// Called for every update relayed from another worker, on the client's reader thread.
 pub type OnMessage = Box<dyn FnMut(&[u8]) + Send>;
 
+/// [`OnMessage`] for a receiver that keeps some payloads: it gets the reader's buffer and may take
+/// it (`std::mem::replace` with a spare buffer, or `take`); the reader reads the next payload into
+/// whatever it leaves there. Keeping a 5 MB payload so costs no copy.
+pub type OnPayload = Box<dyn FnMut(&mut Vec<u8>) + Send>;
+
 enum Out {
     Update(Vec<u8>),
     Stall(Vec<u8>),
@@ -51,7 +56,16 @@ struct Shared {
     /// FLUSHes queued and FLUSH_ACKs received (relay trees: [`RelayClient::flush`]).
     flushes: Mutex<(u64, u64)>,
     flushed: Condvar,
+    /// Buffers of big updates already written, for the sender's next ones
+    /// ([`RelayClient::spare_buffer`]).
+    spent: Mutex<Vec<Vec<u8>>>,
 }
+
+/// Written updates whose buffers are kept for reuse, and the least capacity worth keeping: a
+/// fresh multi-megabyte buffer per message costs its page faults (the averaging rounds' 5 MB
+/// messages).
+const SPENT_BUFFERS: usize = 2;
+const SPENT_MIN_CAPACITY: usize = 64 * 1024;
 
 impl Shared {
     /// Records the first failure and closes the socket (unblocking both threads).
@@ -215,7 +229,16 @@ impl RelayClient {
     pub fn connect(
         addr: &str,
         config: ClientConfig,
-        on_message: OnMessage,
+        mut on_message: OnMessage,
+    ) -> Result<(RelayClient, Vec<u8>), RelayError> {
+        Self::connect_taking(addr, config, Box::new(move |buf: &mut Vec<u8>| on_message(buf)))
+    }
+
+    /// [`RelayClient::connect`] with a receiver that may keep the payloads' buffers ([`OnPayload`]).
+    pub fn connect_taking(
+        addr: &str,
+        config: ClientConfig,
+        on_message: OnPayload,
     ) -> Result<(RelayClient, Vec<u8>), RelayError> {
         validate(addr, &config)?;
         let stream = tcp_connect(addr, config.connect_timeout)?;
@@ -404,6 +427,7 @@ impl RelayClient {
             counters: Counters::default(),
             flushes: Mutex::new((0, 0)),
             flushed: Condvar::new(),
+            spent: Mutex::new(Vec::new()),
         });
         // The AUTH message is this connection's only write before the writer thread starts.
         shared
@@ -473,6 +497,12 @@ impl RelayClient {
             .max_queued
             .fetch_max(tx.len() as u64, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// An empty buffer for the next [`RelayClient::send`]: one whose update was written, with its
+    /// capacity, when there is one (big updates only), else a new one.
+    pub fn spare_buffer(&self) -> Vec<u8> {
+        lock(&self.shared.spent).pop().unwrap_or_default()
     }
 
     /// Tells the relay that this worker made no progress (the stall watchdog), in `report`'s
@@ -678,6 +708,15 @@ fn writer_loop(
             pend_msgs = 0;
             pend_bytes = 0;
         }
+        if let Some(Out::Update(mut p)) = item {
+            if p.capacity() >= SPENT_MIN_CAPACITY {
+                let mut spent = lock(&sh.spent);
+                if spent.len() < SPENT_BUFFERS {
+                    p.clear();
+                    spent.push(p);
+                }
+            }
+        }
         if last {
             break;
         }
@@ -690,13 +729,14 @@ fn reader_loop(
     stream: TcpStream,
     max: usize,
     io: Duration,
-    mut on_message: OnMessage,
+    mut on_message: OnPayload,
     ack_tx: Sender<Result<(), RelayError>>,
     mut opener: Option<Opener>,
 ) {
     let addr = sh.addr.as_str();
     let mut r = BufReader::with_capacity(64 * 1024, &stream);
-    // One buffer for all relayed payloads: grows to the largest message, never per message.
+    // One buffer for all relayed payloads: grows to the largest message, never per message
+    // (unless `on_message` takes it).
     let mut buf: Vec<u8> = Vec::new();
     let result: Result<(), RelayError> = loop {
         let (ty, len) = match proto::read_header(&mut r) {
@@ -744,7 +784,7 @@ fn reader_loop(
                 sh.counters
                     .bytes_received
                     .fetch_add(len as u64, Ordering::SeqCst);
-                if catch_unwind(AssertUnwindSafe(|| on_message(&buf))).is_err() {
+                if catch_unwind(AssertUnwindSafe(|| on_message(&mut buf))).is_err() {
                     break Err(RelayError::Closed {
                         addr: addr.into(),
                         reason: "on_message panicked".into(),

@@ -117,7 +117,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use client::{OnMessage, RelayClient};
+pub use client::{OnMessage, OnPayload, RelayClient};
 pub use error::RelayError;
 pub use relay::{Relay, UPSTREAM_WORKER};
 pub use snapshot::{SnapshotBytes, SnapshotPart};

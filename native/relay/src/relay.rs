@@ -137,9 +137,35 @@ pub(crate) struct Shared {
     /// clock, and the holding threads' CPU time.
     locked_nanos: AtomicU64,
     locked_cpu_nanos: AtomicU64,
+    /// Buffers of big updates already relayed, for the readers' next ones ([`Shared::recycle`]).
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
+/// Relayed updates whose buffers are kept for reuse, and the least capacity worth keeping: a
+/// fresh multi-megabyte buffer per update costs its page faults (the averaging rounds' 5 MB
+/// messages, which every reader receives and every writer sends on).
+const SPARE_BUFFERS: usize = 2;
+const SPARE_MIN_CAPACITY: usize = 64 * 1024;
+
 impl Shared {
+    /// Keeps a relayed update's buffer for a reader when nobody else holds it any more.
+    fn recycle(&self, msg: Arc<Vec<u8>>) {
+        if let Ok(mut v) = Arc::try_unwrap(msg) {
+            if v.capacity() >= SPARE_MIN_CAPACITY {
+                let mut spare = lock(&self.spare);
+                if spare.len() < SPARE_BUFFERS {
+                    v.clear();
+                    spare.push(v);
+                }
+            }
+        }
+    }
+
+    /// An empty buffer to read the next update into (a recycled one when there is one).
+    fn spare_buffer(&self) -> Vec<u8> {
+        lock(&self.spare).pop().unwrap_or_default()
+    }
+
     pub(crate) fn log(&self, msg: &str) {
         match &self.log {
             Some(f) => f(msg),
@@ -341,6 +367,7 @@ impl Relay {
             tasks: Mutex::new(Vec::new()),
             locked_nanos: AtomicU64::new(0),
             locked_cpu_nanos: AtomicU64::new(0),
+            spare: Mutex::new(Vec::new()),
         });
         let sh = shared.clone();
         shared.live_threads.fetch_add(1, Ordering::SeqCst);
@@ -842,6 +869,9 @@ fn writer_loop(sh: &Arc<Shared>, conn: &Arc<Conn>, rx: Receiver<Out>, mut sealer
             clean = matches!(item, Some(Out::FinishAck));
             break;
         }
+        if let Some(Out::Update(msg)) = item {
+            sh.recycle(msg);
+        }
     }
     if pend_msgs > 0 {
         sh.bump(p, |c| c.messages_dropped_outbound += pend_msgs);
@@ -1029,6 +1059,8 @@ fn handle_update(sh: &Shared, conn: &Conn, payload: Vec<u8>) -> Result<(), Strin
             .map_err(|e| format!("this relay node lost its parent relay: {e}"))?;
         sh.stats().upstream_sent += 1;
     }
+    // the writers may all have sent it already
+    sh.recycle(msg);
     Ok(())
 }
 
@@ -1173,7 +1205,7 @@ fn reader_loop(
                     ));
                     break ReadEnd::Abort { reason, tell: true };
                 }
-                let mut payload = Vec::new();
+                let mut payload = sh.spare_buffer();
                 if let Err(e) = proto::reserve_body(&mut payload, len, "an update frame") {
                     let reason = dropped(&format!("update refused: {e}"));
                     break ReadEnd::Abort { reason, tell: true };

@@ -412,6 +412,90 @@ fn three_clients_exchange_exactly() {
     );
 }
 
+/// Big updates travel in reused buffers: the relay reads the next update into the buffer of one
+/// it has relayed, a client's `spare_buffer` hands back the buffer of an update it has written, and
+/// a receiver that takes its payloads' buffers (`connect_taking`) leaves the reader a spare one.
+/// Updates of changing lengths (64 KiB to 300 KiB), sealed and not, arrive whole and unmixed.
+#[test]
+fn big_updates_in_reused_buffers_arrive_whole() {
+    const N: u32 = 30;
+    let len = |seq: u32| 65_536 + (seq as usize * 40_503) % 240_000;
+    for encrypt in [false, true] {
+        let (cfg, lines) = relay_cfg(SECRET);
+        let relay = Relay::start(RelayConfig { encrypt, ..cfg }, SumState::boxed()).unwrap();
+        let addr = relay.local_addr().to_string();
+        let cfg = |p: u32| ClientConfig { encrypt, ..client_cfg(SECRET, p, 0) };
+        // client 0 keeps every payload's buffer, giving the reader back the one before
+        let kept: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+        let handed_back = Arc::new(AtomicU64::new(0));
+        let (k, h) = (kept.clone(), handed_back.clone());
+        let taker = Box::new(move |buf: &mut Vec<u8>| {
+            let mut kept = k.lock().unwrap();
+            let spare = if kept.len() % 2 == 1 {
+                h.fetch_add(1, Ordering::SeqCst);
+                // a spare with stale bytes in it: the reader must clear it
+                let mut v = kept.last().unwrap().clone();
+                v.truncate(100);
+                v
+            } else {
+                Vec::new()
+            };
+            kept.push(std::mem::replace(buf, spare));
+        });
+        let (c0, _) = RelayClient::connect_taking(&addr, cfg(0), taker).unwrap();
+        let inboxes: Vec<Arc<Inbox>> = (0..2).map(|_| Arc::new(Inbox::default())).collect();
+        let c1 = RelayClient::connect(&addr, cfg(1), inboxes[0].handler(Duration::ZERO)).unwrap().0;
+        let c2 = RelayClient::connect(&addr, cfg(2), inboxes[1].handler(Duration::ZERO)).unwrap().0;
+        let clients = [c0, c1, c2];
+        let reused = AtomicU64::new(0);
+        thread::scope(|s| {
+            for (p, c) in clients.iter().enumerate() {
+                let reused = &reused;
+                s.spawn(move || {
+                    for seq in 0..N {
+                        let mut b = c.spare_buffer();
+                        assert!(b.is_empty(), "a spare buffer comes empty");
+                        if b.capacity() >= 65_536 {
+                            reused.fetch_add(1, Ordering::SeqCst);
+                        }
+                        b.extend_from_slice(&payload(p as u32, seq, len(seq)));
+                        c.send(b).unwrap();
+                        if seq % 5 == 4 {
+                            // let the writer catch up now and then, so that spares come back
+                            wait_until("the writer", WAIT, || c.stats().messages_sent > u64::from(seq));
+                        }
+                    }
+                });
+            }
+        });
+        wait_until("client 0 to receive 2N", WAIT, || kept.lock().unwrap().len() >= 2 * N as usize);
+        for ib in &inboxes {
+            wait_until("every client to receive 2N", WAIT, || ib.count() >= 2 * N as usize);
+        }
+        let all: Vec<(u32, u32)> = (0..3).map(|p| (p, N)).collect();
+        let got: BTreeSet<(u32, u32)> = kept.lock().unwrap().iter().map(|b| check_payload(b).expect("whole")).collect();
+        assert_eq!(got, expected_from(&all, 0));
+        for (i, ib) in inboxes.iter().enumerate() {
+            assert_eq!(ib.set(), expected_from(&all, i as u32 + 1));
+            assert_eq!(ib.bad.load(Ordering::SeqCst), 0);
+        }
+        assert_eq!(handed_back.load(Ordering::SeqCst), u64::from(N));
+        assert!(reused.load(Ordering::SeqCst) >= 3, "spare buffers came back {} times", reused.load(Ordering::SeqCst));
+        for c in clients {
+            c.finish().unwrap();
+        }
+        let mut expected_sums = [0u64; 16];
+        for p in 0..3 {
+            for seq in 0..N {
+                add_sums(&mut expected_sums, &payload(p, seq, len(seq)));
+            }
+        }
+        assert_eq!(state_of(&relay), (3 * N as u64, expected_sums));
+        relay.shutdown();
+        assert!(lines.lock().unwrap().is_empty(), "{:?}", lines.lock().unwrap());
+    }
+}
+
 #[test]
 fn finish_waits_until_every_update_is_applied() {
     let (cfg, _l) = relay_cfg(SECRET);
