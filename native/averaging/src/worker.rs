@@ -639,9 +639,7 @@ mod tests {
                 a.iter().zip(b).map(|(x, y)| (((f64::from(*x) + f64::from(*y)) / 2.0) as f32).to_bits()).collect()
             };
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-            for round in 0..ROUNDS as usize {
-                let ((p0, u0), got0) = &r[0][round];
-                let ((p1, u1), got1) = &r[1][round];
+            for (round, (((p0, u0), got0), ((p1, u1), got1))) in r[0].iter().zip(&r[1]).enumerate() {
                 assert_eq!(bits(&got0.0), mean(p0, p1), "round {round}: parameters");
                 assert_eq!(bits(&got1.0), bits(&got0.0), "round {round}: both workers");
                 if round == 3 {
