@@ -5,6 +5,7 @@ import java.util.List;
 import org.apache.spark.Partitioner;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
+import org.ferrodl.spark.impl.common.CachedBlocksRDD;
 import scala.Tuple2;
 
 /**
@@ -16,9 +17,13 @@ import scala.Tuple2;
 final class Balanced {
     private Balanced() {}
 
-    /** Number of objects in each partition of {@code input} (one Spark job). */
+    /**
+     * Number of objects in each partition of {@code input} (one Spark job). A persisted RDD is read by
+     * block index: a parallelized RDD's tasks would carry its data (12 MiB per task for the MNIST
+     * bench's minibatches, about 300 ms of a count job on the bench cluster).
+     */
     static <T> long[] partitionSizes(JavaRDD<T> input) {
-        List<Tuple2<Integer, Long>> counts = input.mapPartitionsWithIndex((p, it) -> {
+        List<Tuple2<Integer, Long>> counts = CachedBlocksRDD.of(input).mapPartitionsWithIndex((p, it) -> {
             long n = 0;
             while (it.hasNext()) {
                 it.next();
@@ -72,7 +77,8 @@ final class Balanced {
         for (int p = 1; p < sizes.length; p++) {
             offsets[p] = offsets[p - 1] + sizes[p - 1];
         }
-        JavaRDD<Tuple2<Long, T>> indexed = input.mapPartitionsWithIndex((p, it) -> new Iterator<Tuple2<Long, T>>() {
+        // a persisted RDD read by block index, as in partitionSizes
+        JavaRDD<Tuple2<Long, T>> indexed = CachedBlocksRDD.of(input).mapPartitionsWithIndex((p, it) -> new Iterator<Tuple2<Long, T>>() {
             private long next = offsets[p];
 
             @Override
