@@ -547,8 +547,9 @@ def spark_section(r, charts=None, out=None):
         if tta.get("configs"):
             target = tta["target"]
             lines += ["", f"Time to {target} test accuracy (issue 15 goal 3; every configuration again from a fresh "
-                      "network, one epoch at a time, test accuracy after each epoch off the clock; fit seconds "
-                      "summed, JVM start excluded):", "",
+                      "network, one epoch at a time, the configurations' epochs interleaved (epoch k of each in "
+                      "a rotating order, so that the host's speed swings fall on all alike), test accuracy "
+                      "after each epoch off the clock; fit seconds summed, JVM start excluded):", "",
                       f"| configuration | fit seconds to {target} (epochs) | best accuracy | wire bytes per worker "
                       "iteration at that point |", "|---|---|---|---|"]
             for c, v in tta["configs"].items():

@@ -147,41 +147,63 @@ public final class SparkPathBench {
                 }
             }
             if (ttaEpochs > 0) {
-                // time to accuracy: every configuration from a fresh network, one epoch at a time until
-                // the test accuracy reaches the target (evaluation off the clock, JVM start excluded)
-                for (String c : configs) {
-                    String[] kv = c.split("-");
-                    int batch = Integer.parseInt(kv[1]);
-                    TrainingMaster tm = kv[0].equals("local") ? null : master(kv[0], batch, workers);
-                    if (tm != null && kv[0].startsWith("shared")) {
-                        tm.setCollectTrainingStats(true); // its wire bytes per worker iteration
-                    }
-                    Runner runner = tm == null ? new LocalRunner(batchesBySize.get(batch), cores)
-                            : new SparkRunner(sc, rddBySize.get(batch), tm);
-                    double seconds = 0;
-                    for (int epoch = 1; epoch <= ttaEpochs; epoch++) {
-                        long t = System.nanoTime();
-                        runner.epoch();
-                        seconds += (System.nanoTime() - t) / 1e9;
-                        double acc = accuracy(runner.network(), test);
-                        Map<String, Object> m = new LinkedHashMap<>();
-                        m.put("config", c);
-                        m.put("epoch", epoch);
-                        m.put("fit_seconds", seconds);
-                        m.put("test_accuracy", acc);
-                        m.put("load", loadAverage()[0]);
-                        if (tm != null && tm.getTrainingStats() != null
-                                && !tm.getTrainingStats().getSharingWorkerStats().isEmpty()) {
-                            m.put("bytes_per_worker_iteration", tm.getTrainingStats().getMeanBytesPerWorkerIteration());
-                            m.put("parameters", runner.network().numParams());
-                            m.put("thresholds", thresholdSummary(tm.getTrainingStats()));
-                        }
-                        System.out.println("TTA " + json(m));
-                        System.out.flush();
-                        if (acc >= ttaTarget) {
-                            break;
-                        }
-                    }
+                timeToAccuracy(sc, configs, workers, cores, batchesBySize, rddBySize, test, ttaEpochs, ttaTarget);
+            }
+        }
+    }
+
+    /**
+     * Time to accuracy: every configuration from a fresh network, one epoch at a time until its test
+     * accuracy reaches the target (evaluation off the clock, JVM start excluded). The configurations'
+     * epochs interleave (epoch k of each, in an order rotating with k), as the throughput rounds do,
+     * so that a swing of the host's speed falls on all of them alike rather than on whichever
+     * configuration ran in that minute.
+     */
+    static void timeToAccuracy(JavaSparkContext sc, List<String> configs, int workers, int cores,
+            Map<Integer, List<DataSet>> batchesBySize, Map<Integer, JavaRDD<DataSet>> rddBySize, MnistData test,
+            int ttaEpochs, double ttaTarget) {
+        Map<String, Runner> runners = new LinkedHashMap<>();
+        Map<String, TrainingMaster> masters = new LinkedHashMap<>();
+        Map<String, Double> seconds = new LinkedHashMap<>();
+        for (String c : configs) {
+            String[] kv = c.split("-");
+            int batch = Integer.parseInt(kv[1]);
+            TrainingMaster tm = kv[0].equals("local") ? null : master(kv[0], batch, workers);
+            if (tm != null && kv[0].startsWith("shared")) {
+                tm.setCollectTrainingStats(true); // its wire bytes per worker iteration
+            }
+            runners.put(c, tm == null ? new LocalRunner(batchesBySize.get(batch), cores)
+                    : new SparkRunner(sc, rddBySize.get(batch), tm));
+            masters.put(c, tm);
+            seconds.put(c, 0.0);
+        }
+        List<String> pending = new ArrayList<>(configs);
+        for (int epoch = 1; epoch <= ttaEpochs && !pending.isEmpty(); epoch++) {
+            List<String> order = new ArrayList<>(pending);
+            java.util.Collections.rotate(order, -((epoch - 1) % order.size()));
+            for (String c : order) {
+                Runner runner = runners.get(c);
+                TrainingMaster tm = masters.get(c);
+                long t = System.nanoTime();
+                runner.epoch();
+                double total = seconds.merge(c, (System.nanoTime() - t) / 1e9, Double::sum);
+                double acc = accuracy(runner.network(), test);
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("config", c);
+                m.put("epoch", epoch);
+                m.put("fit_seconds", total);
+                m.put("test_accuracy", acc);
+                m.put("load", loadAverage()[0]);
+                if (tm != null && tm.getTrainingStats() != null
+                        && !tm.getTrainingStats().getSharingWorkerStats().isEmpty()) {
+                    m.put("bytes_per_worker_iteration", tm.getTrainingStats().getMeanBytesPerWorkerIteration());
+                    m.put("parameters", runner.network().numParams());
+                    m.put("thresholds", thresholdSummary(tm.getTrainingStats()));
+                }
+                System.out.println("TTA " + json(m));
+                System.out.flush();
+                if (acc >= ttaTarget) {
+                    pending.remove(c);
                 }
             }
         }
