@@ -19,8 +19,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-/// What a worker does with a delivered message (its relay `on_message`).
-pub(crate) type Deliver = Arc<dyn Fn(&[u8]) + Send + Sync>;
+/// What a worker does with a delivered message (its relay `on_message`): it may take the buffer, as
+/// over the relay ([`ferrodl_relay::OnPayload`]).
+pub(crate) type Deliver = Arc<dyn Fn(&mut Vec<u8>) + Send + Sync>;
 
 pub(crate) struct Hub {
     master: SharedMaster,
@@ -97,7 +98,9 @@ impl Hub {
     /// The relay's work for one message: the driver's state applies it, then every other worker
     /// registered now receives it when the state forwards (two workers), and every worker (the
     /// sender included) what the state answers (receipts, a round's average; from three).
-    pub(crate) fn send(&self, from: WorkerId, payload: &[u8]) -> Result<(), SharingError> {
+    /// The message is handed over: its last recipient gets the sender's buffer itself (with two
+    /// workers the only one), the others a copy.
+    pub(crate) fn send(&self, from: WorkerId, mut payload: Vec<u8>) -> Result<(), SharingError> {
         let peers: Vec<(u32, Deliver)> = {
             let peers = self.peers();
             match peers.get(&from.partition) {
@@ -111,17 +114,23 @@ impl Hub {
             }
             peers.iter().map(|(p, (_, d))| (*p, Arc::clone(d))).collect()
         };
-        let (forwards, answers) = self.master.apply_and_take(from, payload).map_err(SharingError::Message)?;
+        let (forwards, answers) = self.master.apply_and_take(from, &payload).map_err(SharingError::Message)?;
         self.messages.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
         let mut deliveries = 0;
+        let mut forwards_left = if forwards { peers.iter().filter(|(p, _)| *p != from.partition).count() } else { 0 };
         for (p, d) in &peers {
             if forwards && *p != from.partition {
-                d(payload);
+                forwards_left -= 1;
+                if forwards_left == 0 {
+                    d(&mut payload);
+                } else {
+                    d(&mut payload.clone());
+                }
                 deliveries += 1;
             }
             for m in &answers {
-                d(m);
+                d(&mut m.as_ref().clone());
                 deliveries += 1;
             }
         }

@@ -97,10 +97,9 @@ impl Link {
         match self {
             Link::Relay(c) => Ok(c.send(bytes)?),
             Link::Local { hub, me, sent, bytes_sent, .. } => {
-                hub.send(*me, &bytes)?;
                 *sent += 1;
                 *bytes_sent += bytes.len() as u64;
-                Ok(())
+                hub.send(*me, bytes)
             }
         }
     }
@@ -174,22 +173,20 @@ impl AveragingWorker {
             drop(inbox);
             reader.arrived.notify_all();
         };
+        // a message with arrays keeps the buffer it arrived in (no copy): over the relay the reader's,
+        // which gets a spare one for the next (`refill`); in process the sender's
         let file = Arc::new(file);
-        let on_message: Deliver = {
-            let file = Arc::clone(&file);
-            Arc::new(move |payload: &[u8]| file(RoundMessage::decode(payload)))
-        };
-        let reader = Arc::clone(&shared);
-        // over the relay: a message with arrays keeps the reader's buffer (no copy), which gets a
-        // spare one for the next
-        let on_payload = move |buf: &mut Vec<u8>| {
-            let keep = RoundMessage::decode_header(buf).is_ok_and(|m| m.carries_arrays());
-            file(if keep {
-                let spare = reader.lock().spare.pop().unwrap_or_default();
-                RoundMessage::decode_owned(std::mem::replace(buf, spare))
-            } else {
-                RoundMessage::decode(buf)
-            });
+        let receiver = |refill: bool| -> Deliver {
+            let (file, reader) = (Arc::clone(&file), Arc::clone(&shared));
+            Arc::new(move |buf: &mut Vec<u8>| {
+                let keep = RoundMessage::decode_header(buf).is_ok_and(|m| m.carries_arrays());
+                file(if keep {
+                    let spare = if refill { reader.lock().spare.pop().unwrap_or_default() } else { Vec::new() };
+                    RoundMessage::decode_owned(std::mem::replace(buf, spare))
+                } else {
+                    RoundMessage::decode(buf)
+                });
+            })
         };
         let client_config = ClientConfig {
             secret: parse_hex(&config.secret_hex)?,
@@ -206,8 +203,8 @@ impl AveragingWorker {
                 // the driver's process: its hub, no sockets (counts what this worker receives)
                 let received: Arc<[std::sync::atomic::AtomicU64; 2]> = Arc::new(Default::default());
                 let counts = Arc::clone(&received);
-                let deliver = Arc::clone(&on_message);
-                hub.join(me, Arc::new(move |payload: &[u8]| {
+                let deliver = receiver(false);
+                hub.join(me, Arc::new(move |payload: &mut Vec<u8>| {
                     use std::sync::atomic::Ordering::Relaxed;
                     counts[0].fetch_add(1, Relaxed);
                     counts[1].fetch_add(payload.len() as u64, Relaxed);
@@ -216,8 +213,12 @@ impl AveragingWorker {
                 (Link::Local { hub: Arc::clone(&hub), me, sent: 0, bytes_sent: 0, received }, hub.start_state())
             }
             None => {
-                let (client, snapshot) =
-                    RelayClient::connect_taking(&config.relay_address, client_config, Box::new(on_payload))?;
+                let deliver = receiver(true);
+                let (client, snapshot) = RelayClient::connect_taking(
+                    &config.relay_address,
+                    client_config,
+                    Box::new(move |buf: &mut Vec<u8>| deliver(buf)),
+                )?;
                 (Link::Relay(client), snapshot)
             }
         };
@@ -323,9 +324,11 @@ impl AveragingWorker {
             examples,
             score,
         };
+        // a buffer of a written message (relay), or of a received one this worker has averaged
+        // (in process: the sender's buffer travels to the receiver)
         let spare = match self.client_mut() {
             Link::Relay(c) => c.spare_buffer(),
-            Link::Local { .. } => Vec::new(),
+            Link::Local { .. } => self.shared.lock().spare.pop().unwrap_or_default(),
         };
         let bytes = RoundMessage::encode_into(spare, &report, params, updater);
         if !hub_averages(self.config.workers) {
@@ -593,24 +596,29 @@ mod tests {
         assert_eq!(v["messagesRelayedOut"].as_u64().unwrap(), 0, "{stats}");
     }
 
-    /// Two workers over the relay with messages of 240 KB (their buffers are reused: the readers
-    /// receive into the buffers of averaged rounds, the senders encode into those of sent ones),
-    /// sealed and not, one round without worker 1's updater state: every round's average is the
-    /// f64 mean of what the two sent, the same bits on both.
+    /// Two workers with messages of 240 KB (their buffers are reused: over the relay the readers
+    /// receive into the buffers of averaged rounds and the senders encode into those of sent ones;
+    /// in process a message's buffer travels to the receiver, which encodes its next message into
+    /// it), sealed and not, one round without worker 1's updater state: every round's average is
+    /// the f64 mean of what the two sent, the same bits on both.
     #[test]
     fn big_rounds_in_reused_buffers_average_exactly() {
         const N: usize = 20_000;
         const ROUNDS: u32 = 6;
-        for encrypt in [false, true] {
+        for (encrypt, in_process) in [(false, false), (true, false), (false, true)] {
+            // a hub is found by its secret: this test's own
+            let secret = if in_process { "d4".repeat(32) } else { SECRET.to_string() };
             let settings = format!(
-                r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}","maxMessageBytes":1048576,"queueLimit":8,"ioTimeoutMs":10000,"handshakeTimeoutMs":5000,"encrypt":{encrypt},"inProcess":false}}"#
+                r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{secret}","maxMessageBytes":1048576,"queueLimit":8,"ioTimeoutMs":10000,"handshakeTimeoutMs":5000,"encrypt":{encrypt},"inProcess":{in_process}}}"#
             );
             let mut d = AveragingDriver::start(&settings, 2, ROUNDS, &vec![0.0; N], Some(&vec![0.0; 2 * N])).unwrap();
             let port = d.port();
             let handles: Vec<_> = (0..2u32)
                 .map(|p| {
+                    let secret = secret.clone();
                     thread::spawn(move || {
-                        let json = worker_json(port, p, 2).replace("\"encrypt\":true", &format!("\"encrypt\":{encrypt}"));
+                        let json = worker_json_with(port, p, 2, &secret)
+                            .replace("\"encrypt\":true", &format!("\"encrypt\":{encrypt}"));
                         let mut w = AveragingWorker::connect(&json).unwrap();
                         w.take_start().unwrap();
                         while !w.await_peers(Duration::from_millis(20)).unwrap() {}
@@ -651,6 +659,14 @@ mod tests {
                 }
             }
             d.shutdown().unwrap();
+            let stats: serde_json::Value = serde_json::from_str(&d.stats_json()).unwrap();
+            if in_process {
+                // every round message went through the hub to the other worker, none through sockets
+                assert!(stats["inProcess"]["deliveries"].as_u64().unwrap() >= 2 * u64::from(ROUNDS), "{stats}");
+                assert_eq!(stats["messagesRelayedOut"].as_u64().unwrap(), 0, "{stats}");
+            } else {
+                assert!(stats.get("inProcess").is_none_or(|v| v.is_null()), "{stats}");
+            }
             let f = d.final_state().unwrap();
             assert_eq!(bits(&f.average.as_ref().unwrap().params), bits(&r[0][ROUNDS as usize - 1].1 .0));
         }
