@@ -52,7 +52,7 @@ test-rust:
 test-valgrind:
 	tests/valgrind/run-valgrind.sh
 
-# the relay's tests under valgrind (about 15 s): the crate of threads, sockets and timeouts
+# the relay's tests under valgrind (30-50 s): the crate of threads, sockets and timeouts
 test-valgrind-relay:
 	tests/valgrind/run-valgrind.sh ferrodl-relay
 
