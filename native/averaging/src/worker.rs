@@ -5,7 +5,7 @@
 
 use crate::local::{Deliver, Hub};
 use crate::message::{hub_averages, mean_into, LeF32s, RoundMessage, RoundReport};
-use ferrodl_relay::{ClientConfig, RelayClient, WorkerId};
+use ferrodl_relay::{ClientConfig, RelayClient, SpareBuffers, WorkerId};
 use ferrodl_sharing::worker::parse_hex;
 use ferrodl_sharing::SharingError;
 use serde::Deserialize;
@@ -44,17 +44,14 @@ struct Inbox {
     /// The partitions whose hello arrived (their connection is up).
     hellos: BTreeSet<u32>,
     error: Option<String>,
-    /// Buffers of messages already averaged, for the reader to receive the next ones into (a fresh
-    /// 5 MB buffer per message costs its page faults).
-    spare: Vec<Vec<u8>>,
 }
-
-/// Spare receive buffers kept (a worker holds at most a round's messages at a time).
-const SPARE_BUFFERS: usize = 2;
 
 struct Shared {
     inbox: Mutex<Inbox>,
     arrived: Condvar,
+    /// Buffers of messages already averaged: the reader receives the next ones into them (over
+    /// the relay), or this worker encodes its next message into them (in process).
+    spare: SpareBuffers,
 }
 
 impl Shared {
@@ -149,7 +146,7 @@ impl AveragingWorker {
                 config.partition, config.workers
             )));
         }
-        let shared = Arc::new(Shared { inbox: Mutex::new(Inbox::default()), arrived: Condvar::new() });
+        let shared = Arc::new(Shared { inbox: Mutex::new(Inbox::default()), arrived: Condvar::new(), spare: SpareBuffers::default() });
         let reader = Arc::clone(&shared);
         let stage = config.stage;
         // decoded here, on the connection's reader thread, beside the task's own work
@@ -181,7 +178,7 @@ impl AveragingWorker {
             Arc::new(move |buf: &mut Vec<u8>| {
                 let keep = RoundMessage::decode_header(buf).is_ok_and(|m| m.carries_arrays());
                 file(if keep {
-                    let spare = if refill { reader.lock().spare.pop().unwrap_or_default() } else { Vec::new() };
+                    let spare = if refill { reader.spare.take() } else { Vec::new() };
                     RoundMessage::decode_owned(std::mem::replace(buf, spare))
                 } else {
                     RoundMessage::decode(buf)
@@ -328,7 +325,7 @@ impl AveragingWorker {
         // (in process: the sender's buffer travels to the receiver)
         let spare = match self.client_mut() {
             Link::Relay(c) => c.spare_buffer(),
-            Link::Local { .. } => self.shared.lock().spare.pop().unwrap_or_default(),
+            Link::Local { .. } => self.shared.spare.take(),
         };
         let bytes = RoundMessage::encode_into(spare, &report, params, updater);
         if !hub_averages(self.config.workers) {
@@ -361,10 +358,7 @@ impl AveragingWorker {
                     if let Some(old) = self.done.replace(Done { messages, summary, average }) {
                         // the previous round's buffers receive the next rounds' messages
                         for m in old.messages.into_values().chain(old.average) {
-                            let wire = m.into_wire();
-                            if wire.capacity() > 0 && inbox.spare.len() < SPARE_BUFFERS {
-                                inbox.spare.push(wire);
-                            }
+                            self.shared.spare.give(m.into_wire());
                         }
                     }
                     return Ok(true);

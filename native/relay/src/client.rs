@@ -16,6 +16,7 @@ use crate::error::RelayError;
 use crate::proto::{self, HeaderError, Side};
 use crate::seal::{self, Opener, Sealer};
 use crate::snapshot;
+use crate::spare::SpareBuffers;
 use crate::relay::lock;
 use crate::{ClientConfig, ClientStats};
 
@@ -56,16 +57,10 @@ struct Shared {
     /// FLUSHes queued and FLUSH_ACKs received (relay trees: [`RelayClient::flush`]).
     flushes: Mutex<(u64, u64)>,
     flushed: Condvar,
-    /// Buffers of big updates already written, for the sender's next ones
+    /// Buffers of updates already written, for the sender's next ones
     /// ([`RelayClient::spare_buffer`]).
-    spent: Mutex<Vec<Vec<u8>>>,
+    spent: SpareBuffers,
 }
-
-/// Written updates whose buffers are kept for reuse, and the least capacity worth keeping: a
-/// fresh multi-megabyte buffer per message costs its page faults (the averaging rounds' 5 MB
-/// messages).
-const SPENT_BUFFERS: usize = 2;
-const SPENT_MIN_CAPACITY: usize = 64 * 1024;
 
 impl Shared {
     /// Records the first failure and closes the socket (unblocking both threads).
@@ -427,7 +422,7 @@ impl RelayClient {
             counters: Counters::default(),
             flushes: Mutex::new((0, 0)),
             flushed: Condvar::new(),
-            spent: Mutex::new(Vec::new()),
+            spent: SpareBuffers::default(),
         });
         // The AUTH message is this connection's only write before the writer thread starts.
         shared
@@ -502,7 +497,7 @@ impl RelayClient {
     /// An empty buffer for the next [`RelayClient::send`]: one whose update was written, with its
     /// capacity, when there is one (big updates only), else a new one.
     pub fn spare_buffer(&self) -> Vec<u8> {
-        lock(&self.shared.spent).pop().unwrap_or_default()
+        self.shared.spent.take()
     }
 
     /// Tells the relay that this worker made no progress (the stall watchdog), in `report`'s
@@ -708,14 +703,8 @@ fn writer_loop(
             pend_msgs = 0;
             pend_bytes = 0;
         }
-        if let Some(Out::Update(mut p)) = item {
-            if p.capacity() >= SPENT_MIN_CAPACITY {
-                let mut spent = lock(&sh.spent);
-                if spent.len() < SPENT_BUFFERS {
-                    p.clear();
-                    spent.push(p);
-                }
-            }
+        if let Some(Out::Update(p)) = item {
+            sh.spent.give(p);
         }
         if last {
             break;

@@ -107,6 +107,7 @@ mod proto;
 mod relay;
 mod seal;
 mod snapshot;
+mod spare;
 mod tree;
 
 #[cfg(test)]
@@ -121,6 +122,7 @@ pub use client::{OnMessage, OnPayload, RelayClient};
 pub use error::RelayError;
 pub use relay::{Relay, UPSTREAM_WORKER};
 pub use snapshot::{SnapshotBytes, SnapshotPart};
+pub use spare::SpareBuffers;
 pub use tree::{TreeNode, TREE_NODE_PARTITION_BASE};
 
 /// Largest STALL report (longer ones are cut by the client).

@@ -17,6 +17,7 @@ use crate::error::{human, RelayError};
 use crate::handshake::AcceptLoop;
 use crate::proto::{self, HeaderError, Side};
 use crate::seal::{self, Opener, Sealer};
+use crate::spare::SpareBuffers;
 use crate::{LogSink, MasterState, RelayClient, RelayConfig, RelayStats, WorkerId};
 
 /// Buffer of the per-connection reader and writer (small frames are coalesced; larger payloads
@@ -137,33 +138,16 @@ pub(crate) struct Shared {
     /// clock, and the holding threads' CPU time.
     locked_nanos: AtomicU64,
     locked_cpu_nanos: AtomicU64,
-    /// Buffers of big updates already relayed, for the readers' next ones ([`Shared::recycle`]).
-    spare: Mutex<Vec<Vec<u8>>>,
+    /// Buffers of updates already relayed, for the readers' next ones ([`Shared::recycle`]).
+    spare: SpareBuffers,
 }
-
-/// Relayed updates whose buffers are kept for reuse, and the least capacity worth keeping: a
-/// fresh multi-megabyte buffer per update costs its page faults (the averaging rounds' 5 MB
-/// messages, which every reader receives and every writer sends on).
-const SPARE_BUFFERS: usize = 2;
-const SPARE_MIN_CAPACITY: usize = 64 * 1024;
 
 impl Shared {
     /// Keeps a relayed update's buffer for a reader when nobody else holds it any more.
     fn recycle(&self, msg: Arc<Vec<u8>>) {
-        if let Ok(mut v) = Arc::try_unwrap(msg) {
-            if v.capacity() >= SPARE_MIN_CAPACITY {
-                let mut spare = lock(&self.spare);
-                if spare.len() < SPARE_BUFFERS {
-                    v.clear();
-                    spare.push(v);
-                }
-            }
+        if let Ok(v) = Arc::try_unwrap(msg) {
+            self.spare.give(v);
         }
-    }
-
-    /// An empty buffer to read the next update into (a recycled one when there is one).
-    fn spare_buffer(&self) -> Vec<u8> {
-        lock(&self.spare).pop().unwrap_or_default()
     }
 
     pub(crate) fn log(&self, msg: &str) {
@@ -367,7 +351,7 @@ impl Relay {
             tasks: Mutex::new(Vec::new()),
             locked_nanos: AtomicU64::new(0),
             locked_cpu_nanos: AtomicU64::new(0),
-            spare: Mutex::new(Vec::new()),
+            spare: SpareBuffers::default(),
         });
         let sh = shared.clone();
         shared.live_threads.fetch_add(1, Ordering::SeqCst);
@@ -1205,7 +1189,7 @@ fn reader_loop(
                     ));
                     break ReadEnd::Abort { reason, tell: true };
                 }
-                let mut payload = sh.spare_buffer();
+                let mut payload = sh.spare.take();
                 if let Err(e) = proto::reserve_body(&mut payload, len, "an update frame") {
                     let reason = dropped(&format!("update refused: {e}"));
                     break ReadEnd::Abort { reason, tell: true };
