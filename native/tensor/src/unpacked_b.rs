@@ -451,7 +451,7 @@ mod tests {
                         continue;
                     }
                     let op_a = if (m + n + k) % 2 == 0 { Op::N } else { Op::T };
-                    let beta = [0.0f32, 1.0, 0.5][(m * 7 + n + k) % 3];
+                    let beta = [0.0f32, 1.0, 0.3][(m * 7 + n + k) % 3];
                     let mut a = vec![0.0f32; m * k];
                     let mut b = vec![0.0f32; k * n];
                     let mut c0 = vec![0.0f32; m * n];
