@@ -118,11 +118,11 @@ impl Hub {
         self.messages.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
         let mut deliveries = 0;
-        let mut forwards_left = if forwards { peers.iter().filter(|(p, _)| *p != from.partition).count() } else { 0 };
+        // the last worker the message is forwarded to takes the sender's buffer
+        let last_forward = peers.iter().rev().map(|(p, _)| *p).find(|&p| forwards && p != from.partition);
         for (p, d) in &peers {
             if forwards && *p != from.partition {
-                forwards_left -= 1;
-                if forwards_left == 0 {
+                if Some(*p) == last_forward {
                     d(&mut payload);
                 } else {
                     d(&mut payload.clone());
