@@ -114,7 +114,13 @@ class HdfsTrainingTest {
         assertTrue(maxAbsDiff(local(ds), trained.params().toFloatVector()) <= 1e-5f);
         Path export = new Path(root + "/export");
         assertEquals(1, fs.listStatus(export).length, "the export is on HDFS (kept for the next epoch)");
-        assertEquals(8, fs.listStatus(fs.listStatus(export)[0].getPath()).length, "one file per DataSet");
+        Path fitDir = fs.listStatus(export)[0].getPath();
+        assertEquals(8, fs.listStatus(fitDir).length, "one file per DataSet");
+        // owner-only on HDFS too (the export goes through Hadoop's FileSystem there)
+        assertEquals((short) 0700, fs.getFileStatus(fitDir).getPermission().toShort());
+        for (org.apache.hadoop.fs.FileStatus f : fs.listStatus(fitDir)) {
+            assertEquals((short) 0600, f.getPermission().toShort(), f.getPath().toString());
+        }
         assertTrue(tm.deleteTempFiles(sc()));
         assertEquals(0, fs.listStatus(export).length, "deleteTempFiles removes it");
     }

@@ -11,7 +11,6 @@ import java.util.NoSuchElementException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.Function;
@@ -27,7 +26,8 @@ import org.ferrodl.linalg.dataset.DataSet;
  * <p>The fit's directory is created owner-only ({@code rwx------}) and every file in it
  * {@code rw-------}: the data may be private and the default base lies under the shared temporary
  * directory. (The permission is set explicitly after creation, so a permissive umask cannot widen
- * it; file systems without POSIX permissions ignore it.)
+ * it; file systems without POSIX permissions ignore it.) {@link ExportFolder} writes them: local
+ * directories through java.nio, every other file system through Hadoop's.
  *
  * <p>A base directory that executors and the driver do not share (a local path on a multi-host
  * cluster) is detected after the export, when the driver cannot see the files the executors wrote,
@@ -66,23 +66,16 @@ public final class DataSetExport {
         String dir = new Path(base, fitId).toString();
         JavaRDD<List<String>> paths = data.mapPartitionsWithIndex((partition, it) -> {
             List<String> written = new ArrayList<>();
-            Path folder = new Path(dir);
-            FileSystem fs = folder.getFileSystem(new Configuration());
-            FsPermission dirPermission = new FsPermission(DIRECTORY_PERMISSION);
-            FsPermission filePermission = new FsPermission(FILE_PERMISSION);
-            fs.mkdirs(folder, dirPermission);
-            fs.setPermission(folder, dirPermission);
+            ExportFolder folder = ExportFolder.open(dir);
             int i = 0;
             while (it.hasNext()) {
                 B ds = it.next();
-                Path file = new Path(folder, stem + "_" + partition + "_" + (i++) + ".bin");
-                try (OutputStream out = fs.create(file, filePermission, true,
-                        fs.getConf().getInt("io.file.buffer.size", 4096), fs.getDefaultReplication(file),
-                        fs.getDefaultBlockSize(file), null)) {
+                String name = stem + "_" + partition + "_" + (i++) + ".bin";
+                try (OutputStream out = folder.create(name)) {
                     kind.save(ds, out);
                 }
-                fs.setPermission(file, filePermission);
-                written.add(file.toString());
+                folder.closed(name);
+                written.add(folder.pathOf(name));
             }
             return Collections.singletonList(written).iterator();
         }, true);

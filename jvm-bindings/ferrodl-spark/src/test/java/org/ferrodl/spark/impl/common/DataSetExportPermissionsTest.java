@@ -25,16 +25,41 @@ class DataSetExportPermissionsTest {
         assertEquals(6, paths.size());
         Path dir = base.resolve("fit-perm");
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
-        int files = 0;
+        List<String> names = new java.util.ArrayList<>();
         try (Stream<Path> all = Files.list(dir)) {
             for (Path f : (Iterable<Path>) all::iterator) {
-                // the data files and Hadoop's checksum files alike
                 assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f.toString());
-                files++;
+                names.add(f.getFileName().toString());
             }
         }
-        assertTrue(files >= 6, "files " + files);
+        // one file per DataSet and nothing else: a local export is written with java.nio, not through
+        // Hadoop's local file system (which adds a .crc file per file and starts a chmod process each)
+        java.util.Collections.sort(names);
+        assertEquals(List.of("dataset_0_0.bin", "dataset_0_1.bin", "dataset_0_2.bin", "dataset_1_0.bin",
+                "dataset_1_1.bin", "dataset_1_2.bin"), names);
+        for (String p : paths) {
+            assertTrue(p.endsWith(".bin") && Files.exists(dir.resolve(p.substring(p.lastIndexOf('/') + 1))), p);
+        }
         assertTrue(DataSetExport.delete(sc, base.toString(), "fit-perm").isEmpty());
         assertTrue(Files.notExists(dir));
+    }
+
+    @Test
+    void aWideExistingDirectoryIsNarrowedAndItsFilesReplaced(@TempDir Path base) throws Exception {
+        JavaSparkContext sc = SparkTestSupport.sc();
+        Path dir = Files.createDirectory(base.resolve("fit-wide"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path stale = Files.writeString(dir.resolve("dataset_0_0.bin"), "stale bytes, longer than nothing");
+        Files.setPosixFilePermissions(stale, PosixFilePermissions.fromString("rw-rw-rw-"));
+        List<DataSet> data = SharedTrainingMasterTest.separable(2, 4, 2);
+        List<String> paths = DataSetExport.export(sc, sc.parallelize(data, 1), base.toString(), "fit-wide").collect();
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(stale)));
+        // the stale file was replaced (truncated), not appended to: it loads back as the first DataSet
+        List<DataSet> back = new java.util.ArrayList<>();
+        DataSetExport.load(paths.iterator(), NetworkKind.MULTI_LAYER).forEachRemaining(back::add);
+        assertEquals(2, back.size());
+        assertEquals(data, back);
+        assertTrue(DataSetExport.delete(sc, base.toString(), "fit-wide").isEmpty());
     }
 }
