@@ -62,6 +62,28 @@ public final class DataSetExport {
      */
     public static <B> JavaRDD<String> export(JavaSparkContext sc, JavaRDD<B> data, String base, String fitId,
                                              NetworkKind<?, B> kind) {
+        return exportCounted(sc, data, base, fitId, kind).paths();
+    }
+
+    /**
+     * An export's paths and the number of files in each partition of {@link #paths}: known on the
+     * driver once the export returns, so no Spark job has to count them (the RDD of paths is built
+     * from the driver's lists and never changes).
+     */
+    public record Exported(JavaRDD<String> paths, long[] sizes) {
+        /** The number of exported objects. */
+        public long total() {
+            long n = 0;
+            for (long s : sizes) {
+                n += s;
+            }
+            return n;
+        }
+    }
+
+    /** {@link #export(JavaSparkContext, JavaRDD, String, String, NetworkKind)} with the partition sizes. */
+    public static <B> Exported exportCounted(JavaSparkContext sc, JavaRDD<B> data, String base, String fitId,
+                                             NetworkKind<?, B> kind) {
         String stem = kind.batchName().toLowerCase(java.util.Locale.ROOT);
         String dir = new Path(base, fitId).toString();
         JavaRDD<List<String>> paths = data.mapPartitionsWithIndex((partition, it) -> {
@@ -84,7 +106,9 @@ public final class DataSetExport {
         byPartition.forEach(all::addAll);
         checkVisibleFromDriver(sc, dir, all);
         // one list per slice: partition p of the result holds the files of input partition p, in order
-        return sc.parallelize(byPartition, Math.max(1, byPartition.size())).flatMap(List::iterator);
+        JavaRDD<String> result = sc.parallelize(byPartition, Math.max(1, byPartition.size())).flatMap(List::iterator);
+        long[] sizes = byPartition.isEmpty() ? new long[1] : byPartition.stream().mapToLong(List::size).toArray();
+        return new Exported(result, sizes);
     }
 
     private static void checkVisibleFromDriver(JavaSparkContext sc, String dir, List<String> files) {

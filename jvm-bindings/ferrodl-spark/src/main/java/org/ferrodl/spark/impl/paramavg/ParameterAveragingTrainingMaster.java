@@ -227,8 +227,11 @@ public class ParameterAveragingTrainingMaster
         String fitId = "paramavg-" + UUID.randomUUID();
         JobDescriptions.part(sc, "exporting " + kind.batchName() + " objects");
         try {
-            JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId, kind);
+            DataSetExport.Exported exported = DataSetExport.exportCounted(sc, data, base, fitId, kind);
+            JavaRDD<String> paths = exported.paths();
             lastExport = new Export(data.id(), kind.batchName(), sc.sc(), base, fitId, paths);
+            // the export's file counts per partition are known: no counting job for its paths
+            lastSizes = new Sizes(paths.id(), sc.sc(), exported.sizes(), true);
             if (cleanup == null) {
                 // the last export is removed when the JVM exits, so no run leaves files behind
                 cleanup = new Thread(() -> deleteTempFiles((JavaSparkContext) null), "ferrodl-paramavg-export-cleanup");
@@ -270,21 +273,25 @@ public class ParameterAveragingTrainingMaster
 
     /**
      * The number of objects in each partition of {@code items}: one Spark job, remembered for the
-     * next fit of the same RDD when it is persisted (its content does not change; the Export
-     * approach's paths are persisted too), so later epochs start without counting jobs.
+     * next fit of the same RDD when it is persisted (its content does not change), so later epochs
+     * start without counting jobs; the Export approach's paths are counted by the export itself.
      */
     private synchronized long[] partitionSizes(JavaRDD<?> items) {
         Sizes s = lastSizes;
         boolean stable = !items.getStorageLevel().equals(StorageLevel.NONE());
-        if (stable && s != null && s.rddId() == items.id() && s.sc() == items.context()) {
+        if (s != null && (stable || s.exported()) && s.rddId() == items.id() && s.sc() == items.context()) {
             return s.sizes();
         }
         long[] sizes = DefaultRepartitioner.partitionSizes(items);
-        lastSizes = stable ? new Sizes(items.id(), items.context(), sizes) : null;
+        lastSizes = stable ? new Sizes(items.id(), items.context(), sizes, false) : null;
         return sizes;
     }
 
-    private record Sizes(int rddId, org.apache.spark.SparkContext sc, long[] sizes) {
+    /**
+     * Partition sizes of RDD {@code rddId}; {@code exported}: the RDD of an export's paths, built from
+     * the driver's lists, so the sizes hold whatever its storage level.
+     */
+    private record Sizes(int rddId, org.apache.spark.SparkContext sc, long[] sizes, boolean exported) {
     }
 
     /** Where the last fit's export lives (for reuse and deletion). */

@@ -67,8 +67,16 @@ final class SharedTrainingDriver {
                     : DataSetExport.defaultBaseDirectory(sc);
             String fitId = "ferrodl-fit-" + UUID.randomUUID();
             try {
-                JavaRDD<String> paths = DataSetExport.export(sc, data, base, fitId, kind);
-                return runPaths(master, sparkNetwork, paths, it -> DataSetExport.load(it, kind), fitStart);
+                DataSetExport.Exported exported = DataSetExport.exportCounted(sc, data, base, fitId, kind);
+                if (exported.total() == 0) {
+                    throw empty(kind);
+                }
+                // the export's partition sizes are known: no counting jobs before training
+                JavaRDD<String> paths = master.getRepartitioner() instanceof DefaultRepartitioner balanced
+                        ? balanced.repartition(exported.paths(), minObjectsPerPartition(master),
+                                sc.defaultParallelism(), exported.sizes())
+                        : repartition(master, exported.paths(), sc);
+                return train(master, sparkNetwork, paths.mapPartitions(it -> DataSetExport.load(it, kind)), fitStart);
             } finally {
                 for (String problem : DataSetExport.delete(sc, base, fitId)) {
                     LOG.warn("ferrodl gradient sharing: {}", problem);
@@ -126,10 +134,14 @@ final class SharedTrainingDriver {
         if (paths.isEmpty()) {
             throw empty(sparkNetwork.getNetworkKind());
         }
-        JavaRDD<String> partitioned = master.getRepartitioner() == null ? paths
-                : master.getRepartitioner().repartition(paths, minObjectsPerPartition(master),
-                        sparkNetwork.getSparkContext().defaultParallelism());
+        JavaRDD<String> partitioned = repartition(master, paths, sparkNetwork.getSparkContext());
         return train(master, sparkNetwork, partitioned.mapPartitions(load), fitStart);
+    }
+
+    /** {@code paths} as the master's repartitioner (if any) deals them out. */
+    private static JavaRDD<String> repartition(SharedTrainingMaster master, JavaRDD<String> paths, JavaSparkContext sc) {
+        return master.getRepartitioner() == null ? paths
+                : master.getRepartitioner().repartition(paths, minObjectsPerPartition(master), sc.defaultParallelism());
     }
 
     private static int minObjectsPerPartition(SharedTrainingMaster master) {
