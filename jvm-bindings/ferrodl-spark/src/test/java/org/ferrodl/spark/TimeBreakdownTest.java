@@ -67,6 +67,33 @@ public class TimeBreakdownTest {
     }
 
     @Test
+    void parameterAveragingCountsTheExportOfAnUnpersistedRdd() {
+        // the default Export approach on an RDD the user did not persist: the first fit writes the
+        // files (its own phase, inside the fit's time); a second fit of the same RDD reuses them
+        List<DataSet> data = SparkTestSupport.data(16, 8, 5);
+        ParameterAveragingTrainingMaster tm = new ParameterAveragingTrainingMaster.Builder(2, 8)
+                .batchSizePerWorker(8).averagingFrequency(2).collectTrainingStats(true).build();
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(SparkTestSupport.sc(),
+                SparkTestSupport.conf(new Adam(1e-2), 0), tm);
+        JavaRDD<DataSet> rdd = SparkTestSupport.sc().parallelize(data, 2);
+        try {
+            spark.fit(rdd);
+            TimeBreakdown first = tm.getTrainingStats().getTimeBreakdown();
+            Map<String, Double> per = perIteration(first);
+            String export = "data: export to files (once per RDD)";
+            assertTrue(per.get(export) > 0, first.format());
+            assertEquals(export, first.getPhases().get(0).name(), "the export comes first");
+            checkSane(first);
+            spark.fit(rdd);
+            TimeBreakdown second = tm.getTrainingStats().getTimeBreakdown();
+            assertTrue(!perIteration(second).containsKey(export), second.format());
+            checkSane(second);
+        } finally {
+            tm.deleteTempFiles(SparkTestSupport.sc());
+        }
+    }
+
+    @Test
     void gradientSharingReportsItsPhases() {
         List<DataSet> data = SparkTestSupport.data(16, 8, 4);
         SharedTrainingMaster tm = new SharedTrainingMaster.Builder(8).batchSizePerWorker(8)

@@ -148,7 +148,8 @@ final class AveragingRounds {
             SparkNetwork<N, B> sparkNetwork, JavaPairRDD<Placed, T> positioned, Function<T, B> loader,
             BalancedSplitter splitter, int workers, boolean keep, int cachedSourceId, int[][] partitionsOfWorkers,
             ParameterAveragingTrainingMaster master,
-            List<TrainingHook> hooks, SparkTrainingStats stats, double prepareMillis, long fitStart) {
+            List<TrainingHook> hooks, SparkTrainingStats stats, double exportMillis, double prepareMillis,
+            long fitStart) {
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         N network = sparkNetwork.getNetwork();
         NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
@@ -223,7 +224,7 @@ final class AveragingRounds {
             if (stats != null) {
                 stats.setRelayStatsJson(NativeAveraging.statsJson(relay));
                 stats.setParameterCount(paramCount);
-                fillStats(stats, reports, prepareMillis, setupMillis, jobStartWall, jobEndWall,
+                fillStats(stats, reports, exportMillis, prepareMillis, setupMillis, jobStartWall, jobEndWall,
                         (System.nanoTime() - applyStart) / 1e6, (System.nanoTime() - fitStart) / 1e6);
             }
             LOG.info("ferrodl parameter averaging: {} rounds of {} workers in one job, relay {}", (int) summary[0],
@@ -238,8 +239,8 @@ final class AveragingRounds {
     }
 
     private static void fillStats(SparkTrainingStats stats, AveragingRoundsWorker.Result[] reports,
-                                  double prepareMillis, double setupMillis, long jobStartWall, long jobEndWall,
-                                  double applyMillis, double fitMillis) {
+                                  double exportMillis, double prepareMillis, double setupMillis, long jobStartWall,
+                                  long jobEndWall, double applyMillis, double fitMillis) {
         double start = 0;
         double share = 0;
         double restore = 0;
@@ -278,8 +279,9 @@ final class AveragingRounds {
             }
             stats.addSplitMillis(Math.round(slowest));
         }
-        stats.setTimeBreakdown(new TimeBreakdown("parameter averaging, rounds in one job", fitMillis, most, minibatches)
-                .driver("data: index, position, persist", prepareMillis)
+        stats.setTimeBreakdown(ParameterAveragingTrainingMaster.dataPhases(
+                        new TimeBreakdown("parameter averaging, rounds in one job", fitMillis, most, minibatches),
+                        exportMillis, prepareMillis)
                 .driver("relay start with the network's state (once per fit)", setupMillis)
                 .worker("Spark scheduling, shuffle and task start", start)
                 .worker("read the task's share (shuffle read, once per task)", share)

@@ -185,9 +185,9 @@ public class ParameterAveragingTrainingMaster
         }
         // the DataSets themselves are exported, so that fitting the same RDD again reuses the export
         JavaSparkContext sc = graph.getSparkContext();
-        train(graph, exported(sc, trainingData, NetworkKind.MULTI_LAYER),
-                LoadFunctions.graphLoading(new SerializedDataSetLoader(), null, HadoopConf.of(sc)),
-                StorageLevels.fromName(storageLevelStreams));
+        ExportedPaths e = exported(sc, trainingData, NetworkKind.MULTI_LAYER);
+        train(graph, e.paths(), LoadFunctions.graphLoading(new SerializedDataSetLoader(), null, HadoopConf.of(sc)),
+                StorageLevels.fromName(storageLevelStreams), e.exportMillis());
     }
 
     @Override
@@ -208,8 +208,9 @@ public class ParameterAveragingTrainingMaster
         }
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
-        train(sparkNetwork, exported(sc, data, kind), kind.storedLoader(HadoopConf.of(sc)),
-                StorageLevels.fromName(storageLevelStreams));
+        ExportedPaths e = exported(sc, data, kind);
+        train(sparkNetwork, e.paths(), kind.storedLoader(HadoopConf.of(sc)), StorageLevels.fromName(storageLevelStreams),
+                e.exportMillis());
     }
 
     /**
@@ -217,11 +218,12 @@ public class ParameterAveragingTrainingMaster
      * this master (as the reference does: one export for many epochs), otherwise written now,
      * after deleting the previous export.
      */
-    private synchronized <B> JavaRDD<String> exported(JavaSparkContext sc, JavaRDD<B> data, NetworkKind<?, B> kind) {
+    private synchronized <B> ExportedPaths exported(JavaSparkContext sc, JavaRDD<B> data, NetworkKind<?, B> kind) {
         if (lastExport != null && lastExport.rddId == data.id() && lastExport.sc == sc.sc()
                 && lastExport.batchName.equals(kind.batchName())) {
-            return lastExport.paths;
+            return new ExportedPaths(lastExport.paths, 0);
         }
+        long start = System.nanoTime();
         deleteTempFiles(sc);
         String base = exportDirectory != null ? exportDirectory : DataSetExport.defaultBaseDirectory(sc);
         String fitId = "paramavg-" + UUID.randomUUID();
@@ -237,7 +239,8 @@ public class ParameterAveragingTrainingMaster
                 cleanup = new Thread(() -> deleteTempFiles((JavaSparkContext) null), "ferrodl-paramavg-export-cleanup");
                 Runtime.getRuntime().addShutdownHook(cleanup);
             }
-            return paths;
+            // deleting the previous export and writing this one
+            return new ExportedPaths(paths, (System.nanoTime() - start) / 1e6);
         } catch (RuntimeException e) {
             DataSetExport.delete(sc, base, fitId);
             throw e;
@@ -294,6 +297,10 @@ public class ParameterAveragingTrainingMaster
     private record Sizes(int rddId, org.apache.spark.SparkContext sc, long[] sizes, boolean exported) {
     }
 
+    /** The paths a fit trains from and how long this fit spent exporting them (0: reused). */
+    private record ExportedPaths(JavaRDD<String> paths, double exportMillis) {
+    }
+
     /** Where the last fit's export lives (for reuse and deletion). */
     private record Export(int rddId, String batchName, org.apache.spark.SparkContext sc, String base, String fitId,
                           JavaRDD<String> paths) {
@@ -325,7 +332,18 @@ public class ParameterAveragingTrainingMaster
      */
     private <N extends NativeHandleOwner & Model, B, T> void train(SparkNetwork<N, B> sparkNetwork, JavaRDD<T> items,
                                                               Function<T, B> loader, StorageLevel level) {
-        long fitStart = System.nanoTime();
+        train(sparkNetwork, items, loader, level, 0);
+    }
+
+    /**
+     * {@link #train(SparkNetwork, JavaRDD, Function, StorageLevel)} of an export's paths that took
+     * {@code exportMillis} to write just before (0: none written by this fit): the fit's time and
+     * its breakdown include it.
+     */
+    private <N extends NativeHandleOwner & Model, B, T> void train(SparkNetwork<N, B> sparkNetwork, JavaRDD<T> items,
+                                                              Function<T, B> loader, StorageLevel level,
+                                                              double exportMillis) {
+        long fitStart = System.nanoTime() - Math.round(exportMillis * 1e6);
         JavaSparkContext sc = sparkNetwork.getSparkContext();
         N network = sparkNetwork.getNetwork();
         NetworkKind<N, B> kind = sparkNetwork.getNetworkKind();
@@ -388,7 +406,8 @@ public class ParameterAveragingTrainingMaster
                         // the blocks each worker reads: only where the cached RDD can be read in place
                         sourceCached && !keep && rddPartitions == workers
                                 ? splitter.partitionsOfWorkers(sizes, order) : null, this,
-                        List.copyOf(trainingHooks), stats, (System.nanoTime() - fitStart) / 1e6, fitStart);
+                        List.copyOf(trainingHooks), stats, exportMillis,
+                        (System.nanoTime() - fitStart) / 1e6 - exportMillis, fitStart);
             } finally {
                 positioned.unpersist(false);
                 if (shuffle != null) {
@@ -407,7 +426,7 @@ public class ParameterAveragingTrainingMaster
         JavaPairRDD<Placed, T> dealt = sparkDefault ? null
                 : positioned.partitionBy(new SplitWorkerPartitioner(splitter, workers, keep));
         List<TrainingHook> hooks = List.copyOf(trainingHooks);
-        SplitClock clock = new SplitClock((System.nanoTime() - fitStart) / 1e6);
+        SplitClock clock = new SplitClock(exportMillis, (System.nanoTime() - fitStart) / 1e6 - exportMillis);
         try {
             for (int split = 0; split < splitter.numSplits(); split++) {
                 long t0 = System.currentTimeMillis();
@@ -464,8 +483,20 @@ public class ParameterAveragingTrainingMaster
         lastStats = stats;
     }
 
+    /**
+     * The driver's data phases a fit's breakdown starts with: the export, when this fit wrote one
+     * (fitting the same RDD again reuses it), then indexing, positioning and persisting.
+     */
+    static TimeBreakdown dataPhases(TimeBreakdown b, double exportMillis, double prepareMillis) {
+        if (exportMillis > 0) {
+            b.driver("data: export to files (once per RDD)", exportMillis);
+        }
+        return b.driver("data: index, position, persist", prepareMillis);
+    }
+
     /** Sums the per-split phases of one fit for its {@link TimeBreakdown}. */
     static final class SplitClock {
+        private final double exportMillis;
         private final double prepareMillis;
         private double snapshotMillis;
         private double startDelay;
@@ -478,7 +509,8 @@ public class ParameterAveragingTrainingMaster
         private long maxMinibatches;
         private long minibatches;
 
-        SplitClock(double prepareMillis) {
+        SplitClock(double exportMillis, double prepareMillis) {
+            this.exportMillis = exportMillis;
             this.prepareMillis = prepareMillis;
         }
 
@@ -503,8 +535,8 @@ public class ParameterAveragingTrainingMaster
         }
 
         TimeBreakdown breakdown(double fitMillis) {
-            return new TimeBreakdown("parameter averaging", fitMillis, maxMinibatches, minibatches)
-                    .driver("data: index, position, persist", prepareMillis)
+            return dataPhases(new TimeBreakdown("parameter averaging", fitMillis, maxMinibatches, minibatches),
+                    exportMillis, prepareMillis)
                     .driver("snapshot + broadcast of params and updater state", snapshotMillis)
                     .worker("Spark scheduling, shuffle and task start", startDelay)
                     .worker("restore the network from the snapshot", restore)
