@@ -503,6 +503,8 @@ SPARK_CONFIG = {"local-32": "local `MultiLayerNetwork.fit`, batch 32, all cores"
                 "shared-32": "SharedTrainingMaster (gradient sharing), batch 32",
                 "sharedts-16": "SharedTrainingMaster, batch 16, the README's recommended TargetSparsity(1e-4, 2.5e-3)",
                 "sharedts-32": "SharedTrainingMaster, batch 32, the README's recommended TargetSparsity(1e-4, 2.5e-3)",
+                "paramavgfresh-32": "ParameterAveragingTrainingMaster, batch 32, a new unpersisted RDD per epoch",
+                "sharedfresh-16": "SharedTrainingMaster, batch 16, a new unpersisted RDD per epoch",
                 "torch-32": "Spark's TorchDistributor (PyTorch DDP, gloo), batch 32 per process",
                 "torch-16": "Spark's TorchDistributor (PyTorch DDP, gloo), batch 16 per process"}
 SPARK_TTA_STYLE = {"local": ("#7f7f7f", "--"), "paramavg": ("#1f77b4", "-"), "shared": ("#2ca02c", "-"),
@@ -524,7 +526,10 @@ def spark_section(r, charts=None, out=None):
         "Network: MLP 784-500-100-10 (ReLU, softmax + MCXENT, Adam 1e-3, seed 12345); data: the 7,996 "
         "training digits of `spark-example`'s mnist10k in one fixed shuffle, as DataSets of one minibatch "
         "each, the training RDD parallelized into one partition per worker, persisted MEMORY_ONLY and "
-        "materialised before the clock starts. Local: `MultiLayerNetwork.fit` over the same minibatches on "
+        "materialised before the clock starts (the \"new unpersisted RDD per epoch\" rows instead parallelize "
+        "the minibatches again inside every timed epoch and never persist them, as `make example` does, so "
+        "the masters' default Export approach writes every minibatch to a file each epoch; throughput "
+        "only). Local: `MultiLayerNetwork.fit` over the same minibatches on "
         "all cores of the same JVM (the driver's, in the cluster run), in the same run. Spark: "
         "`SparkDl4jMultiLayer.fit(rdd)` = one epoch, timed as a whole on the driver; masters as a user "
         "would configure them (prefetch 2, rngSeed, defaults otherwise). examples/s = 7,996 / epoch seconds; "

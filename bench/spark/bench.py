@@ -55,7 +55,9 @@ RATIOS = [("paramavg-32", "local-32", "parameter averaging, batch 32, averaging 
           ("shared-16", "local-16", "gradient sharing, batch 16"),
           ("shared-32", "local-32", "gradient sharing, batch 32"),
           ("sharedts-16", "local-16", "gradient sharing, batch 16, recommended TargetSparsity 2.5e-3"),
-          ("sharedts-32", "local-32", "gradient sharing, batch 32, recommended TargetSparsity 2.5e-3")]
+          ("sharedts-32", "local-32", "gradient sharing, batch 32, recommended TargetSparsity 2.5e-3"),
+          ("paramavgfresh-32", "local-32", "parameter averaging, batch 32, a new unpersisted RDD per epoch"),
+          ("sharedfresh-16", "local-16", "gradient sharing, batch 16, a new unpersisted RDD per epoch")]
 
 
 def log(msg):

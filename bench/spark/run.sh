@@ -47,4 +47,4 @@ log "bench/spark/bench.py"
 exec "$PYTHON" "$HERE/bench.py" --modes "${SPARK_BENCH_MODES:-local,cluster}" \
   --torch-python "$TORCH_PY" --torch-batches "${SPARK_BENCH_TORCH_BATCHES:-32}" \
   --rounds "${SPARK_BENCH_ROUNDS:-5}" --tta "${SPARK_BENCH_TTA:-20}" \
-  --configs "${SPARK_BENCH_CONFIGS:-local-32,local-16,paramavg-32,shared-16,shared-32,sharedts-16,sharedts-32}"
+  --configs "${SPARK_BENCH_CONFIGS:-local-32,local-16,paramavg-32,shared-16,shared-32,sharedts-16,sharedts-32,paramavgfresh-32,sharedfresh-16}"

@@ -47,7 +47,11 @@ import org.ferrodl.spark.parameterserver.training.SharedTrainingMaster;
  * (the example's settings); {@code shared-B} — SharedTrainingMaster, batchSizePerWorker B, one
  * replica per task, prefetch 2, adaptive threshold (defaults), rngSeed. Both masters run with their
  * default training approach (Export) on an RDD of B-example DataSets, one partition per worker,
- * persisted MEMORY_ONLY and materialised before the clock starts, as a user who caches does.
+ * persisted MEMORY_ONLY and materialised before the clock starts, as a user who caches does;
+ * {@code paramavgfresh-B} and {@code sharedfresh-B} — the same masters on a new RDD of the same
+ * minibatches parallelized inside every timed epoch and never persisted, as {@code make example}
+ * does: the Export approach then writes every minibatch to a file in every epoch (throughput only,
+ * not in the time-to-accuracy runs).
  *
  * <p>Protocol: one untimed warm-up epoch per configuration, then {@code --rounds} rounds; a round
  * runs one epoch of every configuration, the order rotating from round to round, each epoch timed
@@ -107,16 +111,19 @@ public final class SparkPathBench {
                 List<DataSet> batches = batchesBySize.computeIfAbsent(batch, b -> train.toDataSets(b, order));
                 switch (kv[0]) {
                     case "local" -> runners.put(c, new LocalRunner(batches, cores));
+                    case "paramavgfresh", "sharedfresh" -> runners.put(c, new SparkRunner(sc,
+                            () -> sc.parallelize(batches, workers),
+                            master(kv[0].substring(0, kv[0].length() - "fresh".length()), batch, workers)));
                     case "paramavg", "shared", "sharedts" -> {
                         JavaRDD<DataSet> rdd = rddBySize.computeIfAbsent(batch, b -> {
                             JavaRDD<DataSet> r = sc.parallelize(batches, workers).persist(StorageLevel.MEMORY_ONLY());
                             r.count();
                             return r;
                         });
-                        runners.put(c, new SparkRunner(sc, rdd, master(kv[0], batch, workers)));
+                        runners.put(c, new SparkRunner(sc, () -> rdd, master(kv[0], batch, workers)));
                     }
                     default -> throw new IllegalArgumentException("configuration " + c
-                            + ": expected local-B, paramavg-B, shared-B or sharedts-B");
+                            + ": expected local-B, paramavg-B, shared-B, sharedts-B, paramavgfresh-B or sharedfresh-B");
                 }
             }
             for (Map.Entry<String, Runner> e : runners.entrySet()) {
@@ -165,7 +172,8 @@ public final class SparkPathBench {
         Map<String, Runner> runners = new LinkedHashMap<>();
         Map<String, TrainingMaster> masters = new LinkedHashMap<>();
         Map<String, Double> seconds = new LinkedHashMap<>();
-        for (String c : configs) {
+        List<String> cached = configs.stream().filter(c -> !c.split("-")[0].endsWith("fresh")).toList();
+        for (String c : cached) {
             String[] kv = c.split("-");
             int batch = Integer.parseInt(kv[1]);
             TrainingMaster tm = kv[0].equals("local") ? null : master(kv[0], batch, workers);
@@ -173,11 +181,11 @@ public final class SparkPathBench {
                 tm.setCollectTrainingStats(true); // its wire bytes per worker iteration
             }
             runners.put(c, tm == null ? new LocalRunner(batchesBySize.get(batch), cores)
-                    : new SparkRunner(sc, rddBySize.get(batch), tm));
+                    : new SparkRunner(sc, () -> rddBySize.get(batch), tm));
             masters.put(c, tm);
             seconds.put(c, 0.0);
         }
-        List<String> pending = new ArrayList<>(configs);
+        List<String> pending = new ArrayList<>(cached);
         for (int epoch = 1; epoch <= ttaEpochs && !pending.isEmpty(); epoch++) {
             List<String> order = new ArrayList<>(pending);
             java.util.Collections.rotate(order, -((epoch - 1) % order.size()));
@@ -314,17 +322,18 @@ public final class SparkPathBench {
     }
 
     static final class SparkRunner implements Runner {
-        private final JavaRDD<DataSet> rdd;
+        private final java.util.function.Supplier<JavaRDD<DataSet>> rdd;
         private final SparkDl4jMultiLayer spark;
 
-        SparkRunner(JavaSparkContext sc, JavaRDD<DataSet> rdd, TrainingMaster master) {
+        /** {@code rdd} gives each epoch's RDD: the same persisted one, or a fresh one (timed with the fit). */
+        SparkRunner(JavaSparkContext sc, java.util.function.Supplier<JavaRDD<DataSet>> rdd, TrainingMaster master) {
             this.rdd = rdd;
             this.spark = new SparkDl4jMultiLayer(sc, networkConf(), master);
         }
 
         @Override
         public void epoch() {
-            spark.fit(rdd);
+            spark.fit(rdd.get());
         }
 
         @Override
@@ -337,7 +346,7 @@ public final class SparkPathBench {
             TrainingMaster tm = spark.getTrainingMaster();
             tm.setCollectTrainingStats(true);
             long t = System.nanoTime();
-            spark.fit(rdd);
+            spark.fit(rdd.get());
             long nanos = System.nanoTime() - t;
             SparkTrainingStats s = tm.getTrainingStats();
             tm.setCollectTrainingStats(false);
