@@ -429,12 +429,34 @@ pub fn softmax_rows<T: Scalar>(mat: &mut [T], cols: usize) {
 
 /// Sum of squares, accumulated in `f64` so long vectors do not lose precision in `f32`.
 pub fn sum_squares<T: Scalar>(x: &[T]) -> f64 {
-    x.iter().map(|v| v.f64() * v.f64()).sum()
+    sum_f64_lanes(x, |v| v * v)
 }
 
 /// Sum of absolute values, accumulated in `f64`.
 pub fn sum_abs<T: Scalar>(x: &[T]) -> f64 {
-    x.iter().map(|v| v.f64().abs()).sum()
+    sum_f64_lanes(x, f64::abs)
+}
+
+/// `Σ f(x_i)` in `f64` over eight running sums. One running sum is one dependent add per element,
+/// bound by the add's latency: the L2 score of the MNIST MLP's 443,610 weights, computed with
+/// every training step's score, took about 10 % of a batch-16 gradient-sharing run's CPU time
+/// (`perf`, 2-core AMD EPYC, 2026-11-29). Eight independent sums pipeline and vectorise.
+fn sum_f64_lanes<T: Scalar>(x: &[T], f: impl Fn(f64) -> f64) -> f64 {
+    const LANES: usize = 8;
+    let mut acc = [0.0f64; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, v) in acc.iter_mut().zip(c) {
+            *a += f(v.f64());
+        }
+    }
+    let mut tail = 0.0;
+    for v in rest {
+        tail += f(v.f64());
+    }
+    // pairwise, so the result does not depend on which lane got the large values
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// Returns the position `(index)` of the first NaN or infinite value, if any.
@@ -991,5 +1013,21 @@ mod tests {
         }
         assert_eq!(sum_squares(&[3.0f32, -4.0]), 25.0);
         assert_eq!(sum_abs(&[3.0f32, -4.0]), 7.0);
+    }
+
+    #[test]
+    fn lane_sums_match_one_running_sum() {
+        // every length around the 8 lanes (remainders 0..7) and a long one; integers are exact
+        for len in (0..40).chain([1_003, 443_610]) {
+            let x: Vec<f32> = (0..len as u64).map(|i| ((i * 7919) % 201) as f32 - 100.0).collect();
+            let squares: f64 = x.iter().map(|&v| v as f64 * v as f64).sum();
+            let abs: f64 = x.iter().map(|&v| (v as f64).abs()).sum();
+            assert_eq!(sum_squares(&x), squares, "len {len}");
+            assert_eq!(sum_abs(&x), abs, "len {len}");
+            // values with fractions: f64 rounding differs by order only, far below f32's precision
+            let y: Vec<f32> = x.iter().map(|&v| v * 1.0e-3 + 1.0e-7).collect();
+            let squares: f64 = y.iter().map(|&v| v as f64 * v as f64).sum();
+            assert!((sum_squares(&y) - squares).abs() <= 1e-12 * squares.max(1e-300), "len {len}");
+        }
     }
 }
