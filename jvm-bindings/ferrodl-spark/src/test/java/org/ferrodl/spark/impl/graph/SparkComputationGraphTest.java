@@ -262,17 +262,25 @@ public class SparkComputationGraphTest {
                 .rngSeed(1).build(), 6, "parameter averaging");
     }
 
+    /**
+     * Epochs of the gradient-sharing variant. Sharing is asynchronous, so its accuracy after a fit
+     * varies from run to run: after 6 epochs out2 ranged 0.84-0.94 over 16 runs on a 2-core AMD
+     * EPYC (2026-11-29), one under the 0.85 bar; after 10 epochs 0.887-0.926 over 6 runs (out1
+     * 0.875-0.916, score 1.96 -> 0.41-0.70), the same bars.
+     */
+    static final int SHARING_EPOCHS = 10;
+
     /** The same graph learns under gradient sharing (one worker per partition, threshold-encoded updates). */
     @Test
     void twoInputTwoOutputGraphLearnsWithGradientSharing() {
         SharedTrainingMaster tm = new SharedTrainingMaster.Builder(16).batchSizePerWorker(16).rngSeed(2)
                 .collectTrainingStats(true).build();
         CountingListener.reset();
-        learns(tm, 6, "gradient sharing", new CountingListener());
+        learns(tm, SHARING_EPOCHS, "gradient sharing", new CountingListener());
         // listeners run on the workers after every minibatch of every replica (local mode: this JVM)
-        assertEquals(6 * 64, CountingListener.CALLS.get(), "one iterationDone per minibatch");
+        assertEquals(SHARING_EPOCHS * 64, CountingListener.CALLS.get(), "one iterationDone per minibatch");
         assertEquals(0, CountingListener.BAD.get(), "every call saw a finite score, 16 examples, "
-                + "the replica's parameters and a counter below 6 × 64");
+                + "the replica's parameters and a counter below SHARING_EPOCHS × 64");
         // the last fit's statistics: one series of encoding steps per worker, one step per minibatch
         SparkTrainingStats stats = tm.getTrainingStats();
         long minibatches = 0;
@@ -301,7 +309,7 @@ public class SparkComputationGraphTest {
         public void iterationDone(org.ferrodl.nn.api.Model model, int iteration, int epoch) {
             int call = CALLS.incrementAndGet();
             boolean ok = Double.isFinite(model.score()) && model.batchSize() == 16 && iteration >= 0
-                    && iteration < 6 * 64 && epoch >= 0 && epoch < 6
+                    && iteration < SHARING_EPOCHS * 64 && epoch >= 0 && epoch < SHARING_EPOCHS
                     && (call % 97 != 1 || model.params().length() == model.numParams());
             if (!ok) {
                 BAD.incrementAndGet();
