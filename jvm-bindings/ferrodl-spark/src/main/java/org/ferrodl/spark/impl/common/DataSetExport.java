@@ -71,14 +71,6 @@ public final class DataSetExport {
      * from the driver's lists and never changes).
      */
     public record Exported(JavaRDD<String> paths, long[] sizes) {
-        /** The number of exported objects. */
-        public long total() {
-            long n = 0;
-            for (long s : sizes) {
-                n += s;
-            }
-            return n;
-        }
     }
 
     /** {@link #export(JavaSparkContext, JavaRDD, String, String, NetworkKind)} with the partition sizes. */

@@ -86,8 +86,11 @@ abstract class ExportFolder {
     }
 
     private static final class Local extends ExportFolder {
-        private static final Set<PosixFilePermission> DIRECTORY = PosixFilePermissions.fromString("rwx------");
-        private static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-------");
+        // DataSetExport's permissions, in java.nio's terms (FsPermission prints them as "rwx------")
+        private static final Set<PosixFilePermission> DIRECTORY = PosixFilePermissions.fromString(
+                new FsPermission(DataSetExport.DIRECTORY_PERMISSION).toString());
+        private static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString(
+                new FsPermission(DataSetExport.FILE_PERMISSION).toString());
         private static final EnumSet<StandardOpenOption> WRITE = EnumSet.of(StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
 

@@ -68,7 +68,7 @@ final class SharedTrainingDriver {
             String fitId = "ferrodl-fit-" + UUID.randomUUID();
             try {
                 DataSetExport.Exported exported = DataSetExport.exportCounted(sc, data, base, fitId, kind);
-                if (exported.total() == 0) {
+                if (java.util.Arrays.stream(exported.sizes()).sum() == 0) {
                     throw empty(kind);
                 }
                 // the export's partition sizes are known: no counting jobs before training
@@ -106,9 +106,7 @@ final class SharedTrainingDriver {
                 if (input.isEmpty()) {
                     throw empty(kind);
                 }
-                partitioned = master.getRepartitioner() == null ? input
-                        : master.getRepartitioner().repartition(input, minObjectsPerPartition(master),
-                                sc.defaultParallelism());
+                partitioned = repartition(master, input, sc);
             }
             return train(master, sparkNetwork, partitioned, fitStart);
         } finally {
@@ -138,10 +136,10 @@ final class SharedTrainingDriver {
         return train(master, sparkNetwork, partitioned.mapPartitions(load), fitStart);
     }
 
-    /** {@code paths} as the master's repartitioner (if any) deals them out. */
-    private static JavaRDD<String> repartition(SharedTrainingMaster master, JavaRDD<String> paths, JavaSparkContext sc) {
-        return master.getRepartitioner() == null ? paths
-                : master.getRepartitioner().repartition(paths, minObjectsPerPartition(master), sc.defaultParallelism());
+    /** {@code rdd} as the master's repartitioner (if any) deals it out. */
+    private static <T> JavaRDD<T> repartition(SharedTrainingMaster master, JavaRDD<T> rdd, JavaSparkContext sc) {
+        return master.getRepartitioner() == null ? rdd
+                : master.getRepartitioner().repartition(rdd, minObjectsPerPartition(master), sc.defaultParallelism());
     }
 
     private static int minObjectsPerPartition(SharedTrainingMaster master) {
