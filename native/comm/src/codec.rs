@@ -697,9 +697,13 @@ pub fn parse_header(msg: &[u8]) -> Result<(Header, usize), CodecError> {
     Ok((header, header_len))
 }
 
-/// Rice messages of up to this many entries are decoded in one walk, noting the entries on the
-/// stack (16 KiB) before applying them; longer ones are walked twice (validating, then applying).
-const NOTED_ENTRIES: usize = 2048;
+thread_local! {
+    /// The entries of the Rice message being decoded, noted by its one validating walk and then
+    /// applied (`position << 1 | negative`). Kept per thread so a decode allocates only when a
+    /// thread meets a longer message than before; a message of `n` entries has at least `2n`
+    /// payload bits, so this holds at most 32 bytes per byte of the longest message decoded.
+    static RICE_NOTES: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// `target[j] += scale * decoded[j]`.
 ///
@@ -729,26 +733,18 @@ pub fn decode_add(msg: &[u8], scale: f32, target: &mut [f32]) -> Result<Header, 
         Encoding::Rice => {
             let (p, n, k) = (header.param_count, header.entry_count, header.rice_k);
             let neg = -value;
-            if n <= NOTED_ENTRIES as u64 {
-                // One validating walk noting the entries, then the adds from the notes: the bit
-                // decoding is most of a walk, and a message of this size was walked twice (a
-                // 1.3 KB MNIST message: 25-29 -> 14-27 µs, `codec_speed`, a noisy host).
-                let mut noted = [0u64; NOTED_ENTRIES];
-                let mut count = 0;
+            // One validating walk noting the entries, then the adds from the notes: walking
+            // twice (validate, then apply) cost twice the bit decoding, most of a decode.
+            RICE_NOTES.with_borrow_mut(|noted| {
+                noted.clear();
                 rice::walk(payload, p, n, k, |position, negative| {
-                    noted[count] = position << 1 | u64::from(negative);
-                    count += 1;
+                    noted.push(position << 1 | u64::from(negative));
                 })?;
-                for &e in &noted[..count] {
+                for &e in noted.iter() {
                     target[(e >> 1) as usize] += if e & 1 == 1 { neg } else { value };
                 }
-            } else {
-                // A validating pass first, then the same walk applying (it cannot fail any more).
-                rice::walk(payload, p, n, k, |_, _| {})?;
-                rice::walk(payload, p, n, k, |position, negative| {
-                    target[position as usize] += if negative { neg } else { value };
-                })?;
-            }
+                Ok::<(), CodecError>(())
+            })?;
         }
         Encoding::Sparse => {
             validate_sparse(payload, header.param_count)?;
@@ -1250,7 +1246,7 @@ mod tests {
         assert_refused(
             &rice_msg(10, 1, 0, 1.0, &[0, 0]),
             10,
-            "update message: Rice entry 0 has a unary quotient of at least 16, more than the 9 the remaining positions allow",
+            "update message: Rice entry 0 has a unary quotient of at least 10, more than the 9 the remaining positions allow",
         );
         // k 2 over 10 positions: quotient 2 is allowed (room 9 >> 2 = 2), remainder 3: gap 11.
         // bits: 0 0 1 | 1 1 | 0 -> 0b0001_1100.

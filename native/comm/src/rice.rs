@@ -117,6 +117,10 @@ fn low_mask(width: u32) -> u64 {
     }
 }
 
+/// `walk` refills below this many held bits; a refill from 8 or more bytes left holds at least
+/// 56 after it, enough for every entry with `k <= 20` and a quotient up to `34 - k`.
+const FAST_HELD: u32 = 56;
+
 /// Reads bits, least significant first; every read is bounded by the bytes present.
 struct BitReader<'a> {
     bytes: &'a [u8],
@@ -168,7 +172,8 @@ impl<'a> BitReader<'a> {
     }
 
     /// The unary quotient: counts zero bits up to a one bit. `None` when the bytes run out
-    /// first; `Err(at_least)` as soon as the count exceeds `limit`.
+    /// first; `Err(limit + 1)` as soon as the count exceeds `limit` (the same value however
+    /// many bits happened to be held, so an error never depends on the reader's buffering).
     #[inline]
     fn unary(&mut self, limit: u64) -> Result<Option<u64>, u64> {
         let mut q = 0u64;
@@ -183,7 +188,7 @@ impl<'a> BitReader<'a> {
             if zeros < self.held {
                 q += u64::from(zeros);
                 if q > limit {
-                    return Err(q);
+                    return Err(limit.saturating_add(1));
                 }
                 self.consume(zeros + 1);
                 return Ok(Some(q));
@@ -191,7 +196,7 @@ impl<'a> BitReader<'a> {
             q += u64::from(self.held);
             self.consume(self.held);
             if q > limit {
-                return Err(q);
+                return Err(limit.saturating_add(1));
             }
         }
     }
@@ -227,8 +232,21 @@ pub(crate) fn walk(
     p: u64,
     n: u64,
     k: u8,
+    each: impl FnMut(u64, bool),
+) -> Result<(), CodecError> {
+    walk_with::<true>(payload, p, n, k, each)
+}
+
+/// [`walk`]; `FAST = false` decodes every entry on the general path alone (the tests hold the
+/// fast path to its results and errors).
+fn walk_with<const FAST: bool>(
+    payload: &[u8],
+    p: u64,
+    n: u64,
+    k: u8,
     mut each: impl FnMut(u64, bool),
 ) -> Result<(), CodecError> {
+    let k_mask = low_mask(u32::from(k));
     let mut reader = BitReader::new(payload);
     // The next position an entry may take.
     let mut next = 0u64;
@@ -243,6 +261,26 @@ pub(crate) fn walk(
         // The largest gap that stays below p; its quotient bounds the unary run.
         let room = p - 1 - next;
         let max_q = room >> k;
+        if FAST && reader.held < FAST_HELD {
+            reader.refill();
+        }
+        // Fast path: the whole entry (unary run, its one bit, `k` remainder bits, the sign) lies
+        // in the bits already held and its quotient is allowed. Anything else — an entry split
+        // across a refill, a long run, a bad quotient, the end of the bytes — takes the general
+        // path below from the same reader state, so errors are exactly the general path's.
+        let z = reader.acc.trailing_zeros();
+        let width = z + u32::from(k) + 2;
+        if FAST && width <= reader.held && u64::from(z) <= max_q {
+            let rest = reader.acc >> (z + 1);
+            let gap = (u64::from(z) << k) | (rest & k_mask);
+            if gap <= room {
+                let position = next + gap;
+                each(position, (rest >> k) & 1 == 1);
+                reader.consume(width);
+                next = position + 1;
+                continue;
+            }
+        }
         let q = match reader.unary(max_q) {
             Ok(Some(q)) => q,
             Ok(None) => {
@@ -353,6 +391,81 @@ mod tests {
             assert!(out.len() as u64 * 8 <= max_bits(200, 4, k).div_ceil(8) * 8);
             assert!(out.len() as u64 * 8 >= min_bits(4, k));
         }
+    }
+
+    /// The fast path takes an entry only when all of it lies in the bits already held; every
+    /// other entry (long runs, large `k`, an entry across a refill, the last bytes, bad input)
+    /// goes the general way. Valid and damaged payloads alike must give exactly what the general
+    /// path alone gives: the same entries, or the same error.
+    #[test]
+    fn the_fast_path_agrees_with_the_general_path() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rand = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let both = |payload: &[u8], p: u64, n: u64, k: u8| {
+            let (mut fast, mut general) = (Vec::new(), Vec::new());
+            let f = walk_with::<true>(payload, p, n, k, |q, neg| fast.push((q, neg)));
+            let g = walk_with::<false>(payload, p, n, k, |q, neg| general.push((q, neg)));
+            assert_eq!(f, g, "p {p} n {n} k {k}");
+            assert_eq!(fast, general, "p {p} n {n} k {k}");
+            f.is_ok()
+        };
+        let (mut valid, mut refused) = (0, 0);
+        for case in 0..3000 {
+            let p = [64u64, 1000, 443_610, 1 << 20][case % 4];
+            // Mean gaps from dense to very sparse, so quotients range from 0 to long runs.
+            let mean = 1u64 << (rand() % 16);
+            let mut entries = Vec::new();
+            let mut next = 0u64;
+            loop {
+                let gap = rand() % (2 * mean);
+                if next + gap >= p || entries.len() >= 3000 {
+                    break;
+                }
+                entries.push((next + gap, rand() & 1 == 1));
+                next += gap + 1;
+            }
+            let n = entries.len() as u64;
+            let k = match rand() % 4 {
+                0 => parameter(p, n),
+                1 => (rand() % 24) as u8,
+                2 => parameter(p, n).saturating_sub(3),
+                _ => (rand() % 64) as u8,
+            };
+            if (p - n) >> k > 1 << 16 {
+                continue; // unary runs too long to write in a test
+            }
+            let payload = encode(p, k, &entries);
+            assert!(both(&payload, p, n, k));
+            assert_eq!(decode(&payload, p, n, k).unwrap(), entries);
+            valid += 1;
+            // Damaged copies: a flipped bit, a cut, an extra byte, a wrong count or length.
+            let mut flipped = payload.clone();
+            if !flipped.is_empty() {
+                let bit = rand() as usize % (8 * flipped.len());
+                flipped[bit / 8] ^= 1 << (bit % 8);
+            }
+            let cut = &payload[..payload.len() - (rand() as usize % (payload.len() + 1)).min(payload.len())];
+            let mut longer = payload.clone();
+            longer.push(rand() as u8);
+            for (bytes, p2, n2) in [
+                (&flipped[..], p, n),
+                (cut, p, n),
+                (&longer[..], p, n),
+                (&payload[..], p, n + 1),
+                (&payload[..], p, n.saturating_sub(1)),
+                (&payload[..], next.max(1), n),
+            ] {
+                if !both(bytes, p2, n2, k) {
+                    refused += 1;
+                }
+            }
+        }
+        assert!(valid > 1500 && refused > 1500, "valid {valid} refused {refused}");
     }
 
     #[test]

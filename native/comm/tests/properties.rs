@@ -789,14 +789,16 @@ fn rice_costs_about_log2_of_inverse_sparsity_plus_two_and_a_half_bits() {
     }
 }
 
-/// Rice messages of up to 2,048 entries are decoded in one walk noting the entries, longer ones
-/// in two walks: both sides of the switch decode every entry (`check_encode` checks each one and
-/// that nothing else moved), and a bad message of either size changes nothing.
+/// Every Rice message is decoded in one validating walk that notes its entries in a buffer kept
+/// per thread, then applied from the notes: messages of every size, and a short one after a long
+/// one (the buffer then holds stale notes past the new message's), decode every entry
+/// (`check_encode` checks each one and that nothing else moved), and a bad message changes
+/// nothing.
 #[test]
-fn rice_decodes_alike_on_both_sides_of_the_one_walk_limit() {
+fn rice_decodes_every_size_in_one_walk() {
     let mut rng = Rng::new(0x2048);
     let mut out = Vec::new();
-    for count in [1usize, 2047, 2048, 2049, 6000] {
+    for count in [1usize, 2047, 2048, 2049, 6000, 30_000, 100, 5999] {
         let t = random_threshold(&mut rng);
         let residual = residual_with_count(&mut rng, 200_000, t, count);
         let stats = check_encode(&residual, t, &mut out);

@@ -11,12 +11,14 @@
 //! RAYON_NUM_THREADS=1 cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
 //!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
 //!     [--lr 1e-3] [--lr-gamma 1] [--carry-residual] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345] [--encrypt]
-//!     [--hidden 500,100] [--local]
+//!     [--hidden 500,100] [--local] [--threads N]
 //! ```
 //!
 //! `--hidden` sets the hidden layers (`--hidden 12`: 784-12-10, 9,550 parameters, the small
 //! network of docs/UPDATE_FORMAT.md's small-network section); `--local` trains the same network
-//! on one thread without sharing (same minibatches, epochs and schedule) for the baseline.
+//! in one network without sharing (same minibatches, epochs and schedule), on all cores, for the
+//! baseline. Each sharing worker's engine uses `--threads` threads, by default cores ÷ workers
+//! (at least one), as each Spark task's does.
 //!
 //! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
 //! epoch, then `RESULT accuracy=… bytes_per_worker_iteration=… ratio=…`, where the bytes are what
@@ -133,7 +135,7 @@ fn accuracy(net: &mut ferrodl_nn::MultiLayerNetwork<f32>, d: &Data) -> f64 {
     correct as f64 / d.n as f64
 }
 
-/// The baseline: the same network, minibatches (the same shuffles) and epochs on one thread.
+/// The baseline: the same network, minibatches (the same shuffles) and epochs in one network, on all cores.
 fn train_locally(
     net: &mut ferrodl_nn::MultiLayerNetwork<f32>,
     train: &Data,
@@ -206,6 +208,10 @@ fn main() {
     if local {
         return train_locally(&mut net, &train, &test, epochs, batch, seed);
     }
+    // Each worker's engine gets its share of the cores, as a Spark task's does (TaskThreads):
+    // with the default, every worker would start a GEMM helper and oversubscribe the machine.
+    let threads = get("--threads", &(ferrodl_tensor::default_num_threads() / workers).max(1).to_string());
+    ferrodl_tensor::set_num_threads(threads.parse().expect("--threads: a count"));
     let n_params = net.num_params();
     let mut params = net.params().to_vec();
     let mut updater_state: Option<Vec<f32>> = None;
@@ -213,6 +219,9 @@ fn main() {
     let (mut iteration, mut epoch_count) = (0u64, 0u64);
     let (mut wire_bytes, mut payload_bytes, mut worker_iterations, mut entries) =
         (0u64, 0u64, 0u64, 0u64);
+    // Nanoseconds per phase of a worker step, summed over workers and steps: inbox, compute,
+    // encode, apply own, send.
+    let mut phase_nanos = [0u64; 5];
     let mut rng = Rng(seed);
     let started = Instant::now();
     let mut acc = 0.0;
@@ -304,6 +313,16 @@ fn main() {
             payload_bytes += node.bytes_sent;
             worker_iterations += report.minibatches;
             entries += report.entries_sent;
+            let t = &report.step_times;
+            for (sum, n) in phase_nanos.iter_mut().zip([
+                t.apply_received_nanos,
+                t.compute_nanos,
+                t.encode_nanos,
+                t.apply_own_nanos,
+                t.send_nanos,
+            ]) {
+                *sum += n;
+            }
             iteration = iteration.max(report.iteration + 1);
             for (a, b) in sum.iter_mut().zip(state) {
                 *a += b;
@@ -330,6 +349,15 @@ fn main() {
         );
     }
     let per = wire_bytes as f64 / worker_iterations as f64;
+    let ms = |i: usize| phase_nanos[i] as f64 / worker_iterations as f64 / 1e6;
+    println!(
+        "STEP ms per worker step: inbox {:.3} compute {:.3} encode {:.3} apply_own {:.3} send {:.3}",
+        ms(0),
+        ms(1),
+        ms(2),
+        ms(3),
+        ms(4)
+    );
     println!(
         "RESULT accuracy={acc:.4} bytes_per_worker_iteration={per:.1} payload_bytes_per_worker_iteration={:.1} \
          dense_fp32_bytes={} ratio={:.6} one_in={:.0} sparsity={:.3e} seconds={:.1}",
