@@ -281,11 +281,13 @@ pub(crate) fn write_message_adding(
     write_kind(residual, Some(update), t, count, kind, rice_k, out)
 }
 
-/// One read pass of the encoder's one-pass encode: `sum = residual + update`, written into
-/// `sum` (the caller's scratch; `residual` is only read, so a refused update changes nothing),
-/// and the 64-entry blocks of `sum` holding an entry with `|x| >= t`, as (block, mask of those
-/// entries), into `hot` (cleared first), and for each of those blocks the mask of its entries that
-/// are negative (sent as `-t`) into `negative`. Returns the number of such entries, or `None`
+/// The one pass of the encoder's encode: `sum = residual + update`, written into `sum` (the
+/// caller's scratch; `residual` is only read, so a refused update changes nothing); the 64-entry
+/// blocks of `sum` holding an entry with `|x| >= t`, as (block, mask of those entries), into
+/// `hot` (cleared first), and for each of those blocks the mask of its entries that are negative
+/// (sent as `-t`) into `negative`; and those entries sent: `t` taken toward zero from each
+/// (`x - t`, or `x + t` when negative) while its block is at hand, so the message is then written
+/// from the masks alone ([`write_message_found`]). Returns the number of such entries, or `None`
 /// when a sum is not finite (a non-finite update entry, or an overflow). All three slices have
 /// one length.
 pub(crate) fn sum_and_find(
@@ -305,8 +307,12 @@ pub(crate) fn sum_and_find(
     sum_and_find_body(residual, update, t, sum, hot, negative)
 }
 
-/// The same loop compiled for AVX2 (the integer max has no SSE2 instruction); IEEE additions
-/// and comparisons only, so the results are those of the portable build, bit for bit.
+/// [`sum_and_find_body`] in AVX2 intrinsics, with the same results bit for bit: per vector of
+/// 8 sums, one compare and two `movemask`s give 8 bits of the block's mask and of its signs. The
+/// portable loop finds the masks one entry at a time (a shift and an or per entry): at the 1-4 %
+/// of entries an adaptive threshold sends early in training, most 64-entry blocks hold one, so
+/// that loop ran for nearly every block and cost more than the additions (see
+/// `docs/BENCHMARKS.md`, "The encoder's block masks").
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sum_and_find_avx2(
@@ -317,7 +323,58 @@ unsafe fn sum_and_find_avx2(
     hot: &mut Vec<(u32, u64)>,
     negative: &mut Vec<u64>,
 ) -> Option<u64> {
-    sum_and_find_body(residual, update, t, sum, hot, negative)
+    use std::arch::x86_64::*;
+    hot.clear();
+    negative.clear();
+    let full = sum.len() / 64;
+    let (r, u, s) = (residual.as_ptr(), update.as_ptr(), sum.as_mut_ptr());
+    let tv = _mm256_set1_ps(t);
+    let abs = _mm256_set1_epi32(0x7fff_ffff);
+    let mut all_max = _mm256_setzero_si256();
+    let mut count = 0u64;
+    for b in 0..full {
+        let (mut mask, mut neg) = (0u64, 0u64);
+        for q in 0..8 {
+            let i = b * 64 + q * 8;
+            // SAFETY: i + 8 <= full * 64 <= the length of all three slices (asserted by the caller).
+            let x = _mm256_add_ps(_mm256_loadu_ps(r.add(i)), _mm256_loadu_ps(u.add(i)));
+            let bits = _mm256_and_si256(_mm256_castps_si256(x), abs);
+            all_max = _mm256_max_epu32(all_max, bits);
+            // |x| >= t, false for NaN as in the portable loop
+            let ge = _mm256_cmp_ps::<_CMP_GE_OQ>(_mm256_castsi256_ps(bits), tv);
+            // x - (t with x's sign): x - t, or x - (-t), which is x + t exactly
+            let sign = _mm256_andnot_si256(abs, _mm256_castps_si256(x));
+            let sent = _mm256_sub_ps(x, _mm256_or_ps(tv, _mm256_castsi256_ps(sign)));
+            _mm256_storeu_ps(s.add(i), _mm256_blendv_ps(x, sent, ge));
+            mask |= u64::from(_mm256_movemask_ps(ge) as u8) << (8 * q);
+            // sign bits: for an entry of the mask (|x| >= t > 0, not NaN) the same as x < 0
+            neg |= u64::from(_mm256_movemask_ps(x) as u8) << (8 * q);
+        }
+        if mask != 0 {
+            count += u64::from(mask.count_ones());
+            hot.push((b as u32, mask));
+            negative.push(neg & mask);
+        }
+    }
+    let mut lanes = [0u32; 8];
+    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), all_max);
+    let mut max = lanes.into_iter().max().unwrap_or(0);
+    // The last, partial block (fewer than 64 entries) as the portable loop does it.
+    let at = full * 64;
+    if at < sum.len() {
+        let (c, m) = find_in_block(
+            full,
+            &residual[at..],
+            &update[at..],
+            t,
+            &mut sum[at..],
+            hot,
+            negative,
+        );
+        count += c;
+        max = max.max(m);
+    }
+    (max < f32::INFINITY.to_bits()).then_some(count)
 }
 
 #[inline(always)]
@@ -331,7 +388,6 @@ fn sum_and_find_body(
 ) -> Option<u64> {
     hot.clear();
     negative.clear();
-    let t_bits = t.to_bits();
     // The largest |x| bit pattern seen: a non-finite x has one at or above infinity's.
     let mut all_max = 0u32;
     let mut count = 0u64;
@@ -341,60 +397,120 @@ fn sum_and_find_body(
         .zip(update.chunks(64))
         .enumerate()
     {
-        // Branch-free within the block (vectorises): the sum and the integer max of |x|'s bits
-        // (ordered as the values are), which says whether any entry of the block qualifies.
-        let mut max = 0u32;
-        for ((s, &r), &u) in s.iter_mut().zip(r).zip(u) {
-            let x = r + u;
-            *s = x;
-            max = max.max(x.to_bits() & 0x7fff_ffff);
-        }
+        let (c, max) = find_in_block(b, r, u, t, s, hot, negative);
+        count += c;
         all_max = all_max.max(max);
-        if max >= t_bits {
-            let (mut mask, mut neg) = (0u64, 0u64);
-            for (i, &x) in s.iter().enumerate() {
-                mask |= u64::from(x.abs() >= t) << i;
-                neg |= u64::from(x < 0.0) << i;
-            }
-            if mask != 0 {
-                count += u64::from(mask.count_ones());
-                hot.push((b as u32, mask));
-                negative.push(neg & mask);
-            }
-        }
     }
     (all_max < f32::INFINITY.to_bits()).then_some(count)
 }
 
-/// The message for `sum` as [`sum_and_find`] left it (`count` entries with `|x| >= t`, all in
-/// the blocks of `hot`, everything finite), subtracting what it sends: the bytes and the sum
-/// [`write_message`] gives for the same vector. `out` must be empty.
+/// Block `b` (at most 64 entries) of [`sum_and_find`]: writes `s = r + u`, notes the block in
+/// `hot`/`negative` when an entry qualifies and sends those entries, and returns (its qualifying
+/// entries, the largest `|x|` bit pattern of its sums).
+#[inline(always)]
+fn find_in_block(
+    b: usize,
+    r: &[f32],
+    u: &[f32],
+    t: f32,
+    s: &mut [f32],
+    hot: &mut Vec<(u32, u64)>,
+    negative: &mut Vec<u64>,
+) -> (u64, u32) {
+    // Branch-free (vectorises): the sum and the integer max of |x|'s bits (ordered as the values
+    // are), which says whether any entry of the block qualifies.
+    let mut max = 0u32;
+    for ((s, &r), &u) in s.iter_mut().zip(r).zip(u) {
+        let x = r + u;
+        *s = x;
+        max = max.max(x.to_bits() & 0x7fff_ffff);
+    }
+    let mut count = 0;
+    if max >= t.to_bits() {
+        let (mut mask, mut neg) = (0u64, 0u64);
+        for (i, &x) in s.iter().enumerate() {
+            mask |= u64::from(x.abs() >= t) << i;
+            neg |= u64::from(x < 0.0) << i;
+        }
+        if mask != 0 {
+            count = u64::from(mask.count_ones());
+            hot.push((b as u32, mask));
+            negative.push(neg & mask);
+            let mut left = mask;
+            while left != 0 {
+                let i = left.trailing_zeros() as usize;
+                left &= left - 1;
+                s[i] = if s[i] < 0.0 { s[i] + t } else { s[i] - t };
+            }
+        }
+    }
+    (count, max)
+}
+
+/// The message of the entries [`sum_and_find`] found and sent (`count` of them, in the blocks of
+/// `hot` with the signs of `negative`, out of `param_count`): the bytes [`write_message`] gives
+/// for the same vector, written from the masks alone. `out` must be empty.
 pub(crate) fn write_message_found(
-    sum: &mut [f32],
+    param_count: usize,
     t: f32,
     count: u64,
     hot: &[(u32, u64)],
+    negative: &[u64],
     out: &mut Vec<u8>,
 ) -> EncodeStats {
-    let (kind, rice_k) = choose_encoding(sum.len() as u64, count);
-    if kind != Encoding::Rice || count == 0 {
-        // The bitmap visits every entry anyway; an empty Rice message needs no pass.
-        return write_kind(sum, None, t, count, kind, rice_k, out);
-    }
-    let (header, max_payload) = begin_message(sum.len() as u64, count, t, kind, rice_k, out);
-    let mut bits = BitWriter::new(out);
-    let mut next = 0usize;
-    for &(b, mut mask) in hot {
-        let base = b as usize * 64;
-        while mask != 0 {
-            let j = base + mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            send_entry(&mut bits, &mut next, j, &mut sum[j], t, rice_k);
+    let (kind, rice_k) = choose_encoding(param_count as u64, count);
+    let (header, max_payload) = begin_message(param_count as u64, count, t, kind, rice_k, out);
+    match kind {
+        Encoding::Rice => {
+            if count > 0 {
+                let mut bits = BitWriter::new(out);
+                let mut next = 0usize;
+                for (&(b, mut mask), &neg) in hot.iter().zip(negative) {
+                    let base = b as usize * 64;
+                    while mask != 0 {
+                        let i = mask.trailing_zeros();
+                        mask &= mask - 1;
+                        let j = base + i as usize;
+                        bits.entry((j - next) as u64, rice_k, neg >> i & 1 == 1);
+                        next = j + 1;
+                    }
+                }
+                bits.finish();
+            }
         }
+        Encoding::Bitmap => {
+            // (rare: dense messages) 16 two-bit codes per word, 01 = +t, 10 = -t, 00 = nothing
+            let words = bitmap_words(param_count as u64) as usize;
+            let mut hot = hot.iter().zip(negative).peekable();
+            for w in 0..words {
+                let block = (w / 4) as u32;
+                let (mask, neg) = match hot.peek() {
+                    Some(&(&(b, mask), &neg)) if b == block => (mask, neg),
+                    _ => (0, 0),
+                };
+                let shift = 16 * (w % 4);
+                let (m, n) = ((mask >> shift) as u16, (neg >> shift) as u16);
+                let word = spread_even(m & !n) | spread_even(m & n) << 1;
+                out.extend_from_slice(&word.to_le_bytes());
+                if w % 4 == 3 && hot.peek().is_some_and(|&(&(b, _), _)| b == block) {
+                    hot.next();
+                }
+            }
+        }
+        Encoding::Sparse => unreachable!("choose_encoding never picks the version 1 sparse kind"),
     }
-    bits.finish();
     debug_assert!(out.len() as u64 <= header.encoded_len() as u64 + max_payload);
     message_stats(&header, out.len())
+}
+
+/// The 16 bits of `x` moved to the even bit positions of a word (bit i to bit 2i).
+#[inline]
+fn spread_even(x: u16) -> u32 {
+    let mut v = u32::from(x);
+    v = (v | v << 8) & 0x00FF_00FF;
+    v = (v | v << 4) & 0x0F0F_0F0F;
+    v = (v | v << 2) & 0x3333_3333;
+    (v | v << 1) & 0x5555_5555
 }
 
 /// Writes the header of a `kind` message of `count` entries and reserves room for its largest
@@ -1346,5 +1462,72 @@ mod tests {
             "decode scale NaN times the message's threshold 1 is not a finite number"
         );
         assert_eq!(target, vec![0.0, 0.0]);
+    }
+
+    /// The AVX2 pass gives the portable loop's sums, masks, signs, counts and refusals bit for
+    /// bit: random lengths (partial last blocks), thresholds, densities, and the special values
+    /// (±0, subnormals, values at the threshold, ±∞, NaN, sums that overflow).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn sum_and_find_avx2_matches_the_portable_loop() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let t_values = [1e-3f32, 0.5, f32::MIN_POSITIVE, 3.0e38];
+        let specials = [
+            0.0f32,
+            -0.0,
+            1e-40,
+            -1e-40,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            3.0e38,
+            -3.0e38,
+        ];
+        let mut refused = 0;
+        for case in 0..400 {
+            let n = [1usize, 63, 64, 65, 127, 128, 1000, 4097][case % 8] + (next() % 3) as usize;
+            let t = t_values[case % 4];
+            let dense = [0.0, 0.01, 0.3, 1.0][(case / 4) % 4];
+            let mut value = |special: bool| -> f32 {
+                let x = next();
+                if special && x % 50 == 0 {
+                    return specials[(x >> 8) as usize % specials.len()];
+                }
+                let unit = (x >> 40) as f32 / (1u64 << 24) as f32;
+                let sign = if x & 1 == 0 { 1.0 } else { -1.0 };
+                if unit < dense {
+                    // at or above the threshold, halves of it from both vectors
+                    sign * t * 0.5 * (1.0 + (x >> 20 & 3) as f32 * 0.25)
+                } else {
+                    sign * t * 0.49 * unit
+                }
+            };
+            let special = case % 3 == 0;
+            let r: Vec<f32> = (0..n).map(|_| value(special)).collect();
+            let u: Vec<f32> = (0..n).map(|_| value(special)).collect();
+            let (mut s1, mut s2) = (vec![0.0f32; n], vec![0.0f32; n]);
+            let (mut h1, mut h2, mut n1, mut n2) = (vec![(9, 9)], Vec::new(), vec![9], Vec::new());
+            let a = sum_and_find_body(&r, &u, t, &mut s1, &mut h1, &mut n1);
+            // SAFETY: AVX2 is present (checked above).
+            let b = unsafe { sum_and_find_avx2(&r, &u, t, &mut s2, &mut h2, &mut n2) };
+            assert_eq!(a, b, "case {case}: count");
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&s1), bits(&s2), "case {case}: sums");
+            if a.is_some() {
+                assert_eq!((h1, n1), (h2, n2), "case {case}: masks");
+            } else {
+                refused += 1;
+            }
+        }
+        assert!(refused > 20, "{refused} refusals");
     }
 }

@@ -161,7 +161,7 @@ impl ThresholdEncoder {
             // Names the first bad entry; the residual was only read.
             return Err(count_sum(&self.residual, update, t).expect_err("a non-finite sum"));
         };
-        let stats = write_message_found(&mut self.scratch, t, count, &self.hot, out);
+        let stats = write_message_found(self.scratch.len(), t, count, &self.hot, &self.hot_negative, out);
         std::mem::swap(&mut self.residual, &mut self.scratch);
         self.finish_encode(iteration, epoch, t, stats, true);
         self.sent_noted = stats.encoding == Encoding::Rice;

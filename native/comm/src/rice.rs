@@ -82,8 +82,22 @@ impl<'a> BitWriter<'a> {
     }
 
     /// One entry: gap `gap` with parameter `k`, then the sign bit.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn entry(&mut self, gap: u64, k: u8, negative: bool) {
+        let q = gap >> k;
+        if q + u64::from(k) <= 30 {
+            // The whole entry in one write: q zeros, a one, the k remainder bits, the sign.
+            let k = u32::from(k);
+            let bits = 1u64 << q | (gap & low_mask(k)) << (q + 1) | u64::from(negative) << (q as u32 + 1 + k);
+            self.put(bits, q as u32 + k + 2);
+        } else {
+            self.long_entry(gap, k, negative);
+        }
+    }
+
+    /// [`Self::entry`] for an entry of more than 32 bits, written in pieces.
+    #[inline(never)]
+    fn long_entry(&mut self, gap: u64, k: u8, negative: bool) {
         let mut q = gap >> k;
         while q >= 31 {
             self.put(0, 31);
