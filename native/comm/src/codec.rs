@@ -1473,13 +1473,8 @@ mod tests {
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = ferrodl_testutil::Rng::new(0x2545_F491_4F6C_DD1D);
+        let mut next = move || rng.next_u64();
         let t_values = [1e-3f32, 0.5, f32::MIN_POSITIVE, 3.0e38];
         let specials = [
             0.0f32,

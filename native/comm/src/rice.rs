@@ -413,13 +413,8 @@ mod tests {
     /// path alone gives: the same entries, or the same error.
     #[test]
     fn the_fast_path_agrees_with_the_general_path() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rand = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = ferrodl_testutil::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let mut rand = move || rng.next_u64();
         let both = |payload: &[u8], p: u64, n: u64, k: u8| {
             let (mut fast, mut general) = (Vec::new(), Vec::new());
             let f = walk_with::<true>(payload, p, n, k, |q, neg| fast.push((q, neg)));
