@@ -8,7 +8,7 @@
 //! targets, updaters and learning rates cheaply before a real-cluster run.
 //!
 //! ```text
-//! RAYON_NUM_THREADS=1 cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
+//! cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
 //!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
 //!     [--lr 1e-3] [--lr-gamma 1] [--carry-residual] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345] [--encrypt]
 //!     [--hidden 500,100] [--local] [--threads N]
