@@ -527,7 +527,7 @@ def spark_section(r, charts=None, out=None):
         "training digits of `spark-example`'s mnist10k in one fixed shuffle, as DataSets of one minibatch "
         "each, the training RDD parallelized into one partition per worker, persisted MEMORY_ONLY and "
         "materialised before the clock starts (the \"new unpersisted RDD per epoch\" rows instead parallelize "
-        "the minibatches again inside every timed epoch and never persist them, as `make example` does, so "
+        "the minibatches again inside every timed epoch and never persist them, as `make example` did until 2026-11-29, so "
         "the masters' default Export approach writes every minibatch to a file each epoch; throughput "
         "only). Local: `MultiLayerNetwork.fit` over the same minibatches on "
         "all cores of the same JVM (the driver's, in the cluster run), in the same run. Spark: "
