@@ -312,7 +312,7 @@ pub(crate) fn sum_and_find(
 /// portable loop finds the masks one entry at a time (a shift and an or per entry): at the 1-4 %
 /// of entries an adaptive threshold sends early in training, most 64-entry blocks hold one, so
 /// that loop ran for nearly every block and cost more than the additions (see
-/// `docs/BENCHMARKS.md`, "The encoder's block masks").
+/// `docs/BENCHMARKS.md`, "Gradient sharing's encode and decode").
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sum_and_find_avx2(

@@ -132,7 +132,8 @@ fn low_mask(width: u32) -> u64 {
 }
 
 /// `walk` refills below this many held bits; a refill from 8 or more bytes left holds at least
-/// 56 after it, enough for every entry with `k <= 20` and a quotient up to `34 - k`.
+/// 56 after it, so the fast path takes every entry with a quotient up to `54 - k` (an entry is
+/// quotient + `k` + 2 bits).
 const FAST_HELD: u32 = 56;
 
 /// Reads bits, least significant first; every read is bounded by the bytes present.
