@@ -342,7 +342,8 @@ unsafe fn sum_and_find_avx2(
             all_max = _mm256_max_epu32(all_max, bits);
             // |x| >= t, false for NaN as in the portable loop
             let ge = _mm256_cmp_ps::<_CMP_GE_OQ>(_mm256_castsi256_ps(bits), tv);
-            // x - (t with x's sign): x - t, or x - (-t), which is x + t exactly
+            // `after_sending` in vectors: x - (t with x's sign), i.e. x - t, or x - (-t), which is
+            // x + t exactly
             let sign = _mm256_andnot_si256(abs, _mm256_castps_si256(x));
             let sent = _mm256_sub_ps(x, _mm256_or_ps(tv, _mm256_castsi256_ps(sign)));
             _mm256_storeu_ps(s.add(i), _mm256_blendv_ps(x, sent, ge));
@@ -440,7 +441,7 @@ fn find_in_block(
             while left != 0 {
                 let i = left.trailing_zeros() as usize;
                 left &= left - 1;
-                s[i] = if s[i] < 0.0 { s[i] + t } else { s[i] - t };
+                s[i] = after_sending(s[i], t);
             }
         }
     }
@@ -533,10 +534,19 @@ fn begin_message(param_count: u64, count: u64, t: f32, kind: Encoding, rice_k: u
 /// and subtracts what it sends (`t` toward zero).
 #[inline(always)]
 fn send_entry(bits: &mut BitWriter, next: &mut usize, j: usize, x: &mut f32, t: f32, rice_k: u8) {
-    let negative = *x < 0.0;
-    bits.entry((j - *next) as u64, rice_k, negative);
+    bits.entry((j - *next) as u64, rice_k, *x < 0.0);
     *next = j + 1;
-    *x = if negative { *x + t } else { *x - t };
+    *x = after_sending(*x, t);
+}
+
+/// What is left of an entry `x` (`|x| >= t`) once it is sent: `t` taken toward zero.
+#[inline(always)]
+fn after_sending(x: f32, t: f32) -> f32 {
+    if x < 0.0 {
+        x + t
+    } else {
+        x - t
+    }
 }
 
 /// The stats of a message written with `header`, `bytes` long in all.
