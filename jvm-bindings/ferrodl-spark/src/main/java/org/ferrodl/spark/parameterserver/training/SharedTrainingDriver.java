@@ -264,6 +264,12 @@ final class SharedTrainingDriver {
             result += r.resultNanos / 1e6;
             decode += parse(r.nodeReportJson).path("decodeReceivedMillis").asDouble();
         }
+        // Tasks with equal partitions do not end together (they share cores, and one is slower):
+        // each waits for the last one, which the mean worker's phases above do not show.
+        double waitForLast = 0;
+        for (SharedWorkerResult r : results) {
+            waitForLast += Math.max(0, lastTaskEnd - (r.startWallMillis + r.fitMillis));
+        }
         double nativeSteps = 0;
         for (double x : step) {
             nativeSteps += x;
@@ -283,6 +289,7 @@ final class SharedTrainingDriver {
                 .worker("JNI call and minibatch copy", Math.max(0, fitCall - nativeSteps))
                 .worker("finish: wait until the driver applied the last updates", finishWait)
                 .worker("reports and updater states", result)
+                .worker("done, waiting for the last task to finish its partition", waitForLast)
                 .driver("task results to the driver", Math.max(0, jobEndWall - lastTaskEnd))
                 .driver("relay stop, master copy and counters read", stopMillis)
                 .driver("driver: master copy to the network, updater states averaged", finishMillis)
