@@ -8,17 +8,21 @@
 //! the residual, the algorithm and the post-processor are as they were, and `out` is empty.
 //! Buffers are reused: after the first call nothing is allocated unless `out` must grow.
 //!
-//! One pass over residual and update: their sum goes into a second residual-sized buffer (the
-//! residual itself is only read, which keeps a refused update harmless), the few qualifying
-//! blocks are noted on the way, the message is written from those, and the two buffers swap.
-//! The two-pass encode it replaced ([`ThresholdEncoder::encode_update_two_pass`], a read-only
+//! One pass over residual and update, in place: the update is added into the residual, the few
+//! qualifying blocks are noted on the way, and the message is written from those. A refused
+//! update must leave the residual as it was, so the update is first scanned (read-only) for a
+//! non-finite entry and its largest `|u|`; the encoder keeps an upper bound of `|r|`, and when
+//! bound + largest `|u|` could reach `f32::MAX` (an overflow is possible, in practice never) the
+//! pass runs on a copy of the residual that replaces it only once accepted. The two-pass encode
+//! it replaced ([`ThresholdEncoder::encode_update_two_pass`], a read-only
 //! count, then add-and-encode) gives the same bytes and residual; tests hold the two equal.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::codec::{
-    check_threshold, sum_and_find, write_message_adding, write_message_found, EncodeStats, Encoding,
+    add_and_find, check_threshold, finite_max_abs, write_message_adding, write_message_found,
+    EncodeStats, Encoding,
 };
 use crate::error::{CodecError, VectorKind};
 use crate::residual::{ResidualPostProcessor, ResidualPostProcessorConfig};
@@ -60,9 +64,12 @@ pub struct EncoderDebugStats {
 #[derive(Debug)]
 pub struct ThresholdEncoder {
     residual: Vec<f32>,
-    /// `residual + update` of the encode in progress; swapped with `residual` once accepted.
+    /// An upper bound of `|r|` over the residual (`f32::INFINITY`: unknown).
+    residual_bound: f32,
+    /// `residual + update` of an encode that could overflow; swapped with `residual` once accepted
+    /// (empty until one needs it).
     scratch: Vec<f32>,
-    /// Blocks of 64 entries holding qualifying entries, with their masks (see `sum_and_find`).
+    /// Blocks of 64 entries holding qualifying entries, with their masks (see `add_and_find`).
     hot: Vec<(u32, u64)>,
     /// Per block of `hot`: the mask of its entries sent as `-t`.
     hot_negative: Vec<u64>,
@@ -127,7 +134,8 @@ impl ThresholdEncoder {
     ) -> Self {
         ThresholdEncoder {
             residual: vec![0.0; param_count],
-            scratch: vec![0.0; param_count],
+            residual_bound: 0.0,
+            scratch: Vec::new(),
             hot: Vec::new(),
             hot_negative: Vec::new(),
             sent_noted: false,
@@ -150,19 +158,37 @@ impl ThresholdEncoder {
         out: &mut Vec<u8>,
     ) -> Result<EncodeStats, CodecError> {
         let t = self.begin_encode(update, iteration, epoch, out)?;
-        let Some(count) = sum_and_find(
-            &self.residual,
-            update,
-            t,
-            &mut self.scratch,
-            &mut self.hot,
-            &mut self.hot_negative,
-        ) else {
+        let refuse = |residual: &[f32]| {
             // Names the first bad entry; the residual was only read.
-            return Err(count_sum(&self.residual, update, t).expect_err("a non-finite sum"));
+            Err(count_sum(residual, update, t).expect_err("a non-finite sum"))
         };
-        let stats = write_message_found(self.scratch.len(), t, count, &self.hot, &self.hot_negative, out);
-        std::mem::swap(&mut self.residual, &mut self.scratch);
+        let Some(update_max) = finite_max_abs(update) else {
+            return refuse(&self.residual);
+        };
+        let found = if f64::from(self.residual_bound) + f64::from(update_max) < f64::from(f32::MAX) {
+            // Every sum is finite (|r + u| <= bound + max |u| < f32::MAX): in place.
+            add_and_find(&mut self.residual, update, t, &mut self.hot, &mut self.hot_negative)
+        } else {
+            // A sum could overflow: on a copy, which replaces the residual once accepted.
+            self.scratch.clear();
+            self.scratch.extend_from_slice(&self.residual);
+            let found = add_and_find(&mut self.scratch, update, t, &mut self.hot, &mut self.hot_negative);
+            if found.is_none() {
+                return refuse(&self.residual);
+            }
+            std::mem::swap(&mut self.residual, &mut self.scratch);
+            found
+        };
+        let Some((count, sum_max)) = found else {
+            // Unreachable: the in-place pass runs only when no sum can overflow, on finite values.
+            self.residual_bound = f32::INFINITY;
+            return Err(CodecError::Internal(
+                "the in-place encode met a non-finite sum below its overflow bound",
+            ));
+        };
+        // The sent entries only shrank; the post-processor runs next (see finish_encode).
+        self.residual_bound = sum_max;
+        let stats = write_message_found(self.residual.len(), t, count, &self.hot, &self.hot_negative, out);
         self.finish_encode(iteration, epoch, t, stats, true);
         self.sent_noted = stats.encoding == Encoding::Rice;
         Ok(stats)
@@ -182,6 +208,7 @@ impl ThresholdEncoder {
         let t = self.begin_encode(update, iteration, epoch, out)?;
         let count = count_sum(&self.residual, update, t)?;
         let stats = write_message_adding(&mut self.residual, update, t, count, out);
+        self.residual_bound = f32::INFINITY;
         self.finish_encode(iteration, epoch, t, stats, false);
         Ok(stats)
     }
@@ -238,9 +265,21 @@ impl ThresholdEncoder {
                 .post_processor
                 .process_sent(iteration, epoch, t, &mut self.residual, &self.hot)
                 .is_some();
-        if !done {
+        if done {
+            // A processor may change the sent entries: the bound covers what it left there.
+            for &(block, mask) in &self.hot {
+                let mut left = mask;
+                while left != 0 {
+                    let i = block as usize * 64 + left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    self.residual_bound = self.residual_bound.max(self.residual[i].abs());
+                }
+            }
+        } else {
             self.post_processor
                 .process(iteration, epoch, t, &mut self.residual);
+            // unknown until the next encode measures it (on a copy)
+            self.residual_bound = f32::INFINITY;
         }
         self.last = Some(stats);
         self.encodes += 1;
@@ -335,6 +374,7 @@ impl ThresholdEncoder {
             });
         }
         self.residual.copy_from_slice(residual);
+        self.residual_bound = residual.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         Ok(())
     }
 

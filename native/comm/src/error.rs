@@ -73,6 +73,9 @@ pub enum CodecError {
         residual: f32,
         update: f32,
     },
+    /// A broken internal invariant of the encoder (a bug, reported instead of a panic); the
+    /// encoder's residual may have changed.
+    Internal(&'static str),
     /// The update handed to the encoder does not have the encoder's parameter count.
     UpdateLength {
         expected: usize,
@@ -204,6 +207,7 @@ impl fmt::Display for CodecError {
                 "residual entry {index} overflows: {residual} + update {update} is not finite; \
                  nothing was encoded and the residual is unchanged"
             ),
+            Internal(what) => write!(f, "internal error in the threshold encoder: {what}"),
             UpdateLength { expected, actual } => write!(
                 f,
                 "update has {actual} entries but the encoder has {expected} parameters"

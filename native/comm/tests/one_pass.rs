@@ -3,7 +3,8 @@
 //! path, must give the same message bytes, stats, residual (bit for bit, signed zeros included),
 //! threshold state and errors at every step, and a refused update (NaN, an infinity, an overflow
 //! of residual + update) must leave the one-pass encoder exactly as it was, its next encodes
-//! included (the sums of a refused update stay in its scratch buffer, never in the residual).
+//! included (the update is checked before the residual changes, and a sum that could overflow
+//! is formed in a copy of the residual).
 
 use ferrodl_comm::{
     AdaptiveConfig, CodecError, FixedConfig, ResidualClippingPostProcessor,
@@ -238,6 +239,55 @@ fn an_overflowing_sum_is_refused_and_changes_nothing() {
         );
         assert_eq!(o1, o2);
         assert_same(&one, &two, "after the overflow");
+    }
+}
+
+/// The encoder adds an update into its residual in place when no sum can overflow (its bound of
+/// `|r|` plus the update's largest `|u|` stays below `f32::MAX`), else on a copy. Sums that could
+/// overflow but do not, and the bound falling back to "unknown" after a two-pass encode or a
+/// whole-residual clip, must give the two-pass results exactly, on either path.
+#[test]
+fn the_copy_and_in_place_paths_agree_with_the_two_pass_encode() {
+    for post in [ResidualPostProcessorConfig::NoOp, ResidualPostProcessorConfig::default()] {
+        for n in [3usize, 64, 200] {
+            let make = || {
+                ThresholdEncoder::new(
+                    n,
+                    ThresholdAlgorithmConfig::Fixed(FixedConfig { threshold: 1e30 }),
+                    post,
+                    None,
+                )
+                .unwrap()
+            };
+            let (mut one, mut two) = (make(), make());
+            let (mut o1, mut o2) = (Vec::new(), Vec::new());
+            fn step(u: &[f32], i: u64, what: &str, one: &mut ThresholdEncoder, two: &mut ThresholdEncoder) {
+                let (mut o1, mut o2) = (Vec::new(), Vec::new());
+                let a = one.encode_update(u, i, 0, &mut o1).unwrap();
+                let b = two.encode_update_two_pass(u, i, 0, &mut o2).unwrap();
+                assert_eq!(a, b, "{what}: stats");
+                assert_eq!(o1, o2, "{what}: bytes");
+                assert_same(one, two, what);
+            }
+            // residual entries of ±2e38 (bound 2e38), then updates of ∓1.5e38: 3.5e38 > f32::MAX,
+            // so the copy path, though every sum is finite
+            let big: Vec<f32> = (0..n).map(|i| if i % 2 == 0 { 2e38 } else { -2e38 }).collect();
+            step(&big, 1, "residual near f32::MAX", &mut one, &mut two);
+            let back: Vec<f32> = (0..n).map(|i| if i % 2 == 0 { -1.5e38 } else { 1.5e38 }).collect();
+            step(&back, 2, "a sum that could overflow (copy path)", &mut one, &mut two);
+            // small updates: in place again
+            let small: Vec<f32> = (0..n).map(|i| (i as f32 - 7.0) * 3e29).collect();
+            step(&small, 3, "small update (in place)", &mut one, &mut two);
+            // iteration 5: the clipping processor clips every entry; later encodes still agree
+            step(&small, 5, "clipping iteration", &mut one, &mut two);
+            step(&back, 6, "after clipping", &mut one, &mut two);
+            // a two-pass encode on `one` too makes its bound unknown: the next one-pass encode
+            // takes the copy path and gives the same results
+            let a = one.encode_update_two_pass(&small, 7, 0, &mut o1).unwrap();
+            let b = two.encode_update_two_pass(&small, 7, 0, &mut o2).unwrap();
+            assert_eq!((a, &o1), (b, &o2));
+            step(&small, 8, "after a two-pass encode", &mut one, &mut two);
+        }
     }
 }
 

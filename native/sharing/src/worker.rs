@@ -360,9 +360,9 @@ impl WorkerNode {
             Some(v) if !v.is_null() => Some(v),
             _ => None,
         };
-        // Each replica's encoder keeps a residual and a scratch sum of one value per parameter
-        // each (ferrodl-comm allocates them): the whole request is checked against the native
-        // memory budget first.
+        // Each replica's encoder keeps a residual of one value per parameter, and a copy of it
+        // for an update that could overflow (ferrodl-comm allocates them): the whole request is
+        // checked against the native memory budget first.
         ferrodl_memory::check(
             || format!("the encoders' residuals ({} replicas x 2 x {n} parameters)", config.replicas),
             n.checked_mul(config.replicas)
