@@ -6,7 +6,8 @@
 //!
 //! A bad update (NaN, an infinity, or a sum that overflows) is refused before anything changes:
 //! the residual, the algorithm and the post-processor are as they were, and `out` is empty.
-//! Buffers are reused: after the first call nothing is allocated unless `out` must grow.
+//! Buffers are reused: after the first call nothing is allocated unless `out` must grow (or, once,
+//! the residual's copy for an update that could overflow).
 //!
 //! One pass over residual and update, in place: the update is added into the residual, the few
 //! qualifying blocks are noted on the way, and the message is written from those. A refused
