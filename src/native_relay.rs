@@ -1,12 +1,12 @@
 //! `org.ferrodl.jni.NativeRelay`: the driver's update relay of a gradient-sharing fit.
 //! Thread safety: calls on one handle are serialized; the relay's own threads run independently.
 
-use crate::arrays::{new_long_array, read_floats, read_optional_floats};
+use crate::arrays::new_long_array;
 use crate::boundary::{guard, invalid};
 use crate::engine_arrays::with_engine;
 use crate::handles::Registry;
 use ferrodl_sharing::DriverRelay;
-use jni::objects::{JClass, JFloatArray, JString};
+use jni::objects::{JClass, JString};
 use jni::sys::{jboolean, jint, jlong, jlongArray, jstring, JNI_TRUE};
 use jni::JNIEnv;
 use std::sync::OnceLock;
@@ -16,13 +16,15 @@ fn relays() -> &'static Registry<DriverRelay> {
     RELAYS.get_or_init(|| Registry::new(0x52, "relay"))
 }
 
+/// Starts the relay of a fit whose workers start from the parameters and updater state of
+/// `network` (a network or graph handle, read from its engine arrays: no Java copy).
 #[no_mangle]
 pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_start<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     settings_json: JString<'local>,
-    params: JFloatArray<'local>,
-    updater_state: JFloatArray<'local>,
+    network: jlong,
+    states_per_node: jint,
     iteration: jlong,
     epoch: jlong,
 ) -> jlong {
@@ -35,10 +37,22 @@ pub extern "system" fn Java_org_ferrodl_jni_NativeRelay_start<'local>(
                 "counters must be >= 0 (iteration {iteration}, epoch {epoch})"
             ));
         }
+        if states_per_node < 1 {
+            return invalid(format!(
+                "final updater states per worker node must be >= 1, got {states_per_node}"
+            ));
+        }
         let json: String = env.get_string(&settings_json)?.into();
-        let params = read_floats(env, &params, "params")?;
-        let state = read_optional_floats(env, &updater_state, "updater state")?.unwrap_or_default();
-        let relay = DriverRelay::start(&json, params, state, iteration as u64, epoch as u64)?;
+        let (params, state) =
+            with_engine(network, |net| Ok((net.params().to_vec(), net.updater_state().to_vec())))?;
+        let relay = DriverRelay::start_for_nodes(
+            &json,
+            params,
+            state,
+            states_per_node as usize,
+            iteration as u64,
+            epoch as u64,
+        )?;
         Ok(relays().insert(relay))
     })
 }

@@ -2,7 +2,7 @@
 
 use crate::error::SharingError;
 use crate::master::{lock_finals, MasterCopy, SharedFinalStates};
-use crate::payload::{Snapshot, StoppedSnapshot};
+use crate::payload::{final_states_bytes, Snapshot, StoppedSnapshot};
 use crate::worker::parse_hex;
 use ferrodl_relay::{
     ClientConfig, Relay, RelayConfig, RelayStats, TreeNode, WorkerId, TREE_NODE_PARTITION_BASE,
@@ -66,6 +66,10 @@ impl RelaySettings {
     }
 }
 
+fn parse_settings(settings_json: &str) -> Result<RelaySettings, SharingError> {
+    serde_json::from_str(settings_json).map_err(|e| SharingError::Config(format!("relay settings: {e}")))
+}
+
 /// A relay tree node under the relay at `parent_addr` (docs/SCALING.md): node `index` joins it
 /// with the fit's secret and settings, keeps its own master copy started from the parent's
 /// snapshot, and serves workers exactly as the driver's relay does.
@@ -74,9 +78,7 @@ pub fn start_tree_node(
     parent_addr: &str,
     index: u32,
 ) -> Result<TreeNode, SharingError> {
-    let settings: RelaySettings = serde_json::from_str(settings_json)
-        .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
-    let config = settings.to_config()?;
+    let config = parse_settings(settings_json)?.to_config()?;
     let client = ClientConfig {
         secret: config.secret.clone(),
         worker: WorkerId {
@@ -117,8 +119,32 @@ impl DriverRelay {
         iteration: u64,
         epoch: u64,
     ) -> Result<Self, SharingError> {
-        let settings: RelaySettings = serde_json::from_str(settings_json)
-            .map_err(|e| SharingError::Config(format!("relay settings: {e}")))?;
+        Self::start_with(parse_settings(settings_json)?, params, updater_state, iteration, epoch)
+    }
+
+    /// [`Self::start`] for worker nodes that each send `states_per_node` final updater states
+    /// (their replicas') with their FINISH: the largest FINISH the relay admits is what those
+    /// take ([`final_states_bytes`]), whatever `maxFinalStateBytes` the settings give.
+    pub fn start_for_nodes(
+        settings_json: &str,
+        params: Vec<f32>,
+        updater_state: Vec<f32>,
+        states_per_node: usize,
+        iteration: u64,
+        epoch: u64,
+    ) -> Result<Self, SharingError> {
+        let mut settings = parse_settings(settings_json)?;
+        settings.max_final_state_bytes = final_states_bytes(states_per_node, updater_state.len());
+        Self::start_with(settings, params, updater_state, iteration, epoch)
+    }
+
+    fn start_with(
+        settings: RelaySettings,
+        params: Vec<f32>,
+        updater_state: Vec<f32>,
+        iteration: u64,
+        epoch: u64,
+    ) -> Result<Self, SharingError> {
         let finals = SharedFinalStates::default();
         let relay = Relay::start(
             settings.to_config()?,

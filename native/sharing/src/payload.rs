@@ -45,6 +45,13 @@ pub fn read_update(payload: &[u8]) -> Result<(u64, u64, &[u8]), SharingError> {
     Ok((iteration, epoch, &payload[pos..]))
 }
 
+/// Bytes of the [`write_final_states`] payload of `states` updater states of `len` values each: a
+/// 12-byte header and 4 bytes per value (what the driver's relay admits from one worker node,
+/// `DriverRelay::start_for_nodes`).
+pub fn final_states_bytes(states: usize, len: usize) -> usize {
+    states.saturating_mul(len).saturating_mul(4).saturating_add(12)
+}
+
 /// A worker node's final updater states, sent with its FINISH (each replica's state after its last
 /// step; the driver averages them into the network instead of collecting them as Spark task
 /// results): `count u32 LE`, `len u64 LE`, then `count × len` f32 LE. No states: no bytes.
@@ -59,7 +66,7 @@ pub fn write_final_states(states: &[&[f32]]) -> Result<Vec<u8>, SharingError> {
             other.len()
         )));
     }
-    let mut out = Vec::with_capacity(12 + 4 * first.len() * states.len());
+    let mut out = Vec::with_capacity(final_states_bytes(states.len(), first.len()));
     out.extend_from_slice(&(states.len() as u32).to_le_bytes());
     out.extend_from_slice(&(first.len() as u64).to_le_bytes());
     for v in states.iter().flat_map(|s| s.iter()) {

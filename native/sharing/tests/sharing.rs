@@ -294,6 +294,36 @@ fn workers_start_from_the_relays_parameters_and_updater_state() {
     );
 }
 
+/// `start_for_nodes` sizes the largest FINISH the relay admits from the updater state and the
+/// replicas per node (the Spark driver passes workersPerNode): a node's states are accepted, one
+/// state more is refused, naming the bound.
+#[test]
+fn the_relay_admits_the_final_states_of_a_node_and_no_more() {
+    let params = initial_params();
+    let n = params.len();
+    let settings = format!(
+        r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
+            "maxMessageBytes":1048576,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
+    );
+    let mut relay = DriverRelay::start_for_nodes(&settings, params, vec![0.0; 2 * n], 2, 0, 0).unwrap();
+    let state = vec![0.25f32; 2 * n];
+    let cfg = worker_config(relay.port(), 0, 0, 2, r#"{"type":"fixed","threshold":0.001}"#);
+    let (mut node, _trainers) = WorkerNode::connect(&cfg).unwrap();
+    node.finish_with_updater_states(&[&state, &state]).unwrap();
+    let cfg = worker_config(relay.port(), 1, 0, 2, r#"{"type":"fixed","threshold":0.001}"#);
+    let (mut node, _trainers) = WorkerNode::connect(&cfg).unwrap();
+    let e = node
+        .finish_with_updater_states(&[&state, &state, &state])
+        .err()
+        .expect("three states from a node of two replicas must be refused")
+        .to_string();
+    let bound = ferrodl_sharing::payload::final_states_bytes(2, 2 * n);
+    assert!(e.contains(&bound.to_string()), "{e}");
+    relay.shutdown().unwrap();
+    let (mean, count) = relay.final_updater_state().expect("states were sent");
+    assert_eq!((count, mean[0]), (2, 0.25));
+}
+
 /// Each worker node hands its replicas' updater states to the driver with its FINISH (no Spark
 /// task result carries them): the driver's relay holds their mean. A state of the wrong length
 /// fails that worker's finish, naming both lengths.

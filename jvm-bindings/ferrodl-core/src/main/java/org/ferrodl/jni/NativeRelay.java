@@ -21,14 +21,16 @@ public final class NativeRelay {
      *
      * @param settingsJson {@code {"bindHost":..,"portFrom":..|null,"portTo":..|null,"secretHex":..,
      *     "maxMessageBytes":..,"queueLimit":..,"ioTimeoutMs":..,"handshakeTimeoutMs":..}}
-     * @param params the parameters at the start of the fit
-     * @param updaterState the network's updater state at the start of the fit, or null for none;
-     *     every connecting worker receives it with the current parameters
+     * @param network the driver's network or graph handle ({@code nativeHandle()}): its parameters and
+     *     updater state at the start of the fit, which every connecting worker receives with the
+     *     current parameters (read from the engine's arrays, no Java copy)
+     * @param statesPerNode the replicas of each worker node (workersPerNode): each node sends their
+     *     final updater states with its FINISH, and the relay admits that much
      * @param iteration the network's iteration counter
      * @param epoch the network's epoch counter
      * @return a handle, never 0
      */
-    public static native long start(String settingsJson, float[] params, float[] updaterState, long iteration,
+    public static native long start(String settingsJson, long network, int statesPerNode, long iteration,
                                     long epoch);
 
     /** @param h handle @return the TCP port the relay listens on */

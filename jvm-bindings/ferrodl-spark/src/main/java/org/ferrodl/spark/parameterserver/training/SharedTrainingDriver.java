@@ -169,25 +169,24 @@ final class SharedTrainingDriver {
         byte[] secret = new byte[32];
         RANDOM.nextBytes(secret);
         String secretHex = HexFormat.of().formatHex(secret);
-        float[] params = network.params().toFloatVector();
-        long maxMessageBytes = 64L + 4L * ((params.length + 15) / 16) + 64L;
+        int paramCount = Math.toIntExact(network.numParams());
+        long maxMessageBytes = 64L + 4L * ((paramCount + 15) / 16) + 64L;
         // In local mode every worker runs in this JVM: the relay listens on the loopback only.
         String bindHost = master.getRelayBindAddress() != null ? master.getRelayBindAddress()
                 : trust.localMaster() ? "127.0.0.1" : "0.0.0.0";
         String advertisedHost = master.getRelayBindAddress() != null ? master.getRelayBindAddress()
                 : trust.localMaster() ? "127.0.0.1" : sc.getConf().get("spark.driver.host", "127.0.0.1");
 
-        // every worker takes the parameters and the start updater state from the relay at connect,
-        // and sends its replicas' final updater states with its FINISH (12 bytes + 4 per value)
-        float[] updaterState = kind.updaterState(network).toFloatVector();
+        // every worker takes the parameters and the start updater state from the relay at connect
+        // (the relay reads them from the network's engine arrays), and sends its replicas' final
+        // updater states with its FINISH
         int replicas = master.getWorkersPerNode() > 0 ? master.getWorkersPerNode() : 1;
-        long maxFinalStateBytes = 12L + 4L * replicas * updaterState.length;
-        long relay = NativeRelay.start(relaySettings(master, bindHost, secretHex, maxMessageBytes, maxFinalStateBytes,
-                trust.encrypt()), params, updaterState, kind.iterationCount(network), kind.epochCount(network));
+        long relay = NativeRelay.start(relaySettings(master, bindHost, secretHex, maxMessageBytes, trust.encrypt()),
+                network.nativeHandle(), replicas, kind.iterationCount(network), kind.epochCount(network));
         try {
             String address = advertisedHost + ":" + NativeRelay.port(relay);
-            LOG.info("ferrodl gradient sharing: relay listening on {} for {} parameters", address, params.length);
-            SharedFitSpec<B> spec = new SharedFitSpec<>(kind, kind.configurationJson(network), params.length,
+            LOG.info("ferrodl gradient sharing: relay listening on {} for {} parameters", address, paramCount);
+            SharedFitSpec<B> spec = new SharedFitSpec<>(kind, kind.configurationJson(network), paramCount,
                     address, secretHex,
                     master.getThresholdAlgorithm().toNativeJson(), master.getResidualPostProcessor().toNativeJson(),
                     sparkNetwork.getCarriedTrainingState(THRESHOLD_STATE_KEY), master.getBatchSizePerWorker(),
@@ -366,7 +365,7 @@ final class SharedTrainingDriver {
     }
 
     private static String relaySettings(SharedTrainingMaster master, String bindHost, String secretHex,
-                                        long maxMessageBytes, long maxFinalStateBytes, boolean encrypt) {
+                                        long maxMessageBytes, boolean encrypt) {
         ObjectNode s = JSON.createObjectNode();
         s.put("bindHost", bindHost);
         s.put("encrypt", encrypt);
@@ -379,7 +378,6 @@ final class SharedTrainingDriver {
         }
         s.put("secretHex", secretHex);
         s.put("maxMessageBytes", maxMessageBytes);
-        s.put("maxFinalStateBytes", maxFinalStateBytes);
         s.put("queueLimit", master.getRelayQueueLimit());
         s.put("ioTimeoutMs", master.getRelayTimeoutMs());
         // Short: a pending handshake holds a socket and nothing else, a worker answers within one RTT.
