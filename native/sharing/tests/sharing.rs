@@ -19,12 +19,16 @@ fn initial_params() -> Vec<f32> {
         .to_vec()
 }
 
-fn start_relay(params: Vec<f32>) -> DriverRelay {
-    let settings = format!(
+/// The relay settings of these tests (no bound on a FINISH's updater states).
+fn relay_settings() -> String {
+    format!(
         r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
             "maxMessageBytes":1048576,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
-    );
-    DriverRelay::start(&settings, params, Vec::new(), 0, 0).unwrap()
+    )
+}
+
+fn start_relay(params: Vec<f32>) -> DriverRelay {
+    DriverRelay::start(&relay_settings(), params, Vec::new(), 0, 0).unwrap()
 }
 
 fn worker_config(
@@ -269,10 +273,7 @@ fn bad_configuration_and_wrong_secret_are_clear_errors() {
 fn workers_start_from_the_relays_parameters_and_updater_state() {
     let params: Vec<f32> = initial_params().iter().map(|p| p * 0.5 + 0.125).collect();
     let n = params.len();
-    let settings = format!(
-        r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
-            "maxMessageBytes":1048576,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
-    );
+    let settings = relay_settings();
     // Adam: two values per parameter
     let state: Vec<f32> = (0..2 * n).map(|i| (i % 17) as f32 * 1e-3).collect();
     let mut relay = DriverRelay::start(&settings, params.clone(), state.clone(), 40, 3).unwrap();
@@ -301,11 +302,7 @@ fn workers_start_from_the_relays_parameters_and_updater_state() {
 fn the_relay_admits_the_final_states_of_a_node_and_no_more() {
     let params = initial_params();
     let n = params.len();
-    let settings = format!(
-        r#"{{"bindHost":"127.0.0.1","portFrom":null,"portTo":null,"secretHex":"{SECRET}",
-            "maxMessageBytes":1048576,"queueLimit":16,"ioTimeoutMs":20000,"handshakeTimeoutMs":5000}}"#
-    );
-    let mut relay = DriverRelay::start_for_nodes(&settings, params, vec![0.0; 2 * n], 2, 0, 0).unwrap();
+    let mut relay = DriverRelay::start_for_nodes(&relay_settings(), params, vec![0.0; 2 * n], 2, 0, 0).unwrap();
     let state = vec![0.25f32; 2 * n];
     let cfg = worker_config(relay.port(), 0, 0, 2, r#"{"type":"fixed","threshold":0.001}"#);
     let (mut node, _trainers) = WorkerNode::connect(&cfg).unwrap();
