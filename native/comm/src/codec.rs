@@ -451,8 +451,7 @@ pub(crate) fn finite_max_abs(v: &[f32]) -> Option<f32> {
 
 #[inline(always)]
 fn finite_max_abs_body(v: &[f32]) -> Option<f32> {
-    // integer max of the bit patterns of |x| (ordered as the values are; NaN's above infinity's)
-    let max = v.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7fff_ffff));
+    let max = max_abs_bits(v);
     (max < f32::INFINITY.to_bits()).then(|| f32::from_bits(max))
 }
 
@@ -474,9 +473,7 @@ unsafe fn finite_max_abs_avx2(v: &[f32]) -> Option<f32> {
     }
     let mut lanes = [0u32; 8];
     _mm256_storeu_si256(lanes.as_mut_ptr().cast(), _mm256_max_epu32(a, b));
-    let max = lanes.into_iter().max().unwrap_or(0);
-    let tail = finite_max_abs_body(&v[whole..]).map_or(u32::MAX, f32::to_bits);
-    let max = max.max(tail);
+    let max = lanes.into_iter().max().unwrap_or(0).max(max_abs_bits(&v[whole..]));
     (max < f32::INFINITY.to_bits()).then(|| f32::from_bits(max))
 }
 
@@ -689,7 +686,8 @@ fn write_kind(
 }
 
 /// The largest `|x|` of finite floats, as its bits: for non-negative floats the order of the bit
-/// patterns (as `u32`) is the order of the values, and an integer max reduction vectorises.
+/// patterns (as `u32`) is the order of the values, and an integer max reduction vectorises. An
+/// infinity or NaN gives a pattern at or above infinity's ([`finite_max_abs`] relies on it).
 #[inline]
 fn max_abs_bits(block: &[f32]) -> u32 {
     block

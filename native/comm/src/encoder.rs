@@ -261,26 +261,35 @@ impl ThresholdEncoder {
     /// sends the same ones) and the processor can, else on the whole residual.
     fn finish_encode(&mut self, iteration: u64, epoch: u64, t: f32, stats: EncodeStats, sent_in_hot: bool) {
         self.observe(&stats);
-        let done = sent_in_hot
-            && self
-                .post_processor
+        let sent = if sent_in_hot {
+            self.post_processor
                 .process_sent(iteration, epoch, t, &mut self.residual, &self.hot)
-                .is_some();
-        if done {
+        } else {
+            None
+        };
+        match sent {
+            Some(0) => {}
             // A processor may change the sent entries: the bound covers what it left there.
-            for &(block, mask) in &self.hot {
-                let mut left = mask;
-                while left != 0 {
-                    let i = block as usize * 64 + left.trailing_zeros() as usize;
-                    left &= left - 1;
-                    self.residual_bound = self.residual_bound.max(self.residual[i].abs());
+            Some(_) => {
+                for &(block, mask) in &self.hot {
+                    let mut left = mask;
+                    while left != 0 {
+                        let i = block as usize * 64 + left.trailing_zeros() as usize;
+                        left &= left - 1;
+                        self.residual_bound = self.residual_bound.max(self.residual[i].abs());
+                    }
                 }
             }
-        } else {
-            self.post_processor
-                .process(iteration, epoch, t, &mut self.residual);
-            // unknown until the next encode measures it (on a copy)
-            self.residual_bound = f32::INFINITY;
+            None => {
+                // The bound holds while the processor changed nothing; else it is unknown until
+                // the next encode measures it (on a copy).
+                let changed = self
+                    .post_processor
+                    .process(iteration, epoch, t, &mut self.residual);
+                if changed > 0 {
+                    self.residual_bound = f32::INFINITY;
+                }
+            }
         }
         self.last = Some(stats);
         self.encodes += 1;

@@ -167,19 +167,6 @@ impl ResidualPostProcessor for NoOpResidualPostProcessor {
     ) -> u64 {
         0
     }
-
-    /// Nothing to do on the sent entries either (and the encoder keeps its bound of `|r|`; after
-    /// a whole-residual `process` it must measure it again).
-    fn process_sent(
-        &mut self,
-        _iteration: u64,
-        _epoch: u64,
-        _threshold: f32,
-        _residual: &mut [f32],
-        _sent: &[(u32, u64)],
-    ) -> Option<u64> {
-        Some(0)
-    }
 }
 
 /// A post-processor's configuration, as the Java side writes it (see the module doc).
