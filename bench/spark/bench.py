@@ -153,8 +153,7 @@ def run_cluster(args, out_dir):
         log(f"cluster {cluster.url}: spark-submit {' '.join(app[-5:])} (log {path})")
         status, text, wall = cluster.submit(
             app, path, args.timeout,
-            conf_extra=("spark.ferrodl.relay.allowWithoutSparkAuthentication=true",
-                        "spark.executorEnv.RAYON_NUM_THREADS=1", *args.conf))
+            conf_extra=("spark.ferrodl.relay.allowWithoutSparkAuthentication=true", *args.conf))
         if args.torch_python and args.tta and "cluster" in args.tta_modes.split(","):
             text += run_torch(cluster, args, out_dir)
         return (0 if status == 0 else 1), text, wall

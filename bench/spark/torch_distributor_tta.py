@@ -15,8 +15,8 @@ What each configuration trains, as the ferrodl rows do (SparkPathBench.networkCo
   (one fixed shuffle, as the ferrodl rows). TorchDistributor(num_processes=2, local_mode=False,
   use_gpu=False): one barrier task per worker, each running torchrun with one process, DDP over gloo,
   so every step all-reduces (averages) the two processes' gradients: batch B per worker, as the
-  masters' batchSizePerWorker. torch.set_num_threads(1) in each process (each worker has one core;
-  the ferrodl executors run with RAYON_NUM_THREADS=1).
+  masters' batchSizePerWorker. torch.set_num_threads(1) in each process (each worker has one core,
+  as each ferrodl task's engine uses its task's one core).
 
 The clock (fit seconds): per epoch, from a barrier both processes pass before their first step to a
 barrier after their last, summed over the epochs; the test accuracy (all 2,004 test digits, rank 0)

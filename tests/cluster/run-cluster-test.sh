@@ -321,7 +321,6 @@ submit_example() {
     --conf spark.cores.max=2 \
     --conf spark.scheduler.minRegisteredResourcesRatio=1.0 \
     --conf spark.scheduler.maxRegisteredResourcesWaitingTime=60s \
-    --conf spark.executorEnv.RAYON_NUM_THREADS=1 \
     --conf spark.driver.host=127.0.0.1 \
     "$@" 2>&1 | tee "$submit_log" | grep --line-buffered -E "$show"
   local statuses=("${PIPESTATUS[@]}")

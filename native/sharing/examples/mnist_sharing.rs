@@ -11,14 +11,18 @@
 //! cargo run --release -p ferrodl-sharing --example mnist_sharing -- \
 //!     --data DIR [--epochs 20] [--batch 16] [--workers 2] [--updater adam|nesterovs|sgd]
 //!     [--lr 1e-3] [--lr-gamma 1] [--carry-residual] [--threshold '{"type":"targetSparsity","sparsityTarget":2e-3}'] [--seed 12345] [--encrypt]
-//!     [--hidden 500,100] [--local] [--threads N]
+//!     [--hidden 500,100] [--local] [--threads N] [--replicas R]
 //! ```
+//!
+//! `--replicas R` gives each worker node R replicas on R threads (a contiguous share of the node's
+//! minibatches each), as `workersPerNode` does in Spark: replicas of one node take each other's
+//! updates in-process, and only the node's connection goes through the relay.
 //!
 //! `--hidden` sets the hidden layers (`--hidden 12`: 784-12-10, 9,550 parameters, the small
 //! network of docs/UPDATE_FORMAT.md's small-network section); `--local` trains the same network
 //! in one network without sharing (same minibatches, epochs and schedule), on all cores, for the
-//! baseline. Each sharing worker's engine uses `--threads` threads, by default cores ÷ workers
-//! (at least one), as each Spark task's does.
+//! baseline. Each sharing replica's engine uses `--threads` threads, by default cores ÷ (workers ×
+//! replicas) (at least one), as each Spark task's does.
 //!
 //! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
 //! epoch, then `RESULT accuracy=… bytes_per_worker_iteration=… ratio=…`, where the bytes are what
@@ -181,6 +185,7 @@ fn main() {
     let epochs: u64 = get("--epochs", "20").parse().unwrap();
     let batch: usize = get("--batch", "16").parse().unwrap();
     let workers: usize = get("--workers", "2").parse().unwrap();
+    let replicas: usize = get("--replicas", "1").parse().unwrap();
     let updater = get("--updater", "adam");
     let lr: f64 = get("--lr", "1e-3").parse().unwrap();
     let gamma: f64 = get("--lr-gamma", "1").parse().unwrap();
@@ -210,7 +215,7 @@ fn main() {
     }
     // Each worker's engine gets its share of the cores, as a Spark task's does (TaskThreads):
     // with the default, every worker would start a GEMM helper and oversubscribe the machine.
-    let threads = get("--threads", &(ferrodl_tensor::default_num_threads() / workers).max(1).to_string());
+    let threads = get("--threads", &(ferrodl_tensor::default_num_threads() / (workers * replicas)).max(1).to_string());
     ferrodl_tensor::set_num_threads(threads.parse().expect("--threads: a count"));
     let n_params = net.num_params();
     let mut params = net.params().to_vec();
@@ -261,7 +266,7 @@ fn main() {
                             "secretHex": SECRET,
                             "partition": w,
                             "attempt": 0,
-                            "replicas": 1,
+                            "replicas": replicas,
                             "thresholdAlgorithm": serde_json::from_str::<serde_json::Value>(threshold).unwrap(),
                             "residualPostProcessor": serde_json::from_str::<serde_json::Value>(post).unwrap(),
                             "thresholdState": threshold_state.as_ref().map(|s| serde_json::from_str::<serde_json::Value>(s).unwrap()),
@@ -273,27 +278,39 @@ fn main() {
                             "encrypt": encrypt
                         }))
                         .unwrap();
-                        let (mut node, mut replicas) =
+                        let (mut node, mut trainers) =
                             WorkerNode::connect(&cfg).expect("connect");
                         if let Some(r) = carried.filter(|_| carry) {
-                            replicas[0].set_residual(&r).expect("residual");
+                            trainers[0].set_residual(&r).expect("residual");
                         }
-                        let mut x = Vec::with_capacity(batch * 784);
-                        let mut y = Vec::with_capacity(batch * 10);
-                        for b in mine {
-                            x.clear();
-                            y.clear();
-                            for &i in *b {
-                                x.extend_from_slice(&train.x[i * 784..(i + 1) * 784]);
-                                y.extend_from_slice(&train.y[i * 10..(i + 1) * 10]);
-                            }
-                            replicas[0].fit(&x, &y, b.len(), None).expect("fit");
-                        }
+                        // the node's minibatches, a contiguous share per replica (one thread each)
+                        let share = mine.len().div_ceil(replicas).max(1);
+                        let trained: Vec<_> = std::thread::scope(|rs| {
+                            let hs: Vec<_> = trainers
+                                .iter_mut()
+                                .zip(mine.chunks(share))
+                                .map(|(replica, part)| {
+                                    rs.spawn(move || {
+                                        let mut x = Vec::with_capacity(batch * 784);
+                                        let mut y = Vec::with_capacity(batch * 10);
+                                        for b in part {
+                                            x.clear();
+                                            y.clear();
+                                            for &i in *b {
+                                                x.extend_from_slice(&train.x[i * 784..(i + 1) * 784]);
+                                                y.extend_from_slice(&train.y[i * 10..(i + 1) * 10]);
+                                            }
+                                            replica.fit(&x, &y, b.len(), None).expect("fit");
+                                        }
+                                        let state = replica.network().updater_state().to_vec();
+                                        (replica.report(), state, replica.residual().to_vec())
+                                    })
+                                })
+                                .collect();
+                            hs.into_iter().map(|h| h.join().expect("replica")).collect()
+                        });
                         let node_report = node.finish().expect("finish");
-                        let report = replicas[0].report();
-                        let state = replicas[0].network().updater_state().to_vec();
-                        let residual = replicas[0].residual().to_vec();
-                        (node_report, report, state, residual)
+                        (node_report, trained)
                     })
                 })
                 .collect();
@@ -305,12 +322,15 @@ fn main() {
         relay.shutdown().expect("relay shutdown");
         let master = relay.snapshot().expect("snapshot");
         params = master.params;
-        let mut sum = vec![0.0f32; results[0].2.len()];
+        let mut sum = vec![0.0f32; results[0].1[0].1.len()];
         let mut states = Vec::new();
-        for (w, (node, report, state, residual)) in results.iter().enumerate() {
-            residuals[w] = Some(residual.clone());
+        let mut trained = 0usize;
+        for (w, (node, per_replica)) in results.iter().enumerate() {
+            residuals[w] = Some(per_replica[0].2.clone());
             wire_bytes += node.wire_bytes_sent;
             payload_bytes += node.bytes_sent;
+          for (report, state, _) in per_replica {
+            trained += 1;
             worker_iterations += report.minibatches;
             entries += report.entries_sent;
             let t = &report.step_times;
@@ -328,9 +348,10 @@ fn main() {
                 *a += b;
             }
             states.push(report.threshold_state.clone());
+          }
         }
         for a in &mut sum {
-            *a /= results.len() as f32;
+            *a /= trained as f32;
         }
         updater_state = Some(sum);
         let averaged =

@@ -719,7 +719,11 @@ public class SharedTrainingMaster implements TrainingMaster<SharedWorkerResult, 
             return this;
         }
 
-        /** Seed for repeatable data splitting and repartitioning. Default: none (random). */
+        /**
+         * Kept for the reference's API, where it seeds random splitting and repartitioning. Here
+         * both are deterministic (the same RDD gives the same partitions, every worker trains its
+         * partition in order), so the seed changes nothing; it is kept in the master's JSON.
+         */
         public Builder rngSeed(long rngSeed) {
             this.rngSeed = rngSeed;
             return this;
