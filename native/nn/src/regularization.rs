@@ -100,11 +100,33 @@ pub fn add_gradient<T: Scalar>(blocks: &[ParamBlock], params: &[T], grads: &mut 
         if b.l1 == 0.0 && b.l2 == 0.0 {
             continue;
         }
-        let (l1, l2) = (T::of(b.l1), T::of(b.l2));
-        for (g, &w) in grads[b.range.clone()]
-            .iter_mut()
-            .zip(&params[b.range.clone()])
-        {
+        ferrodl_tensor::vectorized(AddGradient {
+            grads: &mut grads[b.range.clone()],
+            params: &params[b.range.clone()],
+            l1: T::of(b.l1),
+            l2: T::of(b.l2),
+        });
+    }
+}
+
+/// One block of [`add_gradient`], compiled for the CPU's vector width: in the x86-64 baseline
+/// build (4 floats per vector) this pass took ~15 % of a batch-16 MLP step with l2 (`perf`, AMD
+/// EPYC, 2026-11-29), ~11 % at 8 floats. The same bits at every width. (Summing the L2 score in
+/// the same pass instead of [`score`]'s own gained nothing measurable; one loop doing both did not
+/// vectorise at all.)
+struct AddGradient<'a, T> {
+    grads: &'a mut [T],
+    params: &'a [T],
+    l1: T,
+    l2: T,
+}
+
+impl<T: Scalar> ferrodl_tensor::Elementwise for AddGradient<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (l1, l2) = (self.l1, self.l2);
+        for (g, &w) in self.grads.iter_mut().zip(self.params) {
             let sign = if w > T::zero() {
                 T::one()
             } else if w < T::zero() {
@@ -237,6 +259,97 @@ pub fn apply_untrained<T: Scalar>(blocks: &[ParamBlock], params: &mut [T], grads
                 .zip(&grads[b.range.clone()])
             {
                 *p = *p - u;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrodl_optim::{AnyUpdater, Sgd};
+
+    fn block(range: Range<usize>, l1: f64, l2: f64) -> ParamBlock {
+        ParamBlock {
+            layer: 0,
+            name: "W",
+            kind: ParamKind::Weight,
+            shape: vec![range.len()],
+            range,
+            frozen: false,
+            l1,
+            l2,
+            weight_decay: 0.0,
+            updater: AnyUpdater::Sgd(Sgd::default()),
+            normalization: GradientNormalization::None,
+            threshold: 0.0,
+        }
+    }
+
+    /// The L1/L2 gradient against the element formula in a plain loop, bit for bit, at every
+    /// vector width this CPU runs: L1 alone, L2 alone, both, neither; block lengths with and
+    /// without a vector tail; weights with zeros of both signs; gaps between blocks left alone.
+    #[test]
+    fn the_gradient_has_the_same_bits_at_every_width() {
+        let mut rng = ferrodl_tensor::Rng::new(31);
+        let lens = [1usize, 7, 8, 9, 64, 1_003];
+        let coefficients = [(0.0, 1e-3), (1e-4, 0.0), (1e-4, 1e-3), (0.0, 0.0)];
+        let mut at = 0;
+        let mut blocks = Vec::new();
+        for (i, &n) in lens.iter().enumerate() {
+            let (l1, l2) = coefficients[i % coefficients.len()];
+            blocks.push(block(at + 3..at + 3 + n, l1, l2));
+            at += 3 + n;
+        }
+        let mut params = vec![0f32; at];
+        rng.fill_normal(&mut params, 0.5);
+        for (i, p) in params.iter_mut().enumerate() {
+            match i % 11 {
+                0 => *p = 0.0,
+                1 => *p = -0.0,
+                _ => {}
+            }
+        }
+        let mut grads0 = vec![0f32; at];
+        rng.fill_normal(&mut grads0, 0.01);
+        let mut want = grads0.clone();
+        for b in blocks.iter().filter(|b| b.l1 != 0.0 || b.l2 != 0.0) {
+            let (l1, l2) = (b.l1 as f32, b.l2 as f32);
+            for i in b.range.clone() {
+                let w = params[i];
+                let sign = if w > 0.0 {
+                    1.0
+                } else if w < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                };
+                want[i] = want[i] + l2 * w + l1 * sign;
+            }
+        }
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut grads = grads0.clone();
+        add_gradient(&blocks, &params, &mut grads);
+        assert_eq!(bits(&grads), bits(&want), "add_gradient");
+        assert_ne!(bits(&grads), bits(&grads0), "it added something");
+        for isa in ferrodl_tensor::supported_vector_isas() {
+            for b in blocks.iter().filter(|b| b.l1 != 0.0 || b.l2 != 0.0) {
+                let mut g = grads0[b.range.clone()].to_vec();
+                ferrodl_tensor::vectorized_with(
+                    isa,
+                    AddGradient {
+                        grads: &mut g,
+                        params: &params[b.range.clone()],
+                        l1: b.l1 as f32,
+                        l2: b.l2 as f32,
+                    },
+                );
+                assert_eq!(
+                    bits(&g),
+                    bits(&want[b.range.clone()]),
+                    "{isa:?}, block {:?}",
+                    b.range
+                );
             }
         }
     }

@@ -428,19 +428,43 @@ pub fn softmax_rows<T: Scalar>(mat: &mut [T], cols: usize) {
 }
 
 /// Sum of squares, accumulated in `f64` so long vectors do not lose precision in `f32`.
+/// Compiled for the CPU's vector width ([`vectorized`]); the same bits at every width.
 pub fn sum_squares<T: Scalar>(x: &[T]) -> f64 {
-    sum_f64_lanes(x, |v| v * v)
+    vectorized(SumSquares(x))
 }
 
-/// Sum of absolute values, accumulated in `f64`.
+/// Sum of absolute values, accumulated in `f64` (as [`sum_squares`]).
 pub fn sum_abs<T: Scalar>(x: &[T]) -> f64 {
-    sum_f64_lanes(x, f64::abs)
+    vectorized(SumAbs(x))
+}
+
+struct SumSquares<'a, T>(&'a [T]);
+
+impl<T: Scalar> Elementwise for SumSquares<'_, T> {
+    type Output = f64;
+    #[inline(always)]
+    fn run(self) -> f64 {
+        sum_f64_lanes(self.0, |v| v * v)
+    }
+}
+
+struct SumAbs<'a, T>(&'a [T]);
+
+impl<T: Scalar> Elementwise for SumAbs<'_, T> {
+    type Output = f64;
+    #[inline(always)]
+    fn run(self) -> f64 {
+        sum_f64_lanes(self.0, f64::abs)
+    }
 }
 
 /// `Σ f(x_i)` in `f64` over eight running sums. One running sum is one dependent add per element,
 /// bound by the add's latency: the L2 score of the MNIST MLP's 443,610 weights, computed with
 /// every training step's score, took about 10 % of a batch-16 gradient-sharing run's CPU time
-/// (`perf`, 2-core AMD EPYC, 2026-11-29). Eight independent sums pipeline and vectorise.
+/// (`perf`, 2-core AMD EPYC, 2026-11-29). Eight independent sums pipeline and vectorise: 2 f64
+/// lanes wide in the baseline build, where the pass was still ~10 % of a batch-16 MLP step with
+/// l2; 4 or 8 wide under [`vectorized`].
+#[inline(always)]
 fn sum_f64_lanes<T: Scalar>(x: &[T], f: impl Fn(f64) -> f64) -> f64 {
     const LANES: usize = 8;
     let mut acc = [0.0f64; LANES];
