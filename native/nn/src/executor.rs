@@ -1306,9 +1306,7 @@ impl<T: Scalar> Executor<T> {
 
     /// `params -= grads` (after [`update_step`](Self::update_step)).
     pub fn apply_update(&mut self) {
-        for (p, &u) in self.params.iter_mut().zip(&self.grads) {
-            *p = *p - u;
-        }
+        ferrodl_tensor::sub_assign(&mut self.params, &self.grads);
     }
 
     /// Buffer addresses, for the allocation tests.

@@ -150,7 +150,7 @@ fn l2_norm<T: Scalar>(grads: &[T], ranges: &[Range<usize>]) -> f64 {
 fn scale<T: Scalar>(grads: &mut [T], ranges: &[Range<usize>], factor: f64) {
     let f = T::of(factor);
     for r in ranges {
-        grads[r.clone()].iter_mut().for_each(|g| *g = *g * f);
+        ferrodl_tensor::mul_scalar(&mut grads[r.clone()], f);
     }
 }
 
@@ -188,9 +188,7 @@ pub fn normalize_gradients<T: Scalar>(blocks: &[ParamBlock], grads: &mut [T]) {
             GradientNormalization::ClipElementWiseAbsoluteValue => {
                 let (lo, hi) = (T::of(-t), T::of(t));
                 for r in &all {
-                    grads[r.clone()]
-                        .iter_mut()
-                        .for_each(|g| *g = g.max(lo).min(hi));
+                    ferrodl_tensor::clamp_in_place(&mut grads[r.clone()], lo, hi);
                 }
             }
             GradientNormalization::ClipL2PerLayer => {
@@ -236,12 +234,7 @@ pub fn finish_update<T: Scalar>(
                 1.0
             };
             let k = T::of(lr * b.weight_decay);
-            for (g, &w) in grads[b.range.clone()]
-                .iter_mut()
-                .zip(&params[b.range.clone()])
-            {
-                *g = *g + k * w;
-            }
+            ferrodl_tensor::axpy(k, &params[b.range.clone()], &mut grads[b.range.clone()]);
         }
     }
 }

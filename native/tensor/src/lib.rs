@@ -363,11 +363,89 @@ pub fn scale_in_place<T: Scalar>(x: &mut [T], s: T) {
     }
 }
 
-/// `y += alpha · x` elementwise.
+/// `y += alpha · x` elementwise, compiled for the CPU's vector width ([`vectorized`]; the
+/// engine's weight decay).
 pub fn axpy<T: Scalar>(alpha: T, x: &[T], y: &mut [T]) {
     assert_eq!(x.len(), y.len(), "axpy: length mismatch");
-    for (yi, &xi) in y.iter_mut().zip(x) {
-        *yi = *yi + alpha * xi;
+    vectorized(Axpy { alpha, x, y });
+}
+
+struct Axpy<'a, T> {
+    alpha: T,
+    x: &'a [T],
+    y: &'a mut [T],
+}
+
+impl<T: Scalar> Elementwise for Axpy<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let alpha = self.alpha;
+        for (yi, &xi) in self.y.iter_mut().zip(self.x) {
+            *yi = *yi + alpha * xi;
+        }
+    }
+}
+
+/// `y -= x` elementwise, at the CPU's vector width (applying an update to parameters).
+pub fn sub_assign<T: Scalar>(y: &mut [T], x: &[T]) {
+    assert_eq!(x.len(), y.len(), "sub_assign: length mismatch");
+    vectorized(SubAssign { x, y });
+}
+
+struct SubAssign<'a, T> {
+    x: &'a [T],
+    y: &'a mut [T],
+}
+
+impl<T: Scalar> Elementwise for SubAssign<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        for (yi, &xi) in self.y.iter_mut().zip(self.x) {
+            *yi = *yi - xi;
+        }
+    }
+}
+
+/// `x *= s` elementwise with no special case (unlike [`scale_in_place`]: `s = 0` keeps the
+/// signs of zeros and NaN), at the CPU's vector width (gradient renormalization).
+pub fn mul_scalar<T: Scalar>(x: &mut [T], s: T) {
+    vectorized(MulScalar { x, s });
+}
+
+struct MulScalar<'a, T> {
+    x: &'a mut [T],
+    s: T,
+}
+
+impl<T: Scalar> Elementwise for MulScalar<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let s = self.s;
+        self.x.iter_mut().for_each(|v| *v = *v * s);
+    }
+}
+
+/// `x = min(max(x, lo), hi)` elementwise (`f32::max`/`min`: a NaN becomes `lo`), at the CPU's
+/// vector width (gradient clipping).
+pub fn clamp_in_place<T: Scalar>(x: &mut [T], lo: T, hi: T) {
+    vectorized(Clamp { x, lo, hi });
+}
+
+struct Clamp<'a, T> {
+    x: &'a mut [T],
+    lo: T,
+    hi: T,
+}
+
+impl<T: Scalar> Elementwise for Clamp<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (lo, hi) = (self.lo, self.hi);
+        self.x.iter_mut().for_each(|g| *g = g.max(lo).min(hi));
     }
 }
 
@@ -1037,6 +1115,62 @@ mod tests {
         }
         assert_eq!(sum_squares(&[3.0f32, -4.0]), 25.0);
         assert_eq!(sum_abs(&[3.0f32, -4.0]), 7.0);
+    }
+
+    /// `axpy`, `sub_assign`, `mul_scalar` and `clamp_in_place` give the bits of their plain
+    /// scalar loops at every vector width this CPU runs, on lengths with vector tails and values
+    /// with signed zeros, subnormals, infinities and NaN (`the sums` below cover `sum_squares`).
+    #[test]
+    fn elementwise_helpers_have_the_same_bits_at_every_width() {
+        let mut rng = Rng::new(5);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for n in [0usize, 1, 7, 8, 17, 1_003] {
+            let mut x = vec![0f32; n];
+            rng.fill_normal(&mut x, 1.0);
+            let mut y = vec![0f32; n];
+            rng.fill_normal(&mut y, 1.0);
+            for (i, v) in x.iter_mut().enumerate() {
+                match i % 13 {
+                    0 => *v = 0.0,
+                    1 => *v = -0.0,
+                    2 => *v = f32::NAN,
+                    3 => *v = f32::NEG_INFINITY,
+                    4 => *v = 1e-40,
+                    _ => {}
+                }
+            }
+            for isa in supported_vector_isas() {
+                let what = format!("{isa:?}, n {n}");
+                let mut a = y.clone();
+                vectorized_with(isa, Axpy { alpha: 0.37, x: &x, y: &mut a });
+                let want: Vec<f32> = y.iter().zip(&x).map(|(&y, &x)| y + 0.37 * x).collect();
+                assert_eq!(bits(&a), bits(&want), "{what}: axpy");
+                let mut a = y.clone();
+                vectorized_with(isa, SubAssign { x: &x, y: &mut a });
+                let want: Vec<f32> = y.iter().zip(&x).map(|(&y, &x)| y - x).collect();
+                assert_eq!(bits(&a), bits(&want), "{what}: sub_assign");
+                for s in [0.0f32, 0.5, -3.0] {
+                    let mut a = x.clone();
+                    vectorized_with(isa, MulScalar { x: &mut a, s });
+                    let want: Vec<f32> = x.iter().map(|&v| v * s).collect();
+                    assert_eq!(bits(&a), bits(&want), "{what}: mul_scalar {s}");
+                }
+                let mut a = x.clone();
+                vectorized_with(isa, Clamp { x: &mut a, lo: -0.5, hi: 0.5 });
+                let want: Vec<f32> = x.iter().map(|&v| v.max(-0.5).min(0.5)).collect();
+                assert_eq!(bits(&a), bits(&want), "{what}: clamp_in_place");
+            }
+        }
+        // the public functions take the default width
+        let (x, mut y) = (vec![1.0f32, -2.0, 3.0], vec![0.5f32, 0.5, 0.5]);
+        axpy(2.0, &x, &mut y);
+        assert_eq!(y, [2.5, -3.5, 6.5]);
+        sub_assign(&mut y, &x);
+        assert_eq!(y, [1.5, -1.5, 3.5]);
+        mul_scalar(&mut y, 2.0);
+        assert_eq!(y, [3.0, -3.0, 7.0]);
+        clamp_in_place(&mut y, -1.0, 4.0);
+        assert_eq!(y, [3.0, -1.0, 4.0]);
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct DropoutMask<T> {
     retain: f64,
     /// `0` or `1/p` per value of the last training-mode pass.
     mask: Vec<T>,
+    /// The draws of that pass, 1 (kept) or 0: the mask is made from them in a second loop, so
+    /// that neither loop branches on a coin flip (see `apply`).
+    keep: Vec<u8>,
     active: bool,
 }
 
@@ -30,6 +33,7 @@ impl<T: Scalar> DropoutMask<T> {
         DropoutMask {
             retain,
             mask: Vec::new(),
+            keep: Vec::new(),
             active: false,
         }
     }
@@ -45,7 +49,8 @@ impl<T: Scalar> DropoutMask<T> {
         if !self.enabled() {
             return Ok(());
         }
-        memory::try_capacity(&mut self.mask, len, || format!("the dropout mask of {who}"))
+        memory::try_capacity(&mut self.mask, len, || format!("the dropout mask of {who}"))?;
+        memory::try_capacity(&mut self.keep, len, || format!("the dropout draws of {who}"))
     }
 
     /// `out = input ⊙ mask` in training (drawing a new mask from `rng`), `out = input` otherwise.
@@ -57,12 +62,15 @@ impl<T: Scalar> DropoutMask<T> {
         }
         let scale = T::of(1.0 / self.retain);
         self.mask.resize(input.len(), T::zero());
-        for ((m, o), &x) in self.mask.iter_mut().zip(out.iter_mut()).zip(input) {
-            *m = if rng.next_f64() < self.retain {
-                scale
-            } else {
-                T::zero()
-            };
+        self.keep.resize(input.len(), 0);
+        // Two loops without a branch on the coin flips (a branch mispredicts half of them at
+        // retain 0.5: ~15 % of a batch-16 MLP step with dropout, AMD EPYC). Computed in one loop,
+        // `scale · keep` becomes such a branch again (x86 has no conditional move for floats).
+        for k in self.keep.iter_mut() {
+            *k = u8::from(rng.next_f64() < self.retain);
+        }
+        for (((m, o), &x), &k) in self.mask.iter_mut().zip(out.iter_mut()).zip(input).zip(&self.keep) {
+            *m = scale * T::of(f64::from(k));
             *o = x * *m;
         }
     }
