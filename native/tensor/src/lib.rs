@@ -359,7 +359,7 @@ pub fn scale_in_place<T: Scalar>(x: &mut [T], s: T) {
     if s == T::zero() {
         x.fill(T::zero());
     } else if s != T::one() {
-        x.iter_mut().for_each(|v| *v = *v * s);
+        mul_scalar(x, s);
     }
 }
 
@@ -1119,7 +1119,7 @@ mod tests {
 
     /// `axpy`, `sub_assign`, `mul_scalar` and `clamp_in_place` give the bits of their plain
     /// scalar loops at every vector width this CPU runs, on lengths with vector tails and values
-    /// with signed zeros, subnormals, infinities and NaN (`the sums` below cover `sum_squares`).
+    /// with signed zeros, subnormals, infinities and NaN.
     #[test]
     fn elementwise_helpers_have_the_same_bits_at_every_width() {
         let mut rng = Rng::new(5);
