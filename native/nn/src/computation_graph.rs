@@ -640,15 +640,8 @@ impl<T: Scalar> ComputationGraph<T> {
             rows,
         };
         let conf = &mut self.conf;
-        let decay = self.exec.has_weight_decay();
         let data = tbptt::run(&mut self.exec, &arrays, t, fwd, back, |exec| {
-            let (iteration, epoch) = (conf.iteration_count, conf.epoch_count);
-            if decay {
-                exec.update_step(iteration, epoch);
-                exec.apply_update();
-            } else {
-                exec.fit_step(iteration, epoch);
-            }
+            exec.fit_step(conf.iteration_count, conf.epoch_count);
             conf.iteration_count += 1;
         })?;
         Ok(data + self.exec.regularization_score())
@@ -674,12 +667,6 @@ impl<T: Scalar> ComputationGraph<T> {
         let (labels, label_masks) = (&ys[..], &lms[..]);
         if let Some((fwd, back)) = self.tbptt() {
             return self.fit_tbptt(inputs, labels, rows, feature_masks, label_masks, fwd, back);
-        }
-        if self.exec.has_weight_decay() {
-            let score =
-                self.compute_update_engine(inputs, labels, rows, feature_masks, label_masks)?;
-            self.exec.apply_update();
-            return Ok(score);
         }
         let score = self.forward_backward(inputs, labels, rows, feature_masks, label_masks)?;
         let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);

@@ -175,6 +175,8 @@ pub(crate) struct Executor<T: Scalar> {
     params: Vec<T>,
     grads: Vec<T>,
     optimizer: Optimizer<T>,
+    /// Weight decay's coefficient per trained block for the current step (reused).
+    decay: Vec<T>,
     mini_batch: bool,
     /// Output of each node for the last forward pass, its row count and time steps.
     acts: Vec<Vec<T>>,
@@ -491,6 +493,7 @@ impl<T: Scalar> Executor<T> {
             grads,
             params,
             optimizer,
+            decay: Vec::new(),
             blocks,
             heads,
             mini_batch,
@@ -708,10 +711,6 @@ impl<T: Scalar> Executor<T> {
             .iter()
             .find(|b| b.layer == j && b.kind != crate::layers::ParamKind::State)
             .map(|b| b.updater.learning_rate_at(iteration, epoch))
-    }
-
-    pub fn has_weight_decay(&self) -> bool {
-        self.blocks.iter().any(|b| b.weight_decay != 0.0)
     }
 
     /// `Σ l1·|w| + 0.5·l2·w²` over all parameters.
@@ -1270,13 +1269,26 @@ impl<T: Scalar> Executor<T> {
         regularization::add_gradient(&self.blocks, &self.params, &mut self.grads);
     }
 
-    /// After `backward`: gradient normalization, L1/L2, updater and `params -= update` in one
-    /// pass, untrained blocks (running statistics, frozen) handled. No weight decay allowed here.
+    /// After `backward`: gradient normalization, L1/L2, updater, weight decay and
+    /// `params -= update` (the updater's pass does the last three), untrained blocks (running
+    /// statistics, frozen) handled; `grads()` then holds the update that was applied.
     pub fn fit_step(&mut self, iteration: u64, epoch: u64) {
         regularization::normalize_gradients(&self.blocks, &mut self.grads);
         regularization::add_gradient(&self.blocks, &self.params, &mut self.grads);
-        self.optimizer
-            .step_and_apply(&mut self.params, &mut self.grads, iteration, epoch);
+        if regularization::decay_coefficients(&self.blocks, iteration, epoch, &mut self.decay) {
+            // the decay reads each weight before the same pass subtracts its update
+            self.optimizer.step_with_decay(
+                &mut self.params,
+                &mut self.grads,
+                &self.decay,
+                true,
+                iteration,
+                epoch,
+            );
+        } else {
+            self.optimizer
+                .step_and_apply(&mut self.params, &mut self.grads, iteration, epoch);
+        }
         regularization::apply_untrained(&self.blocks, &mut self.params, &mut self.grads);
     }
 
@@ -1285,14 +1297,19 @@ impl<T: Scalar> Executor<T> {
     pub fn update_step(&mut self, iteration: u64, epoch: u64) {
         regularization::normalize_gradients(&self.blocks, &mut self.grads);
         regularization::add_gradient(&self.blocks, &self.params, &mut self.grads);
-        self.optimizer.step(&mut self.grads, iteration, epoch);
-        regularization::finish_update(
-            &self.blocks,
-            &self.params,
-            &mut self.grads,
-            iteration,
-            epoch,
-        );
+        if regularization::decay_coefficients(&self.blocks, iteration, epoch, &mut self.decay) {
+            self.optimizer.step_with_decay(
+                &mut self.params,
+                &mut self.grads,
+                &self.decay,
+                false,
+                iteration,
+                epoch,
+            );
+        } else {
+            self.optimizer.step(&mut self.grads, iteration, epoch);
+        }
+        regularization::zero_frozen(&self.blocks, &mut self.grads);
     }
 
     /// Makes `grads()` the update that led from `before` to the current parameters
@@ -1302,11 +1319,6 @@ impl<T: Scalar> Executor<T> {
             *g = b - *p;
             *p = b;
         }
-    }
-
-    /// `params -= grads` (after [`update_step`](Self::update_step)).
-    pub fn apply_update(&mut self) {
-        ferrodl_tensor::sub_assign(&mut self.params, &self.grads);
     }
 
     /// Buffer addresses, for the allocation tests.

@@ -523,8 +523,8 @@ impl<T: Scalar> MultiLayerNetwork<T> {
 
     /// One training iteration on one minibatch: forward, backward, updater, `params -= update`,
     /// iteration counter + 1. Returns the score of the forward pass (before the update).
-    /// Bit-identical to [`compute_update`](Self::compute_update) followed by the subtraction; without
-    /// weight decay the updater and the subtraction run as one pass over the parameters.
+    /// Bit-identical to [`compute_update`](Self::compute_update) followed by the subtraction; the
+    /// updater, weight decay and the subtraction run as one pass over the parameters.
     pub fn fit(
         &mut self,
         features: &[T],
@@ -553,13 +553,6 @@ impl<T: Scalar> MultiLayerNetwork<T> {
         let (labels, labels_mask) = (&y[..], lm.as_ref().map(|(m, c)| (&m[..], *c)));
         if let Some((fwd, back)) = self.tbptt() {
             return self.fit_tbptt(features, labels, rows, features_mask, labels_mask, fwd, back);
-        }
-        if self.exec.has_weight_decay() {
-            // Weight decay reads the parameters before the step: the two-step form.
-            let score =
-                self.compute_update_engine(features, labels, rows, features_mask, labels_mask)?;
-            self.exec.apply_update();
-            return Ok(score);
         }
         let score = self.forward_backward(features, labels, rows, features_mask, labels_mask)?;
         let (iteration, epoch) = (self.conf.iteration_count, self.conf.epoch_count);
@@ -600,15 +593,8 @@ impl<T: Scalar> MultiLayerNetwork<T> {
             label_masks: &[labels_mask],
             rows,
         };
-        let decay = self.exec.has_weight_decay();
         let data = tbptt::run(&mut self.exec, &arrays, t, fwd, back, |exec| {
-            let (iteration, epoch) = (conf.iteration_count, conf.epoch_count);
-            if decay {
-                exec.update_step(iteration, epoch);
-                exec.apply_update();
-            } else {
-                exec.fit_step(iteration, epoch);
-            }
+            exec.fit_step(conf.iteration_count, conf.epoch_count);
             conf.iteration_count += 1;
         })?;
         Ok(data + self.exec.regularization_score())
@@ -859,7 +845,8 @@ mod tests {
     #[test]
     fn compute_update_then_subtract_equals_fit() {
         // Plain Sgd; Adam (fused step); batch norm running statistics and a frozen layer; weight
-        // decay (the two-step path).
+        // decay (in the updater's pass: applied by fit, not by compute_update), also beside a
+        // frozen layer, batch norm and a block without decay.
         let confs = [
             r#"{"formatVersion":1,"seed":3,"layers":[
                 {"type":"DenseLayer","nIn":3,"nOut":5,"activation":"RELU"},
@@ -873,6 +860,13 @@ mod tests {
                 {"type":"DenseLayer","nIn":3,"nOut":5,"activation":"RELU","weightDecay":0.1,
                  "updater":{"type":"Adam"}},
                 {"type":"OutputLayer","nIn":5,"nOut":2,"activation":"SOFTMAX"}]}"#,
+            r#"{"formatVersion":1,"seed":3,"layers":[
+                {"type":"FrozenLayer","layer":{"type":"DenseLayer","nIn":3,"nOut":5,"activation":"TANH","weightDecay":0.2}},
+                {"type":"DenseLayer","nIn":5,"nOut":4,"activation":"RELU","weightDecay":0.05,
+                 "weightDecayBias":0.01,"updater":{"type":"Nesterovs"}},
+                {"type":"BatchNormalization","nIn":4,"nOut":4,"weightDecay":0.1,"updater":{"type":"Adam"}},
+                {"type":"OutputLayer","nIn":4,"nOut":2,"activation":"SOFTMAX","updater":{"type":"AdaDelta"},
+                 "weightDecay":0.3}]}"#,
         ];
         let x = [0.5f32, -1.0, 2.0, 0.25, 0.0, -0.5];
         let y = [1.0f32, 0.0, 0.0, 1.0];

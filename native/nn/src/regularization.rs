@@ -209,39 +209,47 @@ pub fn normalize_gradients<T: Scalar>(blocks: &[ParamBlock], grads: &mut [T]) {
     }
 }
 
-/// After the updater: weight decay `update += lr·λ·w` on trainable blocks (`λ·w` for updaters
-/// without a learning rate; none for NoOp), zero update for frozen
-/// blocks; running-statistics blocks keep their `old − new`.
-pub fn finish_update<T: Scalar>(
+/// Weight decay's coefficients for the updater's pass
+/// ([`Optimizer::step_with_decay`](ferrodl_optim::Optimizer::step_with_decay): `update += k·w`
+/// after the updater), one per trained block in the optimizer's order, into `out`: `lr·λ`, or
+/// `λ` for updaters without a learning rate (AdaDelta); 0 where a block has none, and for NoOp,
+/// which never moves its parameters. Returns whether any block decays (`out` is then complete).
+pub fn decay_coefficients<T: Scalar>(
     blocks: &[ParamBlock],
-    params: &[T],
-    grads: &mut [T],
     iteration: u64,
     epoch: u64,
-) {
-    for b in blocks {
-        if b.frozen {
-            grads[b.range.clone()].fill(T::zero());
-        } else if b.weight_decay != 0.0
-            && b.kind != ParamKind::State
-            && !matches!(b.updater, AnyUpdater::NoOp(_))
-        {
-            // Updaters without a learning rate (AdaDelta) take the decay unscaled; NoOp never
-            // moves its parameters.
+    out: &mut Vec<T>,
+) -> bool {
+    out.clear();
+    let mut any = false;
+    for b in blocks.iter().filter(|b| b.trains()) {
+        let k = if b.weight_decay != 0.0 && !matches!(b.updater, AnyUpdater::NoOp(_)) {
             let lr = if b.updater.has_learning_rate() {
                 b.updater.learning_rate_at(iteration, epoch)
             } else {
                 1.0
             };
-            let k = T::of(lr * b.weight_decay);
-            ferrodl_tensor::axpy(k, &params[b.range.clone()], &mut grads[b.range.clone()]);
-        }
+            T::of(lr * b.weight_decay)
+        } else {
+            T::zero()
+        };
+        any |= k != T::zero();
+        out.push(k);
+    }
+    any
+}
+
+/// After the updater (when `grads` holds the update): zero update for frozen blocks;
+/// running-statistics blocks keep their `old − new`.
+pub fn zero_frozen<T: Scalar>(blocks: &[ParamBlock], grads: &mut [T]) {
+    for b in blocks.iter().filter(|b| b.frozen) {
+        grads[b.range.clone()].fill(T::zero());
     }
 }
 
 /// For [`Optimizer::step_and_apply`](ferrodl_optim::Optimizer::step_and_apply), which moved only
 /// the trained blocks: frozen blocks get a zero update, running statistics move by their
-/// `old − new` (`params -= update`), as [`finish_update`] plus the subtraction would do.
+/// `old − new` (`params -= update`), as [`zero_frozen`] plus the subtraction would do.
 pub fn apply_untrained<T: Scalar>(blocks: &[ParamBlock], params: &mut [T], grads: &mut [T]) {
     for b in blocks {
         if b.frozen {

@@ -1,6 +1,7 @@
 //! Times `Optimizer::step_and_apply` for every updater on a 784-500-100-10 MLP's parameter blocks
 //! (443,610 f32 values), at 1 thread and at the default thread count, and checks that both
-//! thread counts give bit-identical parameters.
+//! thread counts give bit-identical parameters. Then, on one thread, weight decay: the three
+//! passes (`step`, `axpy` per block, `sub_assign`) against `step_with_decay` (one pass).
 //!
 //! `cargo run --release -p ferrodl-optim --example optimizer_step`
 
@@ -43,6 +44,41 @@ fn run(u: &AnyUpdater, threads: usize, steps: u64) -> (f64, Vec<f32>) {
     (best * 1e6, params)
 }
 
+/// Best µs of `steps` decayed steps on one thread: the three passes, or `step_with_decay`;
+/// with the parameters they end at.
+fn run_decay(u: &AnyUpdater, one_pass: bool, steps: u64) -> (f64, Vec<f32>) {
+    ferrodl_tensor::set_num_threads(1);
+    let _ftz = ferrodl_tensor::flush_denormals();
+    let n = 443_610;
+    let bl = blocks(u);
+    let decay = vec![1e-7f32; bl.len()];
+    let mut opt = Optimizer::<f32>::new(bl.clone());
+    let mut rng = ferrodl_tensor::Rng::new(7);
+    let mut params = vec![0f32; n];
+    rng.fill_normal(&mut params, 0.05);
+    let mut grads = vec![vec![0f32; n]; 4];
+    for g in &mut grads {
+        rng.fill_normal(g, 0.01);
+    }
+    let mut g = vec![0f32; n];
+    let mut best = f64::INFINITY;
+    for it in 0..steps {
+        g.copy_from_slice(&grads[it as usize % 4]);
+        let t = Instant::now();
+        if one_pass {
+            opt.step_with_decay(&mut params, &mut g, &decay, true, it, 0);
+        } else {
+            opt.step(&mut g, it, 0);
+            for ((r, _), &k) in bl.iter().zip(&decay) {
+                ferrodl_tensor::axpy(k, &params[r.clone()], &mut g[r.clone()]);
+            }
+            ferrodl_tensor::sub_assign(&mut params, &g);
+        }
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (best * 1e6, params)
+}
+
 fn main() {
     let all = [
         AnyUpdater::Sgd(Sgd::default()),
@@ -65,5 +101,16 @@ fn main() {
         let name = format!("{:?}", u);
         let name = name.split('(').next().unwrap_or("?");
         println!("{name:<10} {t1:>10.1} {tn:>22.1} {same:>16}");
+    }
+    println!(
+        "weight decay, 1 thread (us, best of 200): three passes | step_with_decay | identical"
+    );
+    for u in [&all[1], &all[0], &all[6]] {
+        let (t3, p3) = run_decay(u, false, 200);
+        let (t1, p1) = run_decay(u, true, 200);
+        let same = p1.iter().zip(&p3).all(|(a, b)| a.to_bits() == b.to_bits());
+        let name = format!("{:?}", u);
+        let name = name.split('(').next().unwrap_or("?");
+        println!("{name:<10} {t3:>10.1} {t1:>10.1} {same:>10}");
     }
 }

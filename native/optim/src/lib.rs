@@ -225,6 +225,43 @@ impl<T: Scalar> Optimizer<T> {
             Some(params),
             grad,
             &mut self.state,
+            None,
+            iteration,
+            epoch,
+        );
+    }
+
+    /// [`step`](Self::step) with weight decay: on block `i` (in [`blocks`](Self::blocks) order)
+    /// `update += decay[i]·params` after the updater (nothing where `decay[i]` is 0), then, with
+    /// `apply`, `params -= update`. One pass over the data in cache-sized pieces, bit-identical to
+    /// `step`, [`ferrodl_tensor::axpy`] per block and [`ferrodl_tensor::sub_assign`] one after
+    /// the other (three passes). Entries outside every block are left alone in both vectors.
+    pub fn step_with_decay(
+        &mut self,
+        params: &mut [T],
+        grad: &mut [T],
+        decay: &[T],
+        apply: bool,
+        iteration: u64,
+        epoch: u64,
+    ) {
+        assert_eq!(
+            params.len(),
+            grad.len(),
+            "params and gradient lengths differ"
+        );
+        assert_eq!(
+            decay.len(),
+            self.blocks.len(),
+            "one weight-decay coefficient per optimizer block"
+        );
+        run_blocks(
+            ferrodl_tensor::vector_isa(),
+            &self.blocks,
+            Some(params),
+            grad,
+            &mut self.state,
+            Some((decay, apply)),
             iteration,
             epoch,
         );
@@ -241,6 +278,7 @@ impl<T: Scalar> Optimizer<T> {
             None,
             grad,
             &mut self.state,
+            None,
             iteration,
             epoch,
         );
@@ -257,6 +295,11 @@ const MIN_PIECE: usize = 16 * 1024;
 /// element with or without its division and square root).
 const SHARES_PER_THREAD: usize = 4;
 
+/// Values per array that a decayed step finishes before it moves on (16 KiB of f32: the
+/// gradient, the parameters and the updater's state vectors of one chunk stay in the core's
+/// caches between the updater, the decay and the subtraction).
+const DECAY_CHUNK: usize = 16 * 1024;
+
 /// A piece of one block for [`ferrodl_tensor::vectorized`]: the updater's element kernel over
 /// matching pieces of the parameters (when fused), the gradient and each state vector.
 struct Piece<'a, T> {
@@ -264,6 +307,8 @@ struct Piece<'a, T> {
     params: Option<&'a mut [T]>,
     grad: &'a mut [T],
     state: [&'a mut [T]; 3],
+    /// Weight decay after the kernel: (the block's coefficient, then `params -= update`).
+    decay: Option<(T, bool)>,
     iteration: u64,
     epoch: u64,
 }
@@ -277,10 +322,28 @@ impl<T: Scalar> ferrodl_tensor::Elementwise for Piece<'_, T> {
             params,
             grad,
             state,
+            decay,
             iteration,
             epoch,
         } = self;
-        updater.apply_chunk(params, grad, state, iteration, epoch)
+        let Some((k, apply)) = decay else {
+            return updater.apply_chunk(params, grad, state, iteration, epoch);
+        };
+        let mut params = params.expect("a decayed step has the parameters");
+        let (mut grad, [mut s0, mut s1, mut s2]) = (grad, state);
+        // chunk by chunk, each step of the three-pass form on values still in cache
+        while !grad.is_empty() {
+            let n = grad.len().min(DECAY_CHUNK);
+            let (g, p) = (cut(&mut grad, n), cut(&mut params, n));
+            let s = [cut(&mut s0, n), cut(&mut s1, n), cut(&mut s2, n)];
+            updater.apply_chunk(None, g, s, iteration, epoch);
+            if k != T::zero() {
+                ferrodl_tensor::axpy(k, p, g);
+            }
+            if apply {
+                ferrodl_tensor::sub_assign(p, g);
+            }
+        }
     }
 }
 
@@ -292,12 +355,14 @@ impl<T: Scalar> ferrodl_tensor::Elementwise for Piece<'_, T> {
 /// piece's kernel is compiled for `isa` (inlined, see `updaters`); every element's update
 /// depends only on that element's gradient and state, so the result is bit-identical for any
 /// cut, thread count or width.
+#[allow(clippy::too_many_arguments)]
 fn run_blocks<T: Scalar>(
     isa: ferrodl_tensor::VectorIsa,
     blocks: &[Block],
     mut params: Option<&mut [T]>,
     grad: &mut [T],
     state: &mut [T],
+    decay: Option<(&[T], bool)>,
     iteration: u64,
     epoch: u64,
 ) {
@@ -315,8 +380,9 @@ fn run_blocks<T: Scalar>(
     // disjoint; gaps between them are skipped), then cut them at the share boundaries.
     let (mut p_rest, mut g_rest, mut s_rest) = (params.take(), grad, state);
     let (mut p_at, mut s_at) = (0usize, 0usize);
-    for b in blocks {
+    for (i, b) in blocks.iter().enumerate() {
         debug_assert!(b.params.start >= p_at, "blocks in order (checked by `new`)");
+        let decay = decay.map(|(k, apply)| (k[i], apply));
         let skip = b.params.start - p_at;
         let n = b.params.len();
         let (g_block, g_next) = std::mem::take(&mut g_rest)[skip..].split_at_mut(n);
@@ -350,6 +416,7 @@ fn run_blocks<T: Scalar>(
                 params: p_block.as_mut().map(|p| cut(p, take)),
                 grad: cut(&mut g_block, take),
                 state: [cut(&mut s0, take), cut(&mut s1, take), cut(&mut s2, take)],
+                decay,
                 iteration,
                 epoch,
             });
@@ -394,7 +461,7 @@ fn run_block_with<T: Scalar>(
         state: 0..state.len(),
         updater: updater.clone(),
     };
-    run_blocks(isa, &[block], params, grad, state, iteration, epoch);
+    run_blocks(isa, &[block], params, grad, state, None, iteration, epoch);
 }
 
 #[cfg(test)]

@@ -20,9 +20,10 @@
 //!
 //! `--hidden` sets the hidden layers (`--hidden 12`: 784-12-10, 9,550 parameters, the small
 //! network of docs/UPDATE_FORMAT.md's small-network section); `--local` trains the same network
-//! in one network without sharing (same minibatches, epochs and schedule), on all cores, for the
-//! baseline. Each sharing replica's engine uses `--threads` threads, by default cores ÷ (workers ×
-//! replicas) (at least one), as each Spark task's does.
+//! in one network without sharing (same minibatches, epochs and schedule), on all cores (or
+//! `--threads`), for the baseline. Each sharing replica's engine uses `--threads` threads, by
+//! default cores ÷ (workers × replicas) (at least one), as each Spark task's does: `--workers 1`
+//! alone therefore trains on all cores, so compare one-thread steps with `--threads 1`.
 //!
 //! DIR holds the four uncompressed IDX files (`train-images-idx3-ubyte`, …). Output: one line per
 //! epoch, then `RESULT accuracy=… bytes_per_worker_iteration=… ratio=…`, where the bytes are what
@@ -210,13 +211,15 @@ fn main() {
     let net_json = network_json(&hidden, &updater, lr, gamma, seed, 0, 0);
     let conf = ferrodl_nn::MultiLayerConfiguration::from_json(&net_json).expect("network");
     let mut net = ferrodl_nn::MultiLayerNetwork::<f32>::new(conf).expect("network");
+    // Each worker's engine gets its share of the cores, as a Spark task's does (TaskThreads):
+    // with the default, every worker would start a GEMM helper and oversubscribe the machine.
+    // The local baseline takes all of them unless --threads says otherwise.
+    let share = if local { 1 } else { workers * replicas };
+    let threads = get("--threads", &(ferrodl_tensor::default_num_threads() / share).max(1).to_string());
+    ferrodl_tensor::set_num_threads(threads.parse().expect("--threads: a count"));
     if local {
         return train_locally(&mut net, &train, &test, epochs, batch, seed);
     }
-    // Each worker's engine gets its share of the cores, as a Spark task's does (TaskThreads):
-    // with the default, every worker would start a GEMM helper and oversubscribe the machine.
-    let threads = get("--threads", &(ferrodl_tensor::default_num_threads() / (workers * replicas)).max(1).to_string());
-    ferrodl_tensor::set_num_threads(threads.parse().expect("--threads: a count"));
     let n_params = net.num_params();
     let mut params = net.params().to_vec();
     let mut updater_state: Option<Vec<f32>> = None;

@@ -239,6 +239,84 @@ fn pieces_on_threads_are_bit_identical_to_one_pass() {
     ferrodl_tensor::set_num_threads(ferrodl_tensor::default_num_threads());
 }
 
+/// Weight decay in the updater's pass: `step_with_decay` gives exactly (bit for bit) what
+/// `step`, then `axpy(k, params, update)` on each block with `k != 0`, then (with `apply`)
+/// `params -= update` on each block give — for every updater, at 1, 2 and 3 threads, with blocks
+/// longer than the pass's cache-sized chunk, a block without decay, and a gap between blocks
+/// (left alone in both vectors).
+#[test]
+fn step_with_decay_equals_the_three_passes() {
+    let all = [
+        AnyUpdater::Sgd(Sgd::default()),
+        AnyUpdater::Adam(Adam::default()),
+        AnyUpdater::AdaMax(AdaMax::default()),
+        AnyUpdater::Nadam(Nadam::default()),
+        AnyUpdater::AMSGrad(AMSGrad::default()),
+        AnyUpdater::RmsProp(RmsProp::default()),
+        AnyUpdater::Nesterovs(Nesterovs::default()),
+        AnyUpdater::AdaGrad(AdaGrad::default()),
+        AnyUpdater::AdaDelta(AdaDelta::default()),
+        AnyUpdater::NoOp(NoOp {}),
+    ];
+    // 40,000 + 7 + (a gap of 5) + 20,001 parameters; the decay pass works in chunks of 16,384
+    let ranges = [0..40_000, 40_000..40_007, 40_012..60_013];
+    let decay = [1e-3f32, 0.0, 2e-2];
+    let n = 60_013;
+    let mut rng = ferrodl_tensor::Rng::new(12);
+    let mut p0 = vec![0f32; n];
+    rng.fill_normal(&mut p0, 0.1);
+    p0[3] = -0.0;
+    p0[40_013] = 1e30;
+    let grads: Vec<Vec<f32>> = (0..3)
+        .map(|_| {
+            let mut g = vec![0f32; n];
+            rng.fill_normal(&mut g, 0.01);
+            g
+        })
+        .collect();
+    let same = |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
+    for u in &all {
+        let blocks: Vec<_> = ranges.iter().map(|r| (r.clone(), u.clone())).collect();
+        for apply in [true, false] {
+            ferrodl_tensor::set_num_threads(1);
+            let mut reference = Optimizer::<f32>::new(blocks.clone());
+            let (mut p_ref, mut g_ref) = (p0.clone(), Vec::new());
+            for (it, g) in grads.iter().enumerate() {
+                g_ref = g.clone();
+                reference.step(&mut g_ref, it as u64, 0);
+                for (r, &k) in ranges.iter().zip(&decay) {
+                    if k != 0.0 {
+                        ferrodl_tensor::axpy(k, &p_ref[r.clone()], &mut g_ref[r.clone()]);
+                    }
+                    if apply {
+                        ferrodl_tensor::sub_assign(&mut p_ref[r.clone()], &g_ref[r.clone()]);
+                    }
+                }
+            }
+            for threads in [1, 2, 3] {
+                ferrodl_tensor::set_num_threads(threads);
+                let mut opt = Optimizer::<f32>::new(blocks.clone());
+                let (mut p, mut g_last) = (p0.clone(), Vec::new());
+                for (it, g) in grads.iter().enumerate() {
+                    g_last = g.clone();
+                    opt.step_with_decay(&mut p, &mut g_last, &decay, apply, it as u64, 0);
+                }
+                let what = format!("{u:?}, apply {apply}, {threads} threads");
+                assert!(same(&p, &p_ref), "{what}: parameters differ");
+                assert!(same(&g_last, &g_ref), "{what}: updates differ");
+                assert!(
+                    same(opt.state(), reference.state()),
+                    "{what}: state differs"
+                );
+                if !apply {
+                    assert!(same(&p, &p0), "{what}: parameters moved");
+                }
+            }
+        }
+    }
+    ferrodl_tensor::set_num_threads(ferrodl_tensor::default_num_threads());
+}
+
 /// The element kernels run compiled for the CPU's vector width (`ferrodl_tensor::vectorized`):
 /// every width this CPU supports gives exactly the bits of the baseline build, for every updater,
 /// in f32 and f64, with and without the fused subtraction, over lengths with vector tails and
