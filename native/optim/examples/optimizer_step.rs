@@ -1,7 +1,8 @@
 //! Times `Optimizer::step_and_apply` for every updater on a 784-500-100-10 MLP's parameter blocks
 //! (443,610 f32 values), at 1 thread and at the default thread count, and checks that both
-//! thread counts give bit-identical parameters. Then, on one thread, weight decay: the three
-//! passes (`step`, `axpy` per block, `sub_assign`) against `step_with_decay` (one pass).
+//! thread counts give bit-identical parameters; and `step` alone (the update without the
+//! subtraction, as gradient sharing computes it) on one thread. Then, on one thread, weight decay:
+//! the three passes (`step`, `axpy` per block, `sub_assign`) against `step_with_decay` (one pass).
 //!
 //! `cargo run --release -p ferrodl-optim --example optimizer_step`
 
@@ -21,7 +22,9 @@ fn blocks(u: &AnyUpdater) -> Vec<(std::ops::Range<usize>, AnyUpdater)> {
         .collect()
 }
 
-fn run(u: &AnyUpdater, threads: usize, steps: u64) -> (f64, Vec<f32>) {
+/// `apply`: `step_and_apply` (as `fit` runs it), else `step` (the update only, as gradient
+/// sharing's `compute_update` runs it).
+fn run(u: &AnyUpdater, threads: usize, steps: u64, apply: bool) -> (f64, Vec<f32>) {
     ferrodl_tensor::set_num_threads(threads);
     let _ftz = ferrodl_tensor::flush_denormals();
     let n = 443_610;
@@ -38,7 +41,11 @@ fn run(u: &AnyUpdater, threads: usize, steps: u64) -> (f64, Vec<f32>) {
     for it in 0..steps {
         g.copy_from_slice(&grads[it as usize % 4]);
         let t = Instant::now();
-        opt.step_and_apply(&mut params, &mut g, it, 0);
+        if apply {
+            opt.step_and_apply(&mut params, &mut g, it, 0);
+        } else {
+            opt.step(&mut g, it, 0);
+        }
         best = best.min(t.elapsed().as_secs_f64());
     }
     (best * 1e6, params)
@@ -93,14 +100,17 @@ fn main() {
         AnyUpdater::NoOp(NoOp {}),
     ];
     let many = ferrodl_tensor::default_num_threads();
-    println!("updater    1 thread (us, best of 200)   {many} threads (us)   identical");
+    println!(
+        "updater    1 thread (us, best of 200)   {many} threads (us)   identical   update only, 1 thread (us)"
+    );
     for u in &all {
-        let (t1, p1) = run(u, 1, 200);
-        let (tn, pn) = run(u, many, 200);
+        let (t1, p1) = run(u, 1, 200, true);
+        let (tn, pn) = run(u, many, 200, true);
+        let (tu, _) = run(u, 1, 200, false);
         let same = p1.iter().zip(&pn).all(|(a, b)| a.to_bits() == b.to_bits());
         let name = format!("{:?}", u);
         let name = name.split('(').next().unwrap_or("?");
-        println!("{name:<10} {t1:>10.1} {tn:>22.1} {same:>16}");
+        println!("{name:<10} {t1:>10.1} {tn:>22.1} {same:>16} {tu:>16.1}");
     }
     println!(
         "weight decay, 1 thread (us, best of 200): three passes | step_with_decay | identical"
