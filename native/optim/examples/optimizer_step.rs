@@ -22,39 +22,22 @@ fn blocks(u: &AnyUpdater) -> Vec<(std::ops::Range<usize>, AnyUpdater)> {
         .collect()
 }
 
-/// `apply`: `step_and_apply` (as `fit` runs it), else `step` (the update only, as gradient
-/// sharing's `compute_update` runs it).
-fn run(u: &AnyUpdater, threads: usize, steps: u64, apply: bool) -> (f64, Vec<f32>) {
-    ferrodl_tensor::set_num_threads(threads);
-    let _ftz = ferrodl_tensor::flush_denormals();
-    let n = 443_610;
-    let mut opt = Optimizer::<f32>::new(blocks(u));
-    let mut rng = ferrodl_tensor::Rng::new(7);
-    let mut params = vec![0f32; n];
-    rng.fill_normal(&mut params, 0.05);
-    let mut grads = vec![vec![0f32; n]; 4];
-    for g in &mut grads {
-        rng.fill_normal(g, 0.01);
-    }
-    let mut g = vec![0f32; n];
-    let mut best = f64::INFINITY;
-    for it in 0..steps {
-        g.copy_from_slice(&grads[it as usize % 4]);
-        let t = Instant::now();
-        if apply {
-            opt.step_and_apply(&mut params, &mut g, it, 0);
-        } else {
-            opt.step(&mut g, it, 0);
-        }
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    (best * 1e6, params)
+/// How a timed step runs.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// `step_and_apply`, as `fit` runs it.
+    Fused,
+    /// `step`: the update only, as gradient sharing's `compute_update` runs it.
+    UpdateOnly,
+    /// Weight decay (1e-7 on every block) in three passes: `step`, `axpy` per block, `sub_assign`.
+    DecayThreePasses,
+    /// The same in one pass: `step_with_decay`.
+    DecayOnePass,
 }
 
-/// Best µs of `steps` decayed steps on one thread: the three passes, or `step_with_decay`;
-/// with the parameters they end at.
-fn run_decay(u: &AnyUpdater, one_pass: bool, steps: u64) -> (f64, Vec<f32>) {
-    ferrodl_tensor::set_num_threads(1);
+/// Best µs of `steps` steps of `kind` on `threads` threads, and the parameters they end at.
+fn run(u: &AnyUpdater, threads: usize, steps: u64, kind: Kind) -> (f64, Vec<f32>) {
+    ferrodl_tensor::set_num_threads(threads);
     let _ftz = ferrodl_tensor::flush_denormals();
     let n = 443_610;
     let bl = blocks(u);
@@ -72,14 +55,17 @@ fn run_decay(u: &AnyUpdater, one_pass: bool, steps: u64) -> (f64, Vec<f32>) {
     for it in 0..steps {
         g.copy_from_slice(&grads[it as usize % 4]);
         let t = Instant::now();
-        if one_pass {
-            opt.step_with_decay(&mut params, &mut g, &decay, true, it, 0);
-        } else {
-            opt.step(&mut g, it, 0);
-            for ((r, _), &k) in bl.iter().zip(&decay) {
-                ferrodl_tensor::axpy(k, &params[r.clone()], &mut g[r.clone()]);
+        match kind {
+            Kind::Fused => opt.step_and_apply(&mut params, &mut g, it, 0),
+            Kind::UpdateOnly => opt.step(&mut g, it, 0),
+            Kind::DecayOnePass => opt.step_with_decay(&mut params, &mut g, &decay, true, it, 0),
+            Kind::DecayThreePasses => {
+                opt.step(&mut g, it, 0);
+                for ((r, _), &k) in bl.iter().zip(&decay) {
+                    ferrodl_tensor::axpy(k, &params[r.clone()], &mut g[r.clone()]);
+                }
+                ferrodl_tensor::sub_assign(&mut params, &g);
             }
-            ferrodl_tensor::sub_assign(&mut params, &g);
         }
         best = best.min(t.elapsed().as_secs_f64());
     }
@@ -104,9 +90,9 @@ fn main() {
         "updater    1 thread (us, best of 200)   {many} threads (us)   identical   update only, 1 thread (us)"
     );
     for u in &all {
-        let (t1, p1) = run(u, 1, 200, true);
-        let (tn, pn) = run(u, many, 200, true);
-        let (tu, _) = run(u, 1, 200, false);
+        let (t1, p1) = run(u, 1, 200, Kind::Fused);
+        let (tn, pn) = run(u, many, 200, Kind::Fused);
+        let (tu, _) = run(u, 1, 200, Kind::UpdateOnly);
         let same = p1.iter().zip(&pn).all(|(a, b)| a.to_bits() == b.to_bits());
         let name = format!("{:?}", u);
         let name = name.split('(').next().unwrap_or("?");
@@ -116,8 +102,8 @@ fn main() {
         "weight decay, 1 thread (us, best of 200): three passes | step_with_decay | identical"
     );
     for u in [&all[1], &all[0], &all[6]] {
-        let (t3, p3) = run_decay(u, false, 200);
-        let (t1, p1) = run_decay(u, true, 200);
+        let (t3, p3) = run(u, 1, 200, Kind::DecayThreePasses);
+        let (t1, p1) = run(u, 1, 200, Kind::DecayOnePass);
         let same = p1.iter().zip(&p3).all(|(a, b)| a.to_bits() == b.to_bits());
         let name = format!("{:?}", u);
         let name = name.split('(').next().unwrap_or("?");

@@ -214,21 +214,7 @@ impl<T: Scalar> Optimizer<T> {
     /// data; bit-identical to `step` followed by the subtraction. Entries outside every block are
     /// left alone in both vectors.
     pub fn step_and_apply(&mut self, params: &mut [T], grad: &mut [T], iteration: u64, epoch: u64) {
-        assert_eq!(
-            params.len(),
-            grad.len(),
-            "params and gradient lengths differ"
-        );
-        run_blocks(
-            ferrodl_tensor::vector_isa(),
-            &self.blocks,
-            Some(params),
-            grad,
-            &mut self.state,
-            None,
-            iteration,
-            epoch,
-        );
+        self.run(Some(params), grad, None, iteration, epoch);
     }
 
     /// [`step`](Self::step) with weight decay: on block `i` (in [`blocks`](Self::blocks) order)
@@ -246,25 +232,11 @@ impl<T: Scalar> Optimizer<T> {
         epoch: u64,
     ) {
         assert_eq!(
-            params.len(),
-            grad.len(),
-            "params and gradient lengths differ"
-        );
-        assert_eq!(
             decay.len(),
             self.blocks.len(),
             "one weight-decay coefficient per optimizer block"
         );
-        run_blocks(
-            ferrodl_tensor::vector_isa(),
-            &self.blocks,
-            Some(params),
-            grad,
-            &mut self.state,
-            Some((decay, apply)),
-            iteration,
-            epoch,
-        );
+        self.run(Some(params), grad, Some((decay, apply)), iteration, epoch);
     }
 
     /// Turns the full gradient vector into the full update vector, block by block, for the
@@ -272,13 +244,28 @@ impl<T: Scalar> Optimizer<T> {
     /// corrections use `t = iteration + 1`). Entries of `grad` outside every block are left as
     /// they are.
     pub fn step(&mut self, grad: &mut [T], iteration: u64, epoch: u64) {
+        self.run(None, grad, None, iteration, epoch);
+    }
+
+    fn run(
+        &mut self,
+        params: Option<&mut [T]>,
+        grad: &mut [T],
+        decay: Option<(&[T], bool)>,
+        iteration: u64,
+        epoch: u64,
+    ) {
+        if let Some(p) = &params {
+            assert_eq!(p.len(), grad.len(), "params and gradient lengths differ");
+        }
+        let isa = ferrodl_tensor::vector_isa();
         run_blocks(
-            ferrodl_tensor::vector_isa(),
+            isa,
             &self.blocks,
-            None,
+            params,
             grad,
             &mut self.state,
-            None,
+            decay,
             iteration,
             epoch,
         );

@@ -175,18 +175,7 @@ fn step_and_apply_equals_step_then_subtract() {
 /// gives on one thread, over several iterations and with blocks of uneven length.
 #[test]
 fn pieces_on_threads_are_bit_identical_to_one_pass() {
-    let all = [
-        AnyUpdater::Sgd(Sgd::default()),
-        AnyUpdater::Adam(Adam::default()),
-        AnyUpdater::AdaMax(AdaMax::default()),
-        AnyUpdater::Nadam(Nadam::default()),
-        AnyUpdater::AMSGrad(AMSGrad::default()),
-        AnyUpdater::RmsProp(RmsProp::default()),
-        AnyUpdater::Nesterovs(Nesterovs::default()),
-        AnyUpdater::AdaGrad(AdaGrad::default()),
-        AnyUpdater::AdaDelta(AdaDelta::default()),
-        AnyUpdater::NoOp(NoOp {}),
-    ];
+    let all = super::every_updater();
     // 100,003 + 7 + 40,961 parameters: the first and last blocks span several pieces of uneven size.
     let (a, b, c) = (100_003, 7, 40_961);
     let n = a + b + c;
@@ -246,18 +235,7 @@ fn pieces_on_threads_are_bit_identical_to_one_pass() {
 /// (left alone in both vectors).
 #[test]
 fn step_with_decay_equals_the_three_passes() {
-    let all = [
-        AnyUpdater::Sgd(Sgd::default()),
-        AnyUpdater::Adam(Adam::default()),
-        AnyUpdater::AdaMax(AdaMax::default()),
-        AnyUpdater::Nadam(Nadam::default()),
-        AnyUpdater::AMSGrad(AMSGrad::default()),
-        AnyUpdater::RmsProp(RmsProp::default()),
-        AnyUpdater::Nesterovs(Nesterovs::default()),
-        AnyUpdater::AdaGrad(AdaGrad::default()),
-        AnyUpdater::AdaDelta(AdaDelta::default()),
-        AnyUpdater::NoOp(NoOp {}),
-    ];
+    let all = super::every_updater();
     // 40,000 + 7 + (a gap of 5) + 20,001 parameters; the decay pass works in chunks of 16,384
     let ranges = [0..40_000, 40_000..40_007, 40_012..60_013];
     let decay = [1e-3f32, 0.0, 2e-2];
