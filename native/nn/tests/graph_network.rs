@@ -437,6 +437,8 @@ fn chain_confs() -> (String, String) {
         json!({"type": "BatchNormalization", "nIn": 8, "nOut": 8, "updater": {"type": "Adam"}});
     let mut d2 = dense(8, 5, "TANH");
     d2["l2"] = json!(1e-3);
+    // weight decay in the updater's pass (both network types' fit)
+    d2["weightDecay"] = json!(1e-2);
     let out = json!({"type": "OutputLayer", "nIn": 5, "nOut": 3, "activation": "SOFTMAX",
                      "lossFunction": "MCXENT", "updater": {"type": "Nesterovs", "learningRate": 0.05}});
     let layers = vec![d1, bn, d2, out];
