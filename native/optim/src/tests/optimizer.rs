@@ -130,18 +130,7 @@ fn defaults_match_reference() {
 /// `step` followed by `params -= update`, over several steps of every updater.
 #[test]
 fn step_and_apply_equals_step_then_subtract() {
-    let updaters = [
-        AnyUpdater::Adam(Adam::default()),
-        AnyUpdater::Sgd(Sgd::default()),
-        AnyUpdater::Nesterovs(Nesterovs::default()),
-        AnyUpdater::AMSGrad(AMSGrad::default()),
-        AnyUpdater::RmsProp(RmsProp::default()),
-        AnyUpdater::AdaDelta(AdaDelta::default()),
-        AnyUpdater::NoOp(NoOp {}),
-        AnyUpdater::AdaGrad(AdaGrad::default()),
-        AnyUpdater::AdaMax(AdaMax::default()),
-        AnyUpdater::Nadam(Nadam::default()),
-    ];
+    let updaters = super::every_updater();
     let n = 7;
     let blocks: Vec<_> = updaters
         .iter()
@@ -302,18 +291,7 @@ fn step_with_decay_equals_the_three_passes() {
 #[test]
 fn every_vector_width_is_bit_identical_to_the_baseline() {
     fn check<T: ferrodl_tensor::Scalar>(bits: impl Fn(T) -> u64) {
-        let all = [
-            AnyUpdater::Sgd(Sgd::default()),
-            AnyUpdater::Adam(Adam::default()),
-            AnyUpdater::AdaMax(AdaMax::default()),
-            AnyUpdater::Nadam(Nadam::default()),
-            AnyUpdater::AMSGrad(AMSGrad::default()),
-            AnyUpdater::RmsProp(RmsProp::default()),
-            AnyUpdater::Nesterovs(Nesterovs::default()),
-            AnyUpdater::AdaGrad(AdaGrad::default()),
-            AnyUpdater::AdaDelta(AdaDelta::default()),
-            AnyUpdater::NoOp(NoOp {}),
-        ];
+        let all = super::every_updater();
         let widths = ferrodl_tensor::supported_vector_isas();
         let mut rng = ferrodl_tensor::Rng::new(5);
         for n in [1usize, 15, 17, 33, 1000, 40_961] {
