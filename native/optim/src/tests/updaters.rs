@@ -463,17 +463,7 @@ fn learning_rate_at_fixed_and_scheduled() {
 
 #[test]
 fn f32_and_f64_agree_to_f32_precision() {
-    let updaters = [
-        AnyUpdater::Adam(Adam::default()),
-        AnyUpdater::AdaMax(AdaMax::default()),
-        AnyUpdater::Nadam(Nadam::default()),
-        AnyUpdater::AMSGrad(AMSGrad::default()),
-        AnyUpdater::RmsProp(RmsProp::default()),
-        AnyUpdater::Nesterovs(Nesterovs::default()),
-        AnyUpdater::AdaGrad(AdaGrad::default()),
-        AnyUpdater::AdaDelta(AdaDelta::default()),
-    ];
-    for u in updaters {
+    for u in super::every_updater() {
         let mut a = Optimizer::<f32>::new([(0..3, u.clone())]);
         let mut b = Optimizer::<f64>::new([(0..3, u.clone())]);
         for it in 0..4u64 {
