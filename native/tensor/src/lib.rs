@@ -424,7 +424,11 @@ impl<T: Scalar> Elementwise for MulScalar<'_, T> {
     #[inline(always)]
     fn run(self) {
         let s = self.s;
-        self.x.iter_mut().for_each(|v| *v = *v * s);
+        // `for`, not `for_each`: an out-of-line `fold` would run at the baseline width (see
+        // Adam's update-only loop in ferrodl-optim)
+        for v in self.x.iter_mut() {
+            *v = *v * s;
+        }
     }
 }
 
@@ -445,7 +449,9 @@ impl<T: Scalar> Elementwise for Clamp<'_, T> {
     #[inline(always)]
     fn run(self) {
         let (lo, hi) = (self.lo, self.hi);
-        self.x.iter_mut().for_each(|g| *g = g.max(lo).min(hi));
+        for g in self.x.iter_mut() {
+            *g = g.max(lo).min(hi);
+        }
     }
 }
 
