@@ -14,6 +14,7 @@ use crate::error::SharingError;
 
 use ferrodl_comm::varint;
 use ferrodl_relay::{SnapshotBytes, SnapshotPart};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Prefixes `encoded` with the sender's counters into `out` (cleared first).
@@ -247,12 +248,12 @@ pub struct Snapshot {
 
 const HEADER: usize = 32;
 
-/// A snapshot's header: counters and array lengths, checked against the snapshot's length.
+/// A snapshot's header: counters and the parameter count, its array lengths checked against the
+/// snapshot's length.
 struct Layout {
     iteration: u64,
     epoch: u64,
     params: u64,
-    updater: u64,
 }
 
 impl Layout {
@@ -273,7 +274,7 @@ impl Layout {
                 "{len} bytes, header says {params} parameters and {updater} updater-state values"
             )));
         }
-        Ok(Layout { iteration, epoch, params, updater })
+        Ok(Layout { iteration, epoch, params })
     }
 }
 
@@ -289,28 +290,74 @@ impl Snapshot {
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, SharingError> {
-        let l = Layout::read(bytes.len() as u64, bytes)?;
-        let (iteration, epoch, n, m) = (l.iteration, l.epoch, l.params, l.updater);
-        let floats = |from: usize, count: u64, what: &str| -> Result<Vec<f32>, SharingError> {
-            let mut v = ferrodl_memory::try_with_capacity(count as usize, || {
-                format!("the snapshot's {what} ({count} values)")
-            })?;
-            v.extend(
-                bytes[from..from + 4 * count as usize]
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))),
-            );
-            Ok(v)
-        };
-        let params = floats(HEADER, n, "parameters")?;
-        let updater_state = floats(HEADER + 4 * n as usize, m, "updater state")?;
+        let view = SnapshotView::parse(bytes)?;
         Ok(Snapshot {
-            iteration,
-            epoch,
+            iteration: view.iteration,
+            epoch: view.epoch,
+            params: decode_floats(view.params, "parameters")?,
+            updater_state: decode_floats(view.updater_state, "updater state")?,
+        })
+    }
+}
+
+/// A received snapshot read where it lies: the header checked as [`Snapshot::from_bytes`] does,
+/// the arrays handed out from the received bytes (borrowed where they already are f32 values:
+/// a little-endian target and 4-byte aligned bytes). A worker's connect parsed both arrays into a
+/// copy beside the received bytes (5.3 MB of fresh memory per worker and fit for the MNIST MLP
+/// with Adam, 300 MB for 25M parameters).
+pub(crate) struct SnapshotView<'a> {
+    pub(crate) iteration: u64,
+    pub(crate) epoch: u64,
+    params: &'a [u8],
+    updater_state: &'a [u8],
+}
+
+impl<'a> SnapshotView<'a> {
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, SharingError> {
+        let l = Layout::read(bytes.len() as u64, bytes)?;
+        let (params, updater_state) = bytes[HEADER..].split_at(4 * l.params as usize);
+        Ok(SnapshotView {
+            iteration: l.iteration,
+            epoch: l.epoch,
             params,
             updater_state,
         })
     }
+
+    pub(crate) fn param_count(&self) -> usize {
+        self.params.len() / 4
+    }
+
+    pub(crate) fn updater_state_len(&self) -> usize {
+        self.updater_state.len() / 4
+    }
+
+    pub(crate) fn params(&self) -> Result<Cow<'a, [f32]>, SharingError> {
+        le_floats(self.params, "parameters")
+    }
+
+    pub(crate) fn updater_state(&self) -> Result<Cow<'a, [f32]>, SharingError> {
+        le_floats(self.updater_state, "updater state")
+    }
+}
+
+/// f32 LE `bytes` as values: the bytes themselves where they are already (see [`SnapshotView`]),
+/// else decoded into a budgeted copy.
+fn le_floats<'a>(bytes: &'a [u8], what: &str) -> Result<Cow<'a, [f32]>, SharingError> {
+    #[cfg(target_endian = "little")]
+    if let Ok(values) = bytemuck::try_cast_slice::<u8, f32>(bytes) {
+        return Ok(Cow::Borrowed(values));
+    }
+    Ok(Cow::Owned(decode_floats(bytes, what)?))
+}
+
+fn decode_floats(bytes: &[u8], what: &str) -> Result<Vec<f32>, SharingError> {
+    let count = bytes.len() / 4;
+    let mut v = ferrodl_memory::try_with_capacity(count, || {
+        format!("the snapshot's {what} ({count} values)")
+    })?;
+    v.extend(bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))));
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -447,5 +494,41 @@ mod tests {
         let empty = write_final_states(&[&[], &[]]).unwrap();
         assert_eq!(empty, [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(add_final_states(&empty, &mut []).unwrap(), 2);
+    }
+
+    /// A received snapshot read in place: the arrays borrowed where the bytes are aligned f32
+    /// values, decoded where they are not, the same values either way; a bad length is refused
+    /// as `Snapshot::from_bytes` refuses it.
+    #[test]
+    fn a_snapshot_view_reads_the_arrays_where_they_lie() {
+        let s = Snapshot {
+            iteration: 11,
+            epoch: 3,
+            params: vec![1.5, -2.0, 3.25],
+            updater_state: vec![0.5, 0.25, -0.125, 8.0, 9.0, 10.0],
+        };
+        let bytes = s.to_bytes();
+        let view = SnapshotView::parse(&bytes).unwrap();
+        assert_eq!((view.iteration, view.epoch, view.param_count(), view.updater_state_len()), (11, 3, 3, 6));
+        let (p, u) = (view.params().unwrap(), view.updater_state().unwrap());
+        assert_eq!((&p[..], &u[..]), (&s.params[..], &s.updater_state[..]));
+        #[cfg(target_endian = "little")]
+        if bytes.as_ptr() as usize % 4 == 0 {
+            assert!(matches!(p, Cow::Borrowed(_)), "aligned bytes are read in place");
+        }
+        // one byte off the allocation's alignment: decoded
+        let mut shifted = vec![0u8];
+        shifted.extend_from_slice(&bytes);
+        let view = SnapshotView::parse(&shifted[1..]).unwrap();
+        let (p, u) = (view.params().unwrap(), view.updater_state().unwrap());
+        assert!(matches!(p, Cow::Owned(_)));
+        assert_eq!((&p[..], &u[..]), (&s.params[..], &s.updater_state[..]));
+        // without updater state
+        let none = Snapshot { updater_state: Vec::new(), ..s.clone() };
+        let b = none.to_bytes();
+        let view = SnapshotView::parse(&b).unwrap();
+        assert_eq!((view.updater_state_len(), view.updater_state().unwrap().len()), (0, 0));
+        let e = SnapshotView::parse(&bytes[..bytes.len() - 4]).err().unwrap().to_string();
+        assert!(e.contains("header says 3 parameters and 6 updater-state values"), "{e}");
     }
 }

@@ -9,7 +9,7 @@
 //! `WorkerNode` and the inboxes are shared by all of them and by the reader thread.
 
 use crate::error::SharingError;
-use crate::payload::{write_update, Snapshot};
+use crate::payload::{write_update, Snapshot, SnapshotView};
 use ferrodl_comm::ThresholdEncoder;
 use crate::replica_network::{ReplicaBatch, ReplicaNetwork};
 use ferrodl_nn::computation_graph::MaskArg;
@@ -336,26 +336,23 @@ impl WorkerNode {
             Box::new(move |payload: &[u8]| reader_shared.on_relayed(payload)),
         )?;
         *lock(&shared.client) = Some(client);
-        // the received bytes go as soon as they are parsed (a shadowing `let` kept them alive
-        // beside the parsed arrays while the replicas were built: 300 MB for 25M parameters with
-        // Adam)
-        let snapshot = {
-            let bytes = snapshot;
-            Snapshot::from_bytes(&bytes)?
-        };
-        if snapshot.params.len() != n {
+        // read where the bytes lie: no parsed copy of the arrays beside them
+        let snapshot_bytes = snapshot;
+        let snapshot = SnapshotView::parse(&snapshot_bytes)?;
+        if snapshot.param_count() != n {
             return Err(SharingError::Message(format!(
                 "the driver's snapshot has {} parameters but the network has {n}",
-                snapshot.params.len()
+                snapshot.param_count()
             )));
         }
         let updater_len = nets[0].updater_state().len();
-        if !snapshot.updater_state.is_empty() && snapshot.updater_state.len() != updater_len {
+        if snapshot.updater_state_len() != 0 && snapshot.updater_state_len() != updater_len {
             return Err(SharingError::Message(format!(
                 "the driver's snapshot has {} updater-state values but the network's updater has {updater_len}",
-                snapshot.updater_state.len()
+                snapshot.updater_state_len()
             )));
         }
+        let (params, updater_state) = (snapshot.params()?, snapshot.updater_state()?);
         let carried = match &config.threshold_state {
             Some(v) if !v.is_null() => Some(v),
             _ => None,
@@ -377,9 +374,9 @@ impl WorkerNode {
             (start_iteration, start_epoch)
         };
         for (index, mut net) in nets.into_iter().enumerate() {
-            net.set_params(&snapshot.params)?;
-            if !snapshot.updater_state.is_empty() {
-                net.set_updater_state(&snapshot.updater_state)?;
+            net.set_params(&params)?;
+            if !updater_state.is_empty() {
+                net.set_updater_state(&updater_state)?;
             }
             // A re-run attempt resumes the driver's counters; a first attempt that merely starts
             // late keeps the fit's starting counters, so the iteration counter grows by the
