@@ -516,10 +516,11 @@ mod tests {
         if bytes.as_ptr() as usize % 4 == 0 {
             assert!(matches!(p, Cow::Borrowed(_)), "aligned bytes are read in place");
         }
-        // one byte off the allocation's alignment: decoded
-        let mut shifted = vec![0u8];
-        shifted.extend_from_slice(&bytes);
-        let view = SnapshotView::parse(&shifted[1..]).unwrap();
+        // bytes that are not 4-byte aligned: decoded
+        let mut shifted = vec![0u8; bytes.len() + 4];
+        let off = (1..4).find(|o| (shifted.as_ptr() as usize + o) % 4 != 0).expect("an unaligned offset");
+        shifted[off..off + bytes.len()].copy_from_slice(&bytes);
+        let view = SnapshotView::parse(&shifted[off..off + bytes.len()]).unwrap();
         let (p, u) = (view.params().unwrap(), view.updater_state().unwrap());
         assert!(matches!(p, Cow::Owned(_)));
         assert_eq!((&p[..], &u[..]), (&s.params[..], &s.updater_state[..]));
